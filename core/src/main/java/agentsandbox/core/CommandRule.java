@@ -1,0 +1,69 @@
+package agentsandbox.core;
+
+import java.util.Objects;
+
+/**
+ * What happens when a command is run inside the sandbox ({@code commands} in config,
+ * {@code --cmd NAME=VALUE} on the command line).
+ */
+public sealed interface CommandRule {
+
+    /** A built-in guard such as {@code @git}. */
+    record Preset(String name) implements CommandRule {
+        public Preset {
+            Objects.requireNonNull(name, "name");
+        }
+    }
+
+    /** {@code false}: every run is refused. */
+    record Blocked() implements CommandRule {}
+
+    /** {@code true}: no wrapper (removes a default such as git's guard). */
+    record Unwrapped() implements CommandRule {}
+
+    /** A custom wrapper script; {@code ~} is allowed and resolved when planning. */
+    record Script(String path) implements CommandRule {
+        public Script {
+            Objects.requireNonNull(path, "path");
+        }
+    }
+
+    /** Built-in command presets. */
+    java.util.List<String> PRESETS = java.util.List.of("@git");
+
+    /**
+     * Parses the string form used on the command line ({@code --cmd git=@git},
+     * {@code rm=false}, {@code npm=~/bin/guard.sh}).
+     *
+     * @throws IllegalArgumentException with a message naming the bad value
+     */
+    static CommandRule parse(String value) {
+        if (value.equals("true")) {
+            return new Unwrapped();
+        }
+        if (value.equals("false")) {
+            return new Blocked();
+        }
+        if (value.startsWith("@")) {
+            if (!PRESETS.contains(value)) {
+                throw new IllegalArgumentException(
+                        "unknown command preset '" + value + "' (known: " + String.join(", ", PRESETS) + ")");
+            }
+            return new Preset(value);
+        }
+        if (value.isEmpty()) {
+            throw new IllegalArgumentException("empty command rule (use true, false, @git or a script path)");
+        }
+        return new Script(value);
+    }
+
+    /** The spelling used in config and debug output. */
+    default String describe() {
+        return switch (this) {
+            case Preset p -> p.name();
+            case Blocked b -> "false (blocked)";
+            case Unwrapped u -> "true (no wrapper)";
+            case Script s -> s.path();
+        };
+    }
+}

@@ -1,0 +1,242 @@
+package agentsandbox.core;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * A path pattern as written in config or flags: {@code ~} or {@code ~/…} is the home
+ * directory, an absolute path is taken as written, anything else is relative to the
+ * effective working directory. {@code *}, {@code ?} and {@code […]} match within one
+ * path segment; there is no {@code **}. Unlike a shell, {@code *} also matches names
+ * that start with a dot, so {@code config/*}{@code /secrets.json} cannot be dodged by a
+ * hidden directory. A backslash makes the next character literal.
+ */
+public final class PathPattern {
+    private final String text;
+    private final List<Segment> segments;
+    private final Anchor anchor;
+
+    enum Anchor { HOME, ROOT, WORKDIR }
+
+    /** One path segment: literal text, or a compiled glob. */
+    record Segment(String literal, Pattern glob) {
+        boolean isGlob() {
+            return glob != null;
+        }
+    }
+
+    private PathPattern(String text, Anchor anchor, List<Segment> segments) {
+        this.text = text;
+        this.anchor = anchor;
+        this.segments = segments;
+    }
+
+    /**
+     * Parses a pattern.
+     *
+     * @throws IllegalArgumentException with a message that names the problem
+     */
+    public static PathPattern parse(String text) {
+        if (text.isEmpty()) {
+            throw new IllegalArgumentException("empty path");
+        }
+        if (text.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("path contains a NUL character");
+        }
+        Anchor anchor;
+        String rest;
+        if (text.equals("~")) {
+            anchor = Anchor.HOME;
+            rest = "";
+        } else if (text.startsWith("~/")) {
+            anchor = Anchor.HOME;
+            rest = text.substring(2);
+        } else if (text.startsWith("/")) {
+            anchor = Anchor.ROOT;
+            rest = text.substring(1);
+        } else {
+            anchor = Anchor.WORKDIR;
+            rest = text;
+        }
+        List<Segment> segs = new ArrayList<>();
+        for (String raw : rest.split("/")) {
+            if (raw.isEmpty() || raw.equals(".")) {
+                continue;
+            }
+            segs.add(segment(text, raw));
+        }
+        return new PathPattern(text, anchor, List.copyOf(segs));
+    }
+
+    /** Checks a pattern without keeping it. */
+    public static void validate(String text) {
+        parse(text);
+    }
+
+    private static Segment segment(String whole, String raw) {
+        if (raw.contains("**")) {
+            throw new IllegalArgumentException("invalid glob '" + whole
+                    + "': there is no ** (* matches within one path segment)");
+        }
+        StringBuilder regex = new StringBuilder();
+        StringBuilder literal = new StringBuilder();
+        boolean glob = false;
+        for (int i = 0; i < raw.length(); i++) {
+            char c = raw.charAt(i);
+            switch (c) {
+                case '\\' -> {
+                    if (i + 1 >= raw.length()) {
+                        throw new IllegalArgumentException("invalid glob '" + whole + "': trailing backslash");
+                    }
+                    char n = raw.charAt(++i);
+                    literal.append(n);
+                    regex.append(Pattern.quote(String.valueOf(n)));
+                }
+                case '*' -> {
+                    glob = true;
+                    regex.append("[^/]*");
+                }
+                case '?' -> {
+                    glob = true;
+                    regex.append("[^/]");
+                }
+                case '[' -> {
+                    int end = classEnd(raw, i);
+                    if (end < 0) {
+                        throw new IllegalArgumentException("invalid glob '" + whole + "': unclosed [");
+                    }
+                    glob = true;
+                    regex.append(charClass(raw.substring(i + 1, end)));
+                    i = end;
+                }
+                case ']' -> throw new IllegalArgumentException("invalid glob '" + whole + "': ] without [");
+                default -> {
+                    literal.append(c);
+                    regex.append(Pattern.quote(String.valueOf(c)));
+                }
+            }
+        }
+        if (!glob) {
+            return new Segment(literal.toString(), null);
+        }
+        return new Segment(null, Pattern.compile(regex.toString(), Pattern.DOTALL));
+    }
+
+    /** Index of the ] closing the class opened at {@code open}, or -1. */
+    private static int classEnd(String s, int open) {
+        int i = open + 1;
+        if (i < s.length() && (s.charAt(i) == '!' || s.charAt(i) == '^')) {
+            i++;
+        }
+        if (i < s.length() && s.charAt(i) == ']') {
+            i++; // a leading ] is a member
+        }
+        for (; i < s.length(); i++) {
+            if (s.charAt(i) == ']') {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static String charClass(String body) {
+        StringBuilder out = new StringBuilder("[");
+        int i = 0;
+        if (!body.isEmpty() && (body.charAt(0) == '!' || body.charAt(0) == '^')) {
+            out.append('^');
+            i = 1;
+        }
+        for (; i < body.length(); i++) {
+            char c = body.charAt(i);
+            if (c == '-' && i > 0 && i < body.length() - 1) {
+                out.append('-');
+            } else if (Character.isLetterOrDigit(c)) {
+                out.append(c);
+            } else {
+                out.append('\\').append(c);
+            }
+        }
+        return out.append(']').toString();
+    }
+
+    /** The pattern as written. */
+    public String text() {
+        return text;
+    }
+
+    /** True when any segment is a glob. */
+    public boolean isGlob() {
+        return segments.stream().anyMatch(Segment::isGlob);
+    }
+
+    /** True when the pattern starts with {@code ~}. */
+    public boolean needsHome() {
+        return anchor == Anchor.HOME;
+    }
+
+    /**
+     * The existing paths this pattern names, lexically absolute and not yet
+     * symlink-resolved, sorted. A literal pattern gives its one path when it exists; a
+     * glob gives every match. Nothing is returned for what does not exist.
+     *
+     * @param home    the home directory (required when {@link #needsHome()})
+     * @param workDir the effective working directory
+     */
+    public List<Path> expand(Path home, Path workDir) {
+        Path base = switch (anchor) {
+            case HOME -> home;
+            case ROOT -> Path.of("/");
+            case WORKDIR -> workDir;
+        };
+        if (base == null) {
+            return List.of();
+        }
+        List<Path> current = List.of(base);
+        for (Segment seg : segments) {
+            List<Path> next = new ArrayList<>();
+            for (Path dir : current) {
+                if (!seg.isGlob()) {
+                    next.add(seg.literal().equals("..") ? parentOf(dir) : dir.resolve(seg.literal()));
+                    continue;
+                }
+                if (!Files.isDirectory(dir)) {
+                    continue;
+                }
+                try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+                    for (Path e : entries) {
+                        if (seg.glob().matcher(e.getFileName().toString()).matches()) {
+                            next.add(e);
+                        }
+                    }
+                } catch (IOException | SecurityException e) {
+                    // an unreadable directory matches nothing, like a missing one
+                }
+            }
+            current = next;
+        }
+        List<Path> out = new ArrayList<>();
+        for (Path p : current) {
+            if (Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+                out.add(p.normalize());
+            }
+        }
+        out.sort(null);
+        return out;
+    }
+
+    private static Path parentOf(Path dir) {
+        Path p = dir.getParent();
+        return p == null ? dir : p;
+    }
+
+    @Override
+    public String toString() {
+        return text;
+    }
+}

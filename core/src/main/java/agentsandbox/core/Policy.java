@@ -1,0 +1,84 @@
+package agentsandbox.core;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A layered policy: the built-in defaults followed by the layers the caller adds,
+ * lowest priority first. Build one with {@link #builder()}; the defaults layer
+ * ({@code @all}, {@code git=@git}, network on, docker off) is always first.
+ *
+ * @param layers      all layers, defaults first
+ * @param configFiles config files that were loaded; they are read-only inside the sandbox
+ */
+public record Policy(List<PolicyLayer> layers, List<Path> configFiles) {
+
+    public Policy {
+        layers = List.copyOf(layers);
+        configFiles = List.copyOf(configFiles);
+    }
+
+    /** The built-in defaults layer. */
+    public static PolicyLayer defaults() {
+        return PolicyLayer.builder(Layer.PRESET, "defaults")
+                .command("git", new CommandRule.Preset("@git"))
+                .network(true)
+                .docker(false)
+                .build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Network access after merging: the last layer that sets it wins. */
+    public boolean network() {
+        Boolean v = null;
+        for (PolicyLayer l : layers) {
+            if (l.network() != null) {
+                v = l.network();
+            }
+        }
+        return v == null || v;
+    }
+
+    /** Docker socket access after merging: the last layer that sets it wins. */
+    public boolean docker() {
+        Boolean v = null;
+        for (PolicyLayer l : layers) {
+            if (l.docker() != null) {
+                v = l.docker();
+            }
+        }
+        return v != null && v;
+    }
+
+    public static final class Builder {
+        private final List<PolicyLayer> layers = new ArrayList<>(List.of(defaults()));
+        private final List<Path> configFiles = new ArrayList<>();
+
+        private Builder() {}
+
+        /** Adds a layer; layers must be added lowest priority first. */
+        public Builder layer(PolicyLayer layer) {
+            PolicyLayer last = layers.getLast();
+            if (layer.layer().compareTo(last.layer()) < 0) {
+                throw new IllegalArgumentException(
+                        "layer " + layer.layer() + " added after higher-priority " + last.layer());
+            }
+            layers.add(layer);
+            return this;
+        }
+
+        /** Records a config file that was loaded (made read-only inside the sandbox). */
+        public Builder configFile(Path file) {
+            configFiles.add(file);
+            return this;
+        }
+
+        public Policy build() {
+            return new Policy(layers, configFiles);
+        }
+    }
+}

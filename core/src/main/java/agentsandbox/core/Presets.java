@@ -1,0 +1,26 @@
+package agentsandbox.core;
+
+import java.util.List;
+
+/** The names of the built-in filesystem presets. Users cannot define presets. */
+public final class Presets {
+    private Presets() {}
+
+    /** Every preset name, in documentation order. */
+    public static final List<String> NAMES = List.of(
+            "@all", "@base", "@caches", "@agents", "@git", "@git-strict",
+            "@lint/ts", "@lint/go", "@lint/python", "@lint/all");
+
+    /**
+     * Checks a preset toggle as written in config ({@code "@lint/ts"} or {@code "!@git"}).
+     *
+     * @throws IllegalArgumentException naming the bad entry and the known names
+     */
+    public static void validateToggle(String toggle) {
+        String name = toggle.startsWith("!") ? toggle.substring(1) : toggle;
+        if (!NAMES.contains(name)) {
+            throw new IllegalArgumentException("unknown preset '" + toggle + "' (known: "
+                    + String.join(", ", NAMES) + "; prefix ! to turn one off)");
+        }
+    }
+}
