@@ -57,6 +57,29 @@ public sealed interface CommandRule {
         return new Script(value);
     }
 
+    /**
+     * Checks a command name ({@code git}, {@code npm}): a plain file name that PATH lookup
+     * could find, so no {@code /}, no whitespace, and none of the characters {@code --cmd}
+     * uses as separators.
+     *
+     * @throws IllegalArgumentException naming the bad name
+     */
+    static void validateName(String name) {
+        if (name.isEmpty()) {
+            throw new IllegalArgumentException("empty command name");
+        }
+        if (name.equals(".") || name.equals("..")) {
+            throw new IllegalArgumentException("invalid command name '" + name + "'");
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c == '/' || c == '=' || c == ',' || Character.isWhitespace(c) || Character.isISOControl(c)) {
+                throw new IllegalArgumentException("invalid command name '" + name
+                        + "' (a plain program name such as git, without '/', '=', ',' or spaces)");
+            }
+        }
+    }
+
     /** The spelling used in config and debug output. */
     default String describe() {
         return switch (this) {

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Measures what agent-sandbox adds to a sandboxed command's startup: hyperfine
+# compares `agent-sandbox -- true` with raw bwrap given the very command line
+# that `agent-sandbox --dry-run -- true` prints, in a temp git project with the
+# default presets and a few lint files.
+#
+#   bench/run.sh [extra hyperfine arguments]
+#
+# The agent-sandbox measured is $AGENT_SANDBOX, else the one on PATH, else the
+# image built in dist/target. As root, both commands run as an unprivileged
+# user through setpriv (AGENT_SANDBOX_BENCH_UID, default 65534).
+#
+# Prints, after hyperfine's own report:
+#   raw bwrap: X ms
+#   agent-sandbox: Y ms
+#   ratio: Z
+set -euo pipefail
+
+die() {
+    echo "agent-sandbox: $*" >&2
+    exit 1
+}
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+command -v hyperfine >/dev/null || die "hyperfine not found: sudo apt-get install -y hyperfine"
+command -v bwrap >/dev/null || die "bwrap not found: sudo apt-get install -y bubblewrap"
+command -v git >/dev/null || die "git not found: sudo apt-get install -y git"
+
+if [[ -n ${AGENT_SANDBOX:-} ]]; then
+    launcher=$AGENT_SANDBOX
+elif ! launcher=$(command -v agent-sandbox); then
+    launcher=$repo/dist/target/agent-sandbox/bin/agent-sandbox
+fi
+[[ -x $launcher ]] ||
+    die "no agent-sandbox at $launcher: set AGENT_SANDBOX, put agent-sandbox on PATH, or build it (./install.sh)"
+launcher=$(readlink -f "$launcher")
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/agent-sandbox-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+mkdir "$work/home" "$work/tmp" "$work/project"
+
+# A small project of the kind agents work in: a git repository with lint configs.
+project=$work/project
+git -C "$project" -c init.defaultBranch=main init -q
+echo '{ "formatter": { "enabled": true } }' >"$project/biome.json"
+printf '[tool.ruff]\nline-length = 100\n' >"$project/pyproject.toml"
+printf 'linters:\n  enable:\n    - govet\n' >"$project/.golangci.yml"
+echo '{ "compilerOptions": { "strict": true } }' >"$project/tsconfig.json"
+echo 'console.log("hi")' >"$project/index.js"
+
+as_user=()
+user=$(id -un)
+if [[ $(id -u) -eq 0 ]]; then
+    command -v setpriv >/dev/null || die "setpriv not found (needed as root): apt-get install -y util-linux"
+    uid=${AGENT_SANDBOX_BENCH_UID:-65534}
+    [[ $uid =~ ^[1-9][0-9]*$ ]] || die "AGENT_SANDBOX_BENCH_UID must be the number of an unprivileged user"
+    user=$(getent passwd "$uid" | cut -d: -f1) || user=nobody
+    # The image may sit below a directory that user cannot enter: measure a readable copy.
+    cp -a "$(dirname "$(dirname "$launcher")")" "$work/image"
+    chmod -R a+rX "$work/image"
+    launcher=$work/image/bin/agent-sandbox
+    chown -R "$uid:$uid" "$work/home" "$work/tmp" "$project"
+    as_user=(setpriv "--reuid=$uid" "--regid=$uid" --clear-groups --)
+fi
+
+environment=(env -i "HOME=$work/home" "TMPDIR=$work/tmp" "PATH=/usr/local/bin:/usr/bin:/bin"
+    "LANG=C.UTF-8" "USER=$user" "LOGNAME=$user")
+
+run() {
+    (cd "$project" && "${environment[@]}" "${as_user[@]}" "$@")
+}
+
+dry_run=$(run "$launcher" --dry-run -- true 2>"$work/dry-run.err") ||
+    die "agent-sandbox --dry-run -- true failed: $(tr '\n' ' ' <"$work/dry-run.err")"
+[[ -n $dry_run ]] || die "agent-sandbox --dry-run -- true printed nothing"
+run bash -c "$dry_run" >/dev/null 2>"$work/raw.err" ||
+    die "the bwrap command line from --dry-run does not run: $(tr '\n' ' ' <"$work/raw.err")"
+
+prefix="cd $(printf '%q' "$project") && $(printf '%q ' "${environment[@]}" "${as_user[@]}")"
+hyperfine --shell=bash --warmup 3 --export-json "$work/result.json" "$@" \
+    --command-name "raw bwrap" "$prefix$dry_run" \
+    --command-name "agent-sandbox" "$prefix$(printf '%q' "$launcher") -- true"
+
+# hyperfine writes one "median" (seconds) per command, in the order given.
+mapfile -t medians < <(grep -o '"median": *[0-9.eE+-]*' "$work/result.json" | sed 's/.*: *//')
+[[ ${#medians[@]} -eq 2 ]] || die "cannot read the medians from hyperfine's JSON report"
+awk -v raw="${medians[0]}" -v tool="${medians[1]}" 'BEGIN {
+    printf "raw bwrap: %.1f ms\n", raw * 1000
+    printf "agent-sandbox: %.1f ms\n", tool * 1000
+    printf "ratio: %.2f\n", tool / raw
+}'

@@ -1,0 +1,210 @@
+package agentsandbox.cli;
+
+import agentsandbox.core.Environment;
+import agentsandbox.core.Execution;
+import agentsandbox.core.Plan;
+import agentsandbox.core.Policy;
+import agentsandbox.core.PolicyLayer;
+import agentsandbox.core.Sandbox;
+import agentsandbox.core.SandboxException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * The command line as one function: arguments and environment in, exit status out.
+ * This is the single place where failures become {@code agent-sandbox: <message>} and
+ * exit status 1.
+ */
+final class Cli {
+    /** Exit status after SIGINT or SIGTERM. */
+    static final int INTERRUPTED = 130;
+
+    private final PrintStream out;
+    private final PrintStream err;
+    private final Consumer<Runnable> interrupts;
+
+    /**
+     * @param interrupts installs a handler for SIGINT/SIGTERM (tests may pass a no-op)
+     */
+    Cli(PrintStream out, PrintStream err, Consumer<Runnable> interrupts) {
+        this.out = out;
+        this.err = err;
+        this.interrupts = interrupts;
+    }
+
+    int run(List<String> argv, Environment env) {
+        boolean debug = argv.contains("--debug");
+        try {
+            return dispatch(Flags.parse(argv), env);
+        } catch (SandboxException e) {
+            err.println("agent-sandbox: " + e.oneLine());
+            if (debug && e.getCause() != null) {
+                e.getCause().printStackTrace(err);
+            }
+            return 1;
+        } catch (RuntimeException | StackOverflowError e) {
+            err.println("agent-sandbox: internal error: " + e
+                    + (debug ? "" : " (run with --debug for details)"));
+            if (debug) {
+                e.printStackTrace(err);
+            }
+            return 1;
+        }
+    }
+
+    private int dispatch(Args args, Environment env) {
+        switch (args.mode()) {
+            case HELP -> {
+                out.print(Flags.USAGE);
+                return 0;
+            }
+            case VERSION -> {
+                out.println("agent-sandbox " + Flags.version());
+                return 0;
+            }
+            case CHECK -> {
+                boolean inside = Sandbox.isInside();
+                if (!args.quiet()) {
+                    out.println(inside ? "inside sandbox" : "outside sandbox");
+                }
+                return inside ? 0 : 1;
+            }
+            case RUN -> {
+                return runCommand(args, env);
+            }
+        }
+        throw new IllegalStateException("unhandled mode " + args.mode());
+    }
+
+    private int runCommand(Args args, Environment env) {
+        Environment effective = withCwd(args.cwd(), env);
+        Debug debug = args.debug() ? new Debug(err) : Debug.OFF;
+
+        ConfigReader.Loaded config = ConfigReader.load(effective, args.config());
+        Policy.Builder builder = Policy.builder();
+        config.layers().forEach(builder::layer);
+        config.files().forEach(builder::configFile);
+        PolicyLayer flags = args.flagLayer();
+        builder.layer(flags);
+        Policy policy = builder.build();
+
+        debug.section("config");
+        config.notes().forEach(debug::line);
+        debug.section("merge (lowest priority first)");
+        policy.layers().forEach(l -> debug.line(describe(l)));
+        debug.line("result: network " + (policy.network() ? "on" : "off") + ", docker "
+                + (policy.docker() ? "on" : "off"));
+
+        Plan plan = Sandbox.plan(policy, effective, args.command());
+        debug.section("resolution and mounts");
+        plan.notes().forEach(debug::line);
+        debug.section("bwrap");
+        debug.line(plan.shellLine());
+
+        if (args.dryRun()) {
+            out.println(plan.shellLine());
+            return 0;
+        }
+        Interrupt interrupt = new Interrupt();
+        interrupts.accept(interrupt::fire);
+        Execution execution = Sandbox.start(plan, effective);
+        interrupt.attach(execution);
+        int status = execution.waitFor();
+        return execution.terminated() ? INTERRUPTED : status;
+    }
+
+    private static Environment withCwd(String cwd, Environment env) {
+        if (cwd == null) {
+            return env;
+        }
+        Path dir = env.workDir().resolve(expandHome(cwd, env)).normalize();
+        if (!Files.isDirectory(dir)) {
+            throw new UsageException("--cwd " + cwd + ": no such directory");
+        }
+        return env.withWorkDir(dir);
+    }
+
+    private static String expandHome(String path, Environment env) {
+        if (env.home() != null && (path.equals("~") || path.startsWith("~/"))) {
+            return env.home() + path.substring(1);
+        }
+        return path;
+    }
+
+    private static String describe(PolicyLayer l) {
+        StringBuilder sb = new StringBuilder(l.layer().word()).append(" ").append(l.source()).append(":");
+        int len = sb.length();
+        if (!l.presets().isEmpty()) {
+            sb.append(" presets ").append(l.presets());
+        }
+        if (!l.ro().isEmpty()) {
+            sb.append(" ro ").append(l.ro());
+        }
+        if (!l.rw().isEmpty()) {
+            sb.append(" rw ").append(l.rw());
+        }
+        if (!l.exclude().isEmpty()) {
+            sb.append(" exclude ").append(l.exclude());
+        }
+        for (Map.Entry<String, agentsandbox.core.CommandRule> c : l.commands().entrySet()) {
+            sb.append(" command ").append(c.getKey()).append("=").append(c.getValue().describe());
+        }
+        if (l.network() != null) {
+            sb.append(" network ").append(l.network());
+        }
+        if (l.docker() != null) {
+            sb.append(" docker ").append(l.docker());
+        }
+        if (sb.length() == len) {
+            sb.append(" (nothing)");
+        }
+        return sb.toString();
+    }
+
+    /** Connects a signal that may arrive before the sandbox has started. */
+    private static final class Interrupt {
+        private Execution execution;
+        private int pending;
+
+        synchronized void fire() {
+            if (execution == null) {
+                pending++;
+            } else {
+                execution.terminate();
+            }
+        }
+
+        synchronized void attach(Execution e) {
+            execution = e;
+            for (; pending > 0; pending--) {
+                e.terminate();
+            }
+        }
+    }
+
+    /** {@code --debug} output: deliberate sections on stderr. */
+    private static class Debug {
+        static final Debug OFF = new Debug(null);
+        private final PrintStream err;
+
+        Debug(PrintStream err) {
+            this.err = err;
+        }
+
+        void section(String title) {
+            if (err != null) {
+                err.println("agent-sandbox: " + title);
+            }
+        }
+
+        void line(String text) {
+            if (err != null) {
+                err.println("  " + text);
+            }
+        }
+    }
+}

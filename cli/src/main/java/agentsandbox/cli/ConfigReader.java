@@ -1,0 +1,309 @@
+package agentsandbox.cli;
+
+import agentsandbox.core.CommandRule;
+import agentsandbox.core.Environment;
+import agentsandbox.core.Layer;
+import agentsandbox.core.PathPattern;
+import agentsandbox.core.PolicyLayer;
+import agentsandbox.core.Presets;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.MalformedInputException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Finds, reads and validates the config files: the global one
+ * ({@code $XDG_CONFIG_HOME/agent-sandbox/config.json[c]}, else
+ * {@code ~/.config/agent-sandbox/}) and the project one ({@code .agent-sandbox.json[c]}
+ * in the working directory) or, instead of the project one, the file given with {@code -c}.
+ *
+ * <p>Validation is strict: unknown keys, wrong types, unknown presets, invalid globs and
+ * invalid command rules are errors naming the file, line, column and key path.
+ */
+final class ConfigReader {
+    private ConfigReader() {}
+
+    /** No sensible config comes near this; larger files are refused before reading. */
+    static final long MAX_BYTES = 1024 * 1024;
+
+    /**
+     * @param layers the global and project layers that exist, lowest priority first
+     * @param files  the files they were read from
+     * @param notes  what was looked for and found, for {@code --debug}
+     */
+    record Loaded(List<PolicyLayer> layers, List<Path> files, List<String> notes) {}
+
+    /**
+     * @param explicit the {@code -c} argument, or {@code null}
+     */
+    static Loaded load(Environment env, String explicit) {
+        List<PolicyLayer> layers = new ArrayList<>();
+        List<Path> files = new ArrayList<>();
+        List<String> notes = new ArrayList<>();
+
+        Optional<Path> globalDir = globalDir(env);
+        if (globalDir.isEmpty()) {
+            notes.add("global config: none (neither XDG_CONFIG_HOME nor HOME is set)");
+        } else {
+            Optional<Path> global = pick(globalDir.get(), "config.json", "config.jsonc");
+            if (global.isPresent()) {
+                layers.add(read(global.get(), Layer.GLOBAL));
+                files.add(global.get());
+                notes.add("global config: " + global.get() + " (loaded)");
+            } else {
+                notes.add("global config: " + globalDir.get().resolve("config.json[c]") + " (not found)");
+            }
+        }
+
+        if (explicit != null) {
+            Path file = explicitFile(env, explicit);
+            layers.add(read(file, Layer.PROJECT));
+            files.add(file);
+            notes.add("project config: " + file + " (loaded, given with -c)");
+        } else {
+            Optional<Path> project = pick(env.workDir(), ".agent-sandbox.json", ".agent-sandbox.jsonc");
+            if (project.isPresent()) {
+                layers.add(read(project.get(), Layer.PROJECT));
+                files.add(project.get());
+                notes.add("project config: " + project.get() + " (loaded)");
+            } else {
+                notes.add("project config: " + env.workDir().resolve(".agent-sandbox.json[c]") + " (not found)");
+            }
+        }
+        return new Loaded(List.copyOf(layers), List.copyOf(files), List.copyOf(notes));
+    }
+
+    private static Optional<Path> globalDir(Environment env) {
+        String xdg = env.hostEnv().get("XDG_CONFIG_HOME");
+        // The XDG base directory spec says relative values are to be ignored.
+        if (xdg != null && xdg.startsWith("/")) {
+            return Optional.of(Path.of(xdg, "agent-sandbox"));
+        }
+        if (env.home() == null) {
+            return Optional.empty();
+        }
+        return Optional.of(env.home().resolve(".config").resolve("agent-sandbox"));
+    }
+
+    /** The one of the two names that exists; both is an error. */
+    private static Optional<Path> pick(Path dir, String json, String jsonc) {
+        Path a = dir.resolve(json);
+        Path b = dir.resolve(jsonc);
+        boolean hasA = Files.exists(a);
+        boolean hasB = Files.exists(b);
+        if (hasA && hasB) {
+            throw new ConfigException(b, "both " + json + " and " + jsonc + " exist in " + dir,
+                    "keep one of them");
+        }
+        return hasA ? Optional.of(a) : hasB ? Optional.of(b) : Optional.empty();
+    }
+
+    private static Path explicitFile(Environment env, String explicit) {
+        String expanded = explicit;
+        if (env.home() != null && (explicit.equals("~") || explicit.startsWith("~/"))) {
+            expanded = env.home() + explicit.substring(1);
+        }
+        Path file = env.workDir().resolve(expanded).normalize();
+        if (!Files.exists(file)) {
+            throw new ConfigException(file, "config file given with -c does not exist");
+        }
+        return file;
+    }
+
+    private static PolicyLayer read(Path file, Layer layer) {
+        String text = decode(file, bytes(file));
+        Jsonc.Value root;
+        try {
+            root = Jsonc.parse(text);
+        } catch (Jsonc.SyntaxError e) {
+            throw new ConfigException(file, e.line, e.column, "invalid JSONC: " + e.getMessage());
+        }
+        PolicyLayer.Builder b = PolicyLayer.builder(layer, file.toString());
+        new Schema(file, b).document(root);
+        return b.build();
+    }
+
+    private static byte[] bytes(Path file) {
+        if (Files.isDirectory(file)) {
+            throw new ConfigException(file, "is a directory, not a config file");
+        }
+        try {
+            long size = Files.size(file);
+            if (size > MAX_BYTES) {
+                throw new ConfigException(file, "too large (" + size + " bytes; the limit is " + MAX_BYTES + ")");
+            }
+            try (InputStream in = Files.newInputStream(file)) {
+                byte[] data = in.readNBytes((int) MAX_BYTES + 1);
+                if (data.length > MAX_BYTES) {
+                    throw new ConfigException(file, "too large (more than " + MAX_BYTES + " bytes)");
+                }
+                return data;
+            }
+        } catch (AccessDeniedException e) {
+            throw new ConfigException(file, "cannot read: permission denied");
+        } catch (NoSuchFileException e) {
+            throw new ConfigException(file, "cannot read: no such file (a dangling symlink?)");
+        } catch (IOException e) {
+            throw new ConfigException(file, "cannot read: " + e.getMessage());
+        }
+    }
+
+    private static String decode(Path file, byte[] data) {
+        CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        ByteBuffer buf = ByteBuffer.wrap(data);
+        try {
+            return decoder.decode(buf).toString();
+        } catch (MalformedInputException e) {
+            int offset = buf.position();
+            int line = 1;
+            int lineStart = 0;
+            for (int k = 0; k < offset; k++) {
+                if (data[k] == '\n') {
+                    line++;
+                    lineStart = k + 1;
+                }
+            }
+            throw new ConfigException(file, line, offset - lineStart + 1,
+                    "not valid UTF-8 (byte offset " + offset + ")");
+        } catch (CharacterCodingException e) {
+            throw new ConfigException(file, "not valid UTF-8");
+        }
+    }
+
+    /** Walks the parsed document, checking every key and type, filling the builder. */
+    private static final class Schema {
+        private final Path file;
+        private final PolicyLayer.Builder b;
+
+        Schema(Path file, PolicyLayer.Builder b) {
+            this.file = file;
+            this.b = b;
+        }
+
+        private ConfigException at(Jsonc.Value v, String message) {
+            return new ConfigException(file, v.line(), v.column(), message);
+        }
+
+        private ConfigException at(Jsonc.Member m, String message) {
+            return new ConfigException(file, m.line(), m.column(), message);
+        }
+
+        void document(Jsonc.Value root) {
+            Jsonc.Obj top = object(root, "the top level");
+            for (Jsonc.Member m : top.members().values()) {
+                switch (m.key()) {
+                    case "filesystem" -> filesystem(m.value());
+                    case "commands" -> commands(m.value());
+                    case "network" -> b.network(bool(m.value(), "network"));
+                    case "docker" -> b.docker(bool(m.value(), "docker"));
+                    default -> throw unknown(m, "", "filesystem, commands, network, docker");
+                }
+            }
+        }
+
+        private void filesystem(Jsonc.Value v) {
+            Jsonc.Obj fs = object(v, "filesystem");
+            for (Jsonc.Member m : fs.members().values()) {
+                String key = "filesystem." + m.key();
+                switch (m.key()) {
+                    case "presets" -> strings(m.value(), key, (item, s) -> {
+                        try {
+                            Presets.validateToggle(s);
+                        } catch (IllegalArgumentException e) {
+                            throw at(item, key + ": " + e.getMessage());
+                        }
+                        b.preset(s);
+                    });
+                    case "ro" -> strings(m.value(), key, (item, s) -> b.ro(pattern(item, key, s)));
+                    case "rw" -> strings(m.value(), key, (item, s) -> b.rw(pattern(item, key, s)));
+                    case "exclude" -> strings(m.value(), key, (item, s) -> b.exclude(pattern(item, key, s)));
+                    default -> throw unknown(m, "filesystem.", "presets, ro, rw, exclude");
+                }
+            }
+        }
+
+        private String pattern(Jsonc.Value item, String key, String s) {
+            try {
+                PathPattern.validate(s);
+            } catch (IllegalArgumentException e) {
+                throw at(item, key + ": \"" + s + "\": " + e.getMessage());
+            }
+            return s;
+        }
+
+        private void commands(Jsonc.Value v) {
+            Jsonc.Obj cmds = object(v, "commands");
+            for (Jsonc.Member m : cmds.members().values()) {
+                String key = "commands." + m.key();
+                try {
+                    CommandRule.validateName(m.key());
+                } catch (IllegalArgumentException e) {
+                    throw at(m, key + ": " + e.getMessage());
+                }
+                CommandRule rule = switch (m.value()) {
+                    case Jsonc.Bool bool -> bool.value() ? new CommandRule.Unwrapped() : new CommandRule.Blocked();
+                    case Jsonc.Str str -> {
+                        if (str.value().equals("true") || str.value().equals("false")) {
+                            throw at(str, key + ": write " + str.value() + " without quotes (a JSON boolean)");
+                        }
+                        try {
+                            yield CommandRule.parse(str.value());
+                        } catch (IllegalArgumentException e) {
+                            throw at(str, key + ": " + e.getMessage());
+                        }
+                    }
+                    default -> throw at(m.value(), key + ": expected \"@git\", true, false or a script path, got "
+                            + m.value().kind());
+                };
+                b.command(m.key(), rule);
+            }
+        }
+
+        private Jsonc.Obj object(Jsonc.Value v, String key) {
+            if (v instanceof Jsonc.Obj o) {
+                return o;
+            }
+            throw at(v, key + ": expected an object, got " + v.kind());
+        }
+
+        private boolean bool(Jsonc.Value v, String key) {
+            if (v instanceof Jsonc.Bool bool) {
+                return bool.value();
+            }
+            throw at(v, key + ": expected true or false, got " + v.kind());
+        }
+
+        private interface ItemHandler {
+            void accept(Jsonc.Value item, String value);
+        }
+
+        private void strings(Jsonc.Value v, String key, ItemHandler handler) {
+            if (!(v instanceof Jsonc.Arr arr)) {
+                throw at(v, key + ": expected an array of strings, got " + v.kind());
+            }
+            for (Jsonc.Value item : arr.items()) {
+                if (!(item instanceof Jsonc.Str s)) {
+                    throw at(item, key + ": expected an array of strings, got " + item.kind() + " in it");
+                }
+                handler.accept(item, s.value());
+            }
+        }
+
+        private ConfigException unknown(Jsonc.Member m, String prefix, String known) {
+            return at(m, "unknown key \"" + prefix + m.key() + "\" (known here: " + known + ")");
+        }
+    }
+}

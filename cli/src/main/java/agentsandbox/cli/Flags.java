@@ -1,0 +1,272 @@
+package agentsandbox.cli;
+
+import agentsandbox.core.CommandRule;
+import agentsandbox.core.PathPattern;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * The command-line parser. Flags are read up to {@code --} or the first argument that
+ * is not a flag; everything after it belongs to the command, untouched.
+ *
+ * <p>Flags that take a value accept {@code --flag VALUE} and {@code --flag=VALUE}
+ * ({@code -C DIR}, {@code -CDIR}, {@code -C=DIR} for the short forms). Booleans take a
+ * value only with {@code =}, so {@code --network true} runs the command {@code true}.
+ */
+final class Flags {
+    private Flags() {}
+
+    static final String USAGE = """
+            agent-sandbox: run a command in a bubblewrap sandbox
+
+            usage:
+              agent-sandbox [flags] [--] <command> [args...]
+              agent-sandbox check [-q]          (also: agent-sandbox --check [-q])
+              agent-sandbox --help | --version
+
+            Flags are read up to the command or '--'; everything after belongs to the command.
+
+            flags:
+              -h, --help             show this help and exit
+              -v, --version          show the version and exit
+                  --check            same as the check subcommand
+              -C, --cwd PATH         behave as if started in PATH
+              -c, --config PATH      use this config file instead of the project config
+                  --network[=BOOL]   network access (default true)
+                  --docker[=BOOL]    expose the Docker socket (default false)
+                  --dry-run          print the bwrap command line and exit
+                  --debug            explain every startup decision on stderr
+                  --ro PATH          add a read-only path (repeatable)
+                  --rw PATH          add a read-write path (repeatable)
+                  --exclude PATH     hide a path (repeatable)
+                  --cmd NAME=VALUE   command rule: @git, true, false or a script (repeatable,
+                                     also comma-separated: --cmd git=true,rm=false)
+
+            BOOL is true, false, 1 or 0. PATH may start with ~; relative paths are relative
+            to the working directory; * ? [...] match within one path segment.
+
+            config: ~/.config/agent-sandbox/config.json[c] (global),
+                    .agent-sandbox.json[c] in the working directory (project)
+
+            exit status: the command's own, 1 when agent-sandbox fails, 130 when interrupted
+            """;
+
+    /** The version of this build, from the jar's resources. */
+    static String version() {
+        Properties p = new Properties();
+        try (InputStream in = Flags.class.getResourceAsStream("/agentsandbox/version.properties")) {
+            if (in != null) {
+                p.load(in);
+            }
+        } catch (IOException e) {
+            return "unknown";
+        }
+        return p.getProperty("version", "unknown");
+    }
+
+    /**
+     * Parses the arguments.
+     *
+     * @throws UsageException naming the problem
+     */
+    static Args parse(List<String> argv) {
+        return new Parser(argv).parse();
+    }
+
+    private static final class Parser {
+        private final List<String> argv;
+        private int i;
+
+        private Args.Mode mode = Args.Mode.RUN;
+        private boolean quiet;
+        private String cwd;
+        private String config;
+        private Boolean network;
+        private Boolean docker;
+        private boolean dryRun;
+        private boolean debug;
+        private final List<String> ro = new ArrayList<>();
+        private final List<String> rw = new ArrayList<>();
+        private final List<String> exclude = new ArrayList<>();
+        private final Map<String, CommandRule> commands = new LinkedHashMap<>();
+        private List<String> command = List.of();
+
+        Parser(List<String> argv) {
+            this.argv = argv;
+        }
+
+        Args parse() {
+            if (argv.isEmpty()) {
+                return result(Args.Mode.HELP);
+            }
+            while (i < argv.size()) {
+                String arg = argv.get(i++);
+                if (arg.equals("--")) {
+                    command = List.copyOf(argv.subList(i, argv.size()));
+                    if (command.isEmpty()) {
+                        throw new UsageException("no command after '--'");
+                    }
+                    break;
+                }
+                if (!arg.startsWith("-") || arg.equals("-")) {
+                    if (arg.equals("check") && mode == Args.Mode.RUN) {
+                        checkArgs(argv.subList(i, argv.size()));
+                        return result(Args.Mode.CHECK);
+                    }
+                    command = List.copyOf(argv.subList(i - 1, argv.size()));
+                    break;
+                }
+                Args.Mode stop = flag(arg);
+                if (stop != null) {
+                    return result(stop);
+                }
+            }
+            if (mode == Args.Mode.CHECK) {
+                if (!command.isEmpty()) {
+                    throw new UsageException("--check takes no command (got '" + command.get(0) + "')");
+                }
+                return result(Args.Mode.CHECK);
+            }
+            if (quiet) {
+                throw new UsageException("-q only applies to check");
+            }
+            if (command.isEmpty()) {
+                throw new UsageException("no command given",
+                        "usage: agent-sandbox [flags] [--] <command> [args...]");
+            }
+            return result(Args.Mode.RUN);
+        }
+
+        private void checkArgs(List<String> rest) {
+            for (String a : rest) {
+                if (a.equals("-q") || a.equals("--quiet")) {
+                    quiet = true;
+                } else {
+                    throw new UsageException("check takes only -q (got '" + a + "')",
+                            "to run a program named check, write: agent-sandbox -- check");
+                }
+            }
+        }
+
+        /** Handles one flag; returns a mode when parsing stops here (help, version). */
+        private Args.Mode flag(String arg) {
+            String name = arg;
+            String inline = null;
+            if (arg.startsWith("--")) {
+                int eq = arg.indexOf('=');
+                if (eq > 0) {
+                    name = arg.substring(0, eq);
+                    inline = arg.substring(eq + 1);
+                }
+            } else if (arg.length() > 2) {
+                // short flag with attached value: -Cdir, -C=dir
+                name = arg.substring(0, 2);
+                inline = arg.substring(2);
+                if (inline.startsWith("=")) {
+                    inline = inline.substring(1);
+                }
+            }
+            switch (name) {
+                case "-h", "--help" -> {
+                    noValue(name, inline);
+                    return Args.Mode.HELP;
+                }
+                case "-v", "--version" -> {
+                    noValue(name, inline);
+                    return Args.Mode.VERSION;
+                }
+                case "--check" -> {
+                    noValue(name, inline);
+                    mode = Args.Mode.CHECK;
+                }
+                case "-q", "--quiet" -> {
+                    noValue(name, inline);
+                    quiet = true;
+                }
+                case "-C", "--cwd" -> cwd = value(name, inline);
+                case "-c", "--config" -> config = value(name, inline);
+                case "--network" -> network = bool(name, inline);
+                case "--docker" -> docker = bool(name, inline);
+                case "--dry-run" -> dryRun = bool(name, inline);
+                case "--debug" -> debug = bool(name, inline);
+                case "--ro" -> ro.add(path(name, value(name, inline)));
+                case "--rw" -> rw.add(path(name, value(name, inline)));
+                case "--exclude" -> exclude.add(path(name, value(name, inline)));
+                case "--cmd" -> commandRules(value(name, inline));
+                default -> throw new UsageException("unknown flag '" + arg + "'",
+                        "see agent-sandbox --help; to pass it to a command, put the command first or use --");
+            }
+            return null;
+        }
+
+        private static void noValue(String name, String inline) {
+            if (inline != null) {
+                throw new UsageException(name + " takes no value");
+            }
+        }
+
+        private String value(String name, String inline) {
+            if (inline != null) {
+                if (inline.isEmpty()) {
+                    throw new UsageException(name + " needs a non-empty value");
+                }
+                return inline;
+            }
+            if (i >= argv.size()) {
+                throw new UsageException(name + " needs a value");
+            }
+            String v = argv.get(i++);
+            if (v.isEmpty()) {
+                throw new UsageException(name + " needs a non-empty value");
+            }
+            return v;
+        }
+
+        private static boolean bool(String name, String inline) {
+            if (inline == null) {
+                return true;
+            }
+            return switch (inline) {
+                case "true", "1" -> true;
+                case "false", "0" -> false;
+                default -> throw new UsageException(name + "=" + inline + ": expected true, false, 1 or 0");
+            };
+        }
+
+        private static String path(String name, String value) {
+            try {
+                PathPattern.validate(value);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(name + " " + value + ": " + e.getMessage());
+            }
+            return value;
+        }
+
+        private void commandRules(String value) {
+            for (String item : value.split(",", -1)) {
+                int eq = item.indexOf('=');
+                if (eq < 0) {
+                    throw new UsageException("--cmd " + item + ": expected NAME=VALUE (for example git=true)");
+                }
+                String cmdName = item.substring(0, eq);
+                try {
+                    CommandRule.validateName(cmdName);
+                    commands.put(cmdName, CommandRule.parse(item.substring(eq + 1)));
+                } catch (IllegalArgumentException e) {
+                    throw new UsageException("--cmd " + item + ": " + e.getMessage());
+                }
+            }
+        }
+
+        private Args result(Args.Mode m) {
+            return new Args(m, quiet, cwd, config, network, docker, dryRun, debug,
+                    List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
+                    m == Args.Mode.RUN ? command : List.of());
+        }
+    }
+}

@@ -1,0 +1,160 @@
+package agentsandbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class CliTest {
+    @TempDir
+    Path dir;
+
+    private static void assertOneCleanErrorLine(CliWorld.Result r, String... mentions) {
+        assertThat(r.status()).as("exit status").isEqualTo(1);
+        assertThat(r.out()).as("stdout").isEmpty();
+        assertThat(r.err()).startsWith("agent-sandbox: ").endsWith("\n");
+        assertThat(r.err().strip()).as("one line").doesNotContain("\n");
+        assertThat(r.err()).doesNotContain("Exception").doesNotContainPattern("at [\\w.$]+\\(\\w+\\.java:\\d+\\)");
+        for (String m : mentions) {
+            assertThat(r.err()).contains(m);
+        }
+    }
+
+    static Stream<Arguments> badInputs() {
+        return Stream.<Arguments>of(
+                bad("unknown flag", w -> {}, "--netwrk", "--", "true"),
+                bad("flag without value", w -> {}, "--cwd"),
+                bad("bad boolean", w -> {}, "--network=yes", "true"),
+                bad("flag without command", w -> {}, "--network=false"),
+                bad("bad cmd rule", w -> {}, "--cmd", "git=@nope", "true"),
+                bad("missing -c file", w -> {}, "-c", "nope.json", "true"),
+                bad("missing --cwd dir", w -> {}, "-C", "nowhere", "true"),
+                bad("truncated json", w -> w.write("home/project/.agent-sandbox.json", "{\"network\": tr"), "true"),
+                bad("wrong type", w -> w.write("home/project/.agent-sandbox.json", "{\"network\": \"no\"}"), "true"),
+                bad("unknown key", w -> w.write("home/project/.agent-sandbox.json",
+                        "{\"filesystem\": {\"readonly\": []}}"), "true"),
+                bad("unknown preset", w -> w.write("home/project/.agent-sandbox.json",
+                        "{\"filesystem\": {\"presets\": [\"@nope\"]}}"), "true"),
+                bad("bad glob", w -> w.write("home/project/.agent-sandbox.json",
+                        "{\"filesystem\": {\"ro\": [\"src/[abc\"]}}"), "true"),
+                bad("bad command value", w -> w.write("home/project/.agent-sandbox.json",
+                        "{\"commands\": {\"git\": 3}}"), "true"),
+                bad("both json and jsonc", w -> {
+                    w.write("home/project/.agent-sandbox.json", "{}");
+                    w.write("home/project/.agent-sandbox.jsonc", "{}");
+                }, "true"),
+                bad("directory instead of file", w -> w.mkdir("home/project/.agent-sandbox.json"), "true"),
+                bad("huge file", w -> w.write("home/project/.agent-sandbox.json",
+                        "{\"filesystem\": {\"ro\": [" + "\"x\",".repeat(400_000) + "\"x\"]}}"), "true"),
+                bad("non-utf8 bytes", w -> {
+                    try {
+                        Files.write(w.root.resolve("home/project/.agent-sandbox.json"),
+                                new byte[] {'{', '"', (byte) 0xff, (byte) 0xfe, '"', ':', '1', '}'});
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }, "true"),
+                bad("deep nesting", w -> w.write("home/project/.agent-sandbox.json",
+                        "[".repeat(100_000)), "true"),
+                bad("reserved path", w -> {}, "--ro", "/run/agent-sandbox/x", "true"),
+                bad("cwd excluded", w -> {}, "--exclude", ".", "true"));
+    }
+
+    private static Arguments bad(String name, Consumer<CliWorld> setup, String... args) {
+        return Arguments.of(name, setup, args);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badInputs")
+    void Bad_Input_Ends_In_One_Clean_Line_And_Exit_1(String name, Consumer<CliWorld> setup, String[] args) {
+        CliWorld w = new CliWorld(dir);
+        setup.accept(w);
+        assertOneCleanErrorLine(w.run(args));
+    }
+
+    @Test
+    void Config_Errors_Name_The_File_Line_Column_And_Key() {
+        CliWorld w = new CliWorld(dir);
+        Path f = w.write("home/project/.agent-sandbox.json", "{\n  \"filesystem\": {\n    \"ro\": [1]\n  }\n}\n");
+        assertOneCleanErrorLine(w.run("true"), f.toString(), ":3:", "filesystem.ro");
+    }
+
+    @Test
+    void No_Arguments_Prints_Help_On_Stdout() {
+        CliWorld.Result r = new CliWorld(dir).run();
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("agent-sandbox [flags]").contains("--dry-run");
+        assertThat(r.err()).isEmpty();
+    }
+
+    @Test
+    void Version_Prints_The_Version() {
+        CliWorld.Result r = new CliWorld(dir).run("--version");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).matches("agent-sandbox \\d+\\.\\d+\\.\\d+.*\\n");
+    }
+
+    @Test
+    void Check_Outside_A_Sandbox_Says_So_And_Exits_1() {
+        CliWorld w = new CliWorld(dir);
+        CliWorld.Result r = w.run("check");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.out()).isEqualTo("outside sandbox\n");
+        CliWorld.Result q = w.run("--check", "-q");
+        assertThat(q.status()).isEqualTo(1);
+        assertThat(q.out()).isEmpty();
+    }
+
+    @Test
+    void Debug_Explains_Config_Merge_And_Every_Mounted_Path_With_Its_Rule() {
+        CliWorld w = new CliWorld(dir);
+        Path cfg = w.write("home/project/.agent-sandbox.json", "{\"filesystem\": {\"exclude\": [\".env\"]}}");
+        w.write("home/project/.env", "SECRET=1");
+        w.write("home/project/biome.json", "{}");
+        CliWorld.Result r = w.run("--debug", "--ro", "~", "--dry-run", "true");
+        assertThat(r.status()).isZero();
+        String e = r.err();
+        assertThat(e).contains("agent-sandbox: config").contains(cfg.toString());
+        assertThat(e).contains("agent-sandbox: merge");
+        assertThat(e).containsPattern("exclude +" + java.util.regex.Pattern.quote(w.project + "/.env")
+                + " +<- project " + java.util.regex.Pattern.quote(cfg.toString()));
+        assertThat(e).containsPattern("ro +" + java.util.regex.Pattern.quote(w.project + "/biome.json")
+                + " +<- preset @lint/ts");
+        assertThat(e).containsPattern("rw +" + java.util.regex.Pattern.quote(w.project.toString())
+                + " +<- preset @base");
+        assertThat(e).contains("agent-sandbox: bwrap");
+        // debug never changes stdout
+        assertThat(w.normalize(r.out())).isEqualTo(w.normalize(w.run("--ro", "~", "--dry-run", "true").out()));
+    }
+
+    @Test
+    void Cwd_Flag_Changes_Config_Lookup_And_Working_Directory() {
+        CliWorld w = new CliWorld(dir);
+        Path other = w.mkdir("home/other");
+        w.write("home/other/.agent-sandbox.json", "{\"network\": false}");
+        CliWorld.Result r = w.run("-C", "../other", "--dry-run", "pwd");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).doesNotContain("--share-net").contains("--chdir " + other + " -- pwd");
+    }
+
+    @Test
+    void Flags_After_The_Command_Belong_To_The_Command() {
+        CliWorld.Result r = new CliWorld(dir).run("--dry-run", "npm", "install", "--save-dev", "-h");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).endsWith(" -- npm install --save-dev -h\n");
+    }
+
+    @Test
+    void Dash_Dash_Check_Runs_A_Program_Named_Check() {
+        CliWorld.Result r = new CliWorld(dir).run("--dry-run", "--", "check");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).endsWith(" -- check\n");
+    }
+}

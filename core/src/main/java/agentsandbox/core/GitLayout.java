@@ -1,0 +1,130 @@
+package agentsandbox.core;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+/**
+ * Where the git repository around a working directory keeps its files, found the way
+ * git finds it: from the directory upwards to the first {@code .git} directory or
+ * {@code .git} file ({@code gitdir: …}, as in linked worktrees and submodules).
+ *
+ * @param workTree       the directory that holds {@code .git}
+ * @param gitDir         the repository's own git dir ({@code .git}, or the worktree's
+ *                       private dir under the main repository's {@code worktrees/})
+ * @param commonDir      the git dir shared by all worktrees (hooks, config, objects, refs)
+ * @param linkedWorktree whether {@code .git} is a file pointing at a worktree git dir
+ *                       with a {@code commondir} of its own
+ * @param currentBranch  the branch HEAD points to, empty when HEAD is detached
+ */
+record GitLayout(Path workTree, Path gitDir, Path commonDir, boolean linkedWorktree,
+        Optional<String> currentBranch) {
+
+    private static final String BRANCH_PREFIX = "ref: refs/heads/";
+
+    /** The repository around {@code workDir}, or empty when there is none. */
+    static Optional<GitLayout> discover(Path workDir) {
+        for (Path dir = workDir.toAbsolutePath().normalize(); dir != null; dir = dir.getParent()) {
+            Path dotGit = dir.resolve(".git");
+            if (Files.isDirectory(dotGit)) {
+                if (Files.isRegularFile(dotGit.resolve("HEAD"))) {
+                    return Optional.of(layout(dir, dotGit));
+                }
+            } else if (Files.isRegularFile(dotGit)) {
+                Optional<Path> target = gitdirFile(dotGit);
+                if (target.isPresent() && Files.isRegularFile(target.get().resolve("HEAD"))) {
+                    return Optional.of(layout(dir, target.get()));
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<Path> gitdirFile(Path dotGit) {
+        String text = read(dotGit).strip();
+        if (!text.startsWith("gitdir:")) {
+            return Optional.empty();
+        }
+        String target = text.substring("gitdir:".length()).strip();
+        if (target.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(dotGit.getParent().resolve(target).normalize());
+    }
+
+    private static GitLayout layout(Path workTree, Path gitDir) {
+        Path commonDir = gitDir;
+        boolean linked = false;
+        Path commondirFile = gitDir.resolve("commondir");
+        if (Files.isRegularFile(commondirFile)) {
+            String target = read(commondirFile).strip();
+            if (!target.isEmpty()) {
+                commonDir = gitDir.resolve(target).normalize();
+                linked = !commonDir.equals(gitDir);
+            }
+        }
+        String head = read(gitDir.resolve("HEAD")).strip();
+        Optional<String> branch = head.startsWith(BRANCH_PREFIX)
+                ? Optional.of(head.substring(BRANCH_PREFIX.length()))
+                : Optional.empty();
+        return new GitLayout(workTree, gitDir, commonDir, linked, branch);
+    }
+
+    private static String read(Path file) {
+        try {
+            return new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /**
+     * What {@code @git} protects: the shared hooks and config read-only; in a linked
+     * worktree also the shared git dir and the worktree's own git dir writable, since a
+     * commit there writes objects, refs and lock files outside the working directory.
+     * Writable entries come first; the read-only ones are deeper and win.
+     */
+    List<PresetPath> gitPaths() {
+        List<PresetPath> out = new ArrayList<>();
+        if (linkedWorktree) {
+            out.add(new PresetPath(commonDir, Access.RW));
+            out.add(new PresetPath(gitDir, Access.RW));
+        }
+        out.add(new PresetPath(commonDir.resolve("hooks"), Access.RO));
+        out.add(new PresetPath(commonDir.resolve("config"), Access.RO));
+        return out;
+    }
+
+    /**
+     * What {@code @git-strict} adds: every loose branch ref except the current branch,
+     * {@code refs/tags} and {@code packed-refs} read-only. {@code refs/heads} itself stays
+     * writable so the current branch can move. With a detached HEAD every branch is protected.
+     */
+    List<PresetPath> strictPaths() {
+        List<PresetPath> out = new ArrayList<>();
+        Path heads = commonDir.resolve("refs").resolve("heads");
+        if (Files.isDirectory(heads)) {
+            List<Path> refs;
+            try (Stream<Path> walk = Files.walk(heads)) {
+                refs = walk.filter(Files::isRegularFile).sorted().toList();
+            } catch (IOException | java.io.UncheckedIOException e) {
+                throw new SandboxException("cannot list the branches under " + heads + ": " + e.getMessage(),
+                        "@git-strict needs to read refs/heads; check its permissions");
+            }
+            for (Path ref : refs) {
+                String name = heads.relativize(ref).toString();
+                if (currentBranch.isEmpty() || !currentBranch.get().equals(name)) {
+                    out.add(new PresetPath(ref, Access.RO));
+                }
+            }
+        }
+        out.add(new PresetPath(commonDir.resolve("refs").resolve("tags"), Access.RO));
+        out.add(new PresetPath(commonDir.resolve("packed-refs"), Access.RO));
+        return out;
+    }
+}

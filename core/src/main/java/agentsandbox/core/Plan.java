@@ -1,0 +1,31 @@
+package agentsandbox.core;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The resolved sandbox for one command: the policy mounts with the rule that decided
+ * each, the complete bwrap command line, and the notes that explain how it was reached.
+ * Making a plan creates nothing; {@link Sandbox#start} does.
+ *
+ * @param argv       the full command line, starting with the bwrap executable
+ * @param mounts     the policy mounts, shallow to deep
+ * @param runtimeDir the private per-run directory on the host (created at start, removed after)
+ * @param hiddenFile the empty mode-000 file inside {@code runtimeDir} that stands in for excluded files
+ * @param notes      human-readable decisions, for {@code --debug}
+ * @param bwrap      the bwrap executable, or null when none was found (a plan can still be printed)
+ */
+public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
+        Path bwrap) {
+
+    public Plan {
+        argv = List.copyOf(argv);
+        mounts = List.copyOf(mounts);
+        notes = List.copyOf(notes);
+    }
+
+    /** The command line as one shell-quoted line that can be pasted into a shell. */
+    public String shellLine() {
+        return ShellQuote.join(argv);
+    }
+}

@@ -1,0 +1,115 @@
+package agentsandbox.core;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * Orders the winning rules into mounts, shallow to deep, so a deeper rule overlays a
+ * shallower one. A mount that would change nothing (a read-only path under a read-only
+ * mount with nothing in between, read-write under read-write, hidden under hidden) is
+ * left out: every bind costs bwrap time, and the result is the same.
+ */
+final class Planner {
+    private Planner() {}
+
+    /** Shallow to deep; equal depths by path, so the order is deterministic. */
+    static final Comparator<Path> DEPTH_ORDER = Comparator
+            .comparingInt(Path::getNameCount)
+            .thenComparing(Path::toString);
+
+    /** Paths whose content inside the sandbox is not the host's (fresh mounts). */
+    private static final List<Path> FRESH = List.of(Path.of("/dev"), Path.of("/proc"), Path.of("/run"));
+
+    /**
+     * @param decisions  one per path
+     * @param hiddenFile the empty mode-000 file bound over excluded files
+     * @param notes      receives one line per path: its level and the deciding rule
+     */
+    static List<Mount> plan(List<Specificity.Decision> decisions, Path hiddenFile, List<String> notes) {
+        List<Specificity.Decision> sorted = new ArrayList<>(decisions);
+        sorted.sort(Comparator.comparing(Specificity.Decision::path, DEPTH_ORDER));
+        List<Mount> mounts = new ArrayList<>();
+        List<Specificity.Decision> done = new ArrayList<>();
+        for (Specificity.Decision d : sorted) {
+            Candidate w = d.winner();
+            Specificity.Decision parent = nearestAncestor(done, w.path());
+            String why = describe(w) + overrides(d);
+            if (redundant(w, parent)) {
+                notes.add(String.format("%-7s %s  <- %s; unchanged, already %s via %s", w.access().word(),
+                        w.path(), why, w.access().word(), parent == null ? "/" : parent.path()));
+            } else {
+                Mount m = mountFor(w, hiddenFile);
+                mounts.add(m);
+                notes.add(String.format("%-7s %s  <- %s", w.access().word(), w.path(), why));
+            }
+            done.add(d);
+        }
+        return mounts;
+    }
+
+    private static Specificity.Decision nearestAncestor(List<Specificity.Decision> done, Path p) {
+        Specificity.Decision best = null;
+        for (Specificity.Decision d : done) {
+            if (!d.path().equals(p) && p.startsWith(d.path())
+                    && (best == null || d.path().getNameCount() > best.path().getNameCount())) {
+                best = d;
+            }
+        }
+        return best;
+    }
+
+    private static boolean redundant(Candidate w, Specificity.Decision parent) {
+        if (!w.source().equals(w.path())) {
+            return false;
+        }
+        if (parent == null) {
+            // Under the read-only root: only a read-only rule on host content is a no-op.
+            for (Path f : FRESH) {
+                if (w.path().startsWith(f)) {
+                    return false;
+                }
+            }
+            return w.access() == Access.RO && !w.path().equals(Path.of("/"));
+        }
+        Candidate p = parent.winner();
+        if (p.access() != w.access()) {
+            return false;
+        }
+        // Under a hidden directory, hidden stays hidden; under a bind, the same host
+        // content shows through only when the bind shows the host path itself.
+        return w.access() == Access.EXCLUDE || p.source().equals(p.path());
+    }
+
+    private static Mount mountFor(Candidate w, Path hiddenFile) {
+        return switch (w.access()) {
+            case RO -> new Mount(Mount.Kind.READ_ONLY, w.source(), w.path(), Access.RO, w.origin());
+            case RW -> new Mount(Mount.Kind.READ_WRITE, w.source(), w.path(), Access.RW, w.origin());
+            case EXCLUDE -> Files.isDirectory(w.path())
+                    ? new Mount(Mount.Kind.EMPTY_DIR, w.path(), w.path(), Access.EXCLUDE, w.origin())
+                    : new Mount(Mount.Kind.UNREADABLE_FILE, hiddenFile, w.path(), Access.EXCLUDE, w.origin());
+        };
+    }
+
+    private static String describe(Candidate c) {
+        String s = c.origin().toString();
+        if (c.origin().layer() != Layer.PRESET) {
+            s += " (" + c.access().word() + " " + c.rule() + (c.exact() ? "" : ", glob") + ")";
+        }
+        return s;
+    }
+
+    private static String overrides(Specificity.Decision d) {
+        if (d.overridden().isEmpty()) {
+            return "";
+        }
+        StringBuilder sb = new StringBuilder("; overrides ");
+        for (int i = 0; i < d.overridden().size(); i++) {
+            Candidate c = d.overridden().get(i);
+            sb.append(i == 0 ? "" : ", ").append(c.access().word()).append(" from ").append(describe(c));
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,133 @@
+package agentsandbox.core;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Turns the presets' on/off toggles of every layer into the rules they stand for.
+ *
+ * <p>{@code @all} applies unless a toggle names {@code @all} or {@code !@all}; then
+ * the toggles apply in order, each adding or removing the leaf presets it stands for,
+ * so the last toggle touching a preset decides it.
+ */
+final class PresetExpander {
+    private PresetExpander() {}
+
+    /** Leaf presets, in the order their rules are listed. */
+    static final List<String> LEAVES = List.of(
+            "@base", "@caches", "@agents", "@git", "@git-strict", "@lint/ts", "@lint/go", "@lint/python");
+
+    private static final Map<String, List<String>> GROUPS = Map.of(
+            "@all", List.of("@base", "@caches", "@agents", "@git", "@lint/ts", "@lint/go", "@lint/python"),
+            "@lint/all", List.of("@lint/ts", "@lint/go", "@lint/python"));
+
+    static final List<String> LINT_TS = List.of(
+            "biome.json", "biome.jsonc", ".eslintrc", ".eslintrc.js", ".eslintrc.json", "eslint.config.js",
+            "eslint.config.mjs", ".oxlintrc.json", ".prettierrc", ".prettierrc.json", "prettier.config.js",
+            "tsconfig.json", "tsconfig.build.json");
+    static final List<String> LINT_GO = List.of(
+            ".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json");
+    static final List<String> LINT_PYTHON = List.of(
+            "pyproject.toml", "setup.cfg", ".flake8", "mypy.ini", ".mypy.ini", ".pylintrc", "ruff.toml", ".ruff.toml");
+    static final List<String> CACHES = List.of(".cache", ".bun", "go", ".npm", ".cargo");
+    static final List<String> AGENTS = List.of(".codex", ".claude", ".claude.json", ".pi");
+    static final List<String> SECRETS = List.of(".ssh", ".gnupg", ".aws");
+
+    /** The active leaf presets after applying every layer's toggles in order. */
+    static Set<String> activeLeaves(List<PolicyLayer> layers) {
+        List<String> toggles = new ArrayList<>();
+        for (PolicyLayer l : layers) {
+            toggles.addAll(l.presets());
+        }
+        Set<String> active = new LinkedHashSet<>();
+        boolean namesAll = toggles.stream().anyMatch(t -> t.equals("@all") || t.equals("!@all"));
+        if (!namesAll) {
+            active.addAll(leaves("@all"));
+        }
+        for (String t : toggles) {
+            Presets.validateToggle(t);
+            if (t.startsWith("!")) {
+                leaves(t.substring(1)).forEach(active::remove);
+            } else {
+                active.addAll(leaves(t));
+            }
+        }
+        Set<String> ordered = new LinkedHashSet<>();
+        for (String leaf : LEAVES) {
+            if (active.contains(leaf)) {
+                ordered.add(leaf);
+            }
+        }
+        return ordered;
+    }
+
+    private static List<String> leaves(String name) {
+        return GROUPS.getOrDefault(name, List.of(name));
+    }
+
+    /**
+     * The rules of the active presets.
+     *
+     * @param git the repository around the working directory, if any
+     */
+    static List<Rule> rules(Set<String> active, Environment env, Optional<GitLayout> git) {
+        List<Rule> out = new ArrayList<>();
+        Path home = env.home();
+        Path work = env.workDir();
+        for (String leaf : active) {
+            Origin o = Origin.preset(leaf);
+            switch (leaf) {
+                case "@base" -> {
+                    out.add(Rule.literal(work, Access.RW, o));
+                    if (home != null) {
+                        out.add(Rule.literal(home, Access.RO, o));
+                        for (String s : SECRETS) {
+                            out.add(Rule.literal(home.resolve(s), Access.EXCLUDE, o));
+                        }
+                    }
+                    out.add(new Rule(Path.of("/tmp"), null, Access.RW, o, env.tempDir()));
+                }
+                case "@caches" -> homeRules(out, home, CACHES, Access.RW, o);
+                case "@agents" -> homeRules(out, home, AGENTS, Access.RW, o);
+                case "@git" -> git.ifPresent(g -> presetPaths(out, g.gitPaths(), o));
+                case "@git-strict" -> git.ifPresent(g -> {
+                    presetPaths(out, g.gitPaths(), o);
+                    presetPaths(out, g.strictPaths(), o);
+                });
+                case "@lint/ts" -> lintRules(out, work, LINT_TS, o);
+                case "@lint/go" -> lintRules(out, work, LINT_GO, o);
+                case "@lint/python" -> lintRules(out, work, LINT_PYTHON, o);
+                default -> throw new IllegalStateException("no rules for preset " + leaf);
+            }
+        }
+        return out;
+    }
+
+    private static void homeRules(List<Rule> out, Path home, List<String> names, Access access, Origin o) {
+        if (home == null) {
+            return;
+        }
+        for (String n : names) {
+            out.add(Rule.literal(home.resolve(n), access, o));
+        }
+    }
+
+    private static void lintRules(List<Rule> out, Path work, List<String> names, Origin o) {
+        for (String n : names) {
+            out.add(Rule.literal(work.resolve(n), Access.RO, o));
+        }
+        // Any lint preset also protects .editorconfig.
+        out.add(Rule.literal(work.resolve(".editorconfig"), Access.RO, o));
+    }
+
+    private static void presetPaths(List<Rule> out, List<PresetPath> paths, Origin o) {
+        for (PresetPath p : paths) {
+            out.add(Rule.literal(p.path(), p.access(), o));
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package agentsandbox.core;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Path resolution: {@code ~}, relative paths and globs expanded, symlinks resolved,
+ * missing paths dropped. Every step is noted for {@code --debug}.
+ */
+final class Resolver {
+    /** Where the sandbox keeps its own runtime; no policy rule may touch it. */
+    static final Path RESERVED = Path.of("/run/agent-sandbox");
+
+    private final Environment env;
+    private final List<String> notes;
+
+    Resolver(Environment env, List<String> notes) {
+        this.env = env;
+        this.notes = notes;
+    }
+
+    List<Candidate> resolve(List<Rule> rules) {
+        List<Candidate> out = new ArrayList<>();
+        for (Rule r : rules) {
+            if (r.literal() != null) {
+                resolveLiteral(r, out);
+            } else {
+                resolvePattern(r, out);
+            }
+        }
+        return out;
+    }
+
+    private void resolveLiteral(Rule r, List<Candidate> out) {
+        Path real = realPath(r.literal());
+        if (real == null) {
+            return; // presets name many paths that a given machine does not have
+        }
+        Path source = r.source() == null ? real : realPath(r.source());
+        if (source == null) {
+            notes.add("skip " + r.written() + " (" + r.origin() + "): " + r.source() + " does not exist");
+            return;
+        }
+        out.add(new Candidate(r.source() == null ? real : r.literal(), source, r.access(), r.origin(), true,
+                r.written()));
+    }
+
+    private void resolvePattern(Rule r, List<Candidate> out) {
+        PathPattern p;
+        try {
+            p = PathPattern.parse(r.pattern());
+        } catch (IllegalArgumentException e) {
+            throw new SandboxException(r.origin().source() + ": " + e.getMessage());
+        }
+        checkNotReserved(r, lexical(r.pattern()));
+        if (p.needsHome() && env.home() == null) {
+            notes.add("skip " + r.access().word() + " " + r.pattern() + " (" + r.origin()
+                    + "): there is no home directory");
+            return;
+        }
+        List<Path> matches = p.expand(env.home(), env.workDir());
+        if (matches.isEmpty()) {
+            notes.add("skip " + r.access().word() + " " + r.pattern() + " (" + r.origin() + "): "
+                    + (p.isGlob() ? "the glob matches nothing" : "does not exist"));
+            return;
+        }
+        for (Path m : matches) {
+            Path real = realPath(m);
+            if (real == null) {
+                notes.add("skip " + r.access().word() + " " + m + " (" + r.origin() + "): dangling symlink");
+                continue;
+            }
+            checkNotReserved(r, real);
+            String how = real.equals(m) ? "" : " (symlink to " + real + ")";
+            notes.add("resolve " + r.access().word() + " " + r.pattern() + " (" + r.origin() + ") -> " + m + how);
+            out.add(new Candidate(real, real, r.access(), r.origin(), !p.isGlob(), r.pattern()));
+        }
+    }
+
+    /** The lexical absolute form of a pattern, up to its first glob segment. */
+    private Path lexical(String pattern) {
+        String fixed = pattern;
+        int glob = indexOfGlob(pattern);
+        if (glob >= 0) {
+            int slash = pattern.lastIndexOf('/', glob);
+            fixed = slash < 0 ? "" : pattern.substring(0, slash);
+        }
+        if (fixed.equals("~") || fixed.startsWith("~/")) {
+            return env.home() == null ? null : env.home().resolve(fixed.substring(1).replaceFirst("^/", "")).normalize();
+        }
+        return env.workDir().resolve(fixed).normalize();
+    }
+
+    private static int indexOfGlob(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '*' || c == '?' || c == '[') {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static void checkNotReserved(Rule r, Path p) {
+        if (p != null && p.startsWith(RESERVED)) {
+            throw new SandboxException(r.origin().source() + ": rule '" + r.written() + "' targets "
+                    + p + ", but " + RESERVED + " is reserved for agent-sandbox's own runtime",
+                    "remove the rule");
+        }
+    }
+
+    /** The symlink-resolved path, or null when it does not exist (or is a dangling symlink). */
+    static Path realPath(Path p) {
+        if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            return null;
+        }
+        try {
+            return p.toRealPath();
+        } catch (IOException | SecurityException e) {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,273 @@
+package agentsandbox.core;
+
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The engine: turns a {@link Policy} into a {@link Plan} (nothing is created), and
+ * starts a plan under bwrap. The CLI is one client of this class.
+ *
+ * <pre>{@code
+ * Plan plan = Sandbox.plan(policy, env, List.of("make", "test"));
+ * int status = Sandbox.start(plan).waitFor();
+ * }</pre>
+ */
+public final class Sandbox {
+    private Sandbox() {}
+
+    /** The sandbox's own runtime directory; also the marker that says "inside". */
+    public static final Path RUNTIME = Resolver.RESERVED;
+    /** The entry point present in every sandbox. */
+    public static final Path ENTRY_POINT = RUNTIME.resolve("agent-sandbox");
+    /** Where the application directory is mounted inside. */
+    public static final Path APP = RUNTIME.resolve("app");
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** True when this process runs inside an agent-sandbox sandbox. */
+    public static boolean isInside() {
+        return Files.exists(ENTRY_POINT, LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /**
+     * Resolves the policy for this environment and command. Creates nothing.
+     *
+     * @throws SandboxException for an unusable policy or environment
+     */
+    public static Plan plan(Policy policy, Environment env, List<String> command) {
+        if (command.isEmpty()) {
+            throw new SandboxException("no command given");
+        }
+        List<String> notes = new ArrayList<>();
+        java.util.Set<String> active;
+        try {
+            active = PresetExpander.activeLeaves(policy.layers());
+        } catch (IllegalArgumentException e) {
+            throw new SandboxException(e.getMessage());
+        }
+        notes.add("presets: " + (active.isEmpty() ? "none" : String.join(", ", active)));
+        boolean base = active.contains("@base");
+        if (base && (env.home() == null || !Files.isDirectory(env.home()))) {
+            throw new SandboxException("home directory " + (env.home() == null ? "(unset)" : env.home())
+                    + " does not exist, and preset @base makes it read-only",
+                    "set HOME to an existing directory, or turn @base off with \"presets\": [\"!@base\"]");
+        }
+        if (!Files.isDirectory(env.workDir())) {
+            throw new SandboxException("working directory " + env.workDir() + " does not exist");
+        }
+        Optional<GitLayout> git = Optional.empty();
+        if (active.contains("@git") || active.contains("@git-strict")) {
+            git = GitLayout.discover(env.workDir());
+            notes.add(git.map(g -> "git: repository " + g.gitDir()
+                            + (g.linkedWorktree() ? " (linked worktree of " + g.commonDir() + ")" : "")
+                            + ", branch " + g.currentBranch().orElse("(detached HEAD)"))
+                    .orElse("git: no repository above " + env.workDir() + "; git presets add nothing"));
+        }
+
+        List<Rule> rules = new ArrayList<>(PresetExpander.rules(active, env, git));
+        for (PolicyLayer layer : policy.layers()) {
+            Origin o = layer.origin();
+            layer.ro().forEach(p -> rules.add(Rule.pattern(p, Access.RO, o)));
+            layer.rw().forEach(p -> rules.add(Rule.pattern(p, Access.RW, o)));
+            layer.exclude().forEach(p -> rules.add(Rule.pattern(p, Access.EXCLUDE, o)));
+        }
+        List<Candidate> candidates = new Resolver(env, notes).resolve(rules);
+        List<Specificity.Decision> decisions = Specificity.decide(candidates);
+        checkWorkDirNotExcluded(env.workDir(), decisions);
+
+        Path runtimeDir = env.tempDir().resolve("agent-sandbox-" + HexFormat.of().formatHex(randomBytes()));
+        Path hiddenFile = runtimeDir.resolve("hidden");
+        List<String> mountNotes = new ArrayList<>();
+        List<Mount> mounts = new ArrayList<>(Planner.plan(decisions, hiddenFile, mountNotes));
+        mounts.addAll(configProtection(policy, env, decisions, mountNotes));
+
+        Path bwrap = Preflight.findBwrap(env);
+        List<String> argv = new ArrayList<>();
+        argv.add(bwrap == null ? "bwrap" : bwrap.toString());
+        argv.add("--die-with-parent");
+        argv.add("--unshare-all");
+        boolean network = policy.network();
+        if (network) {
+            argv.add("--share-net");
+        }
+        argv.addAll(List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"));
+        resolvConfDir().ifPresent(d -> {
+            argv.addAll(List.of("--ro-bind", d.toString(), d.toString()));
+            notes.add("dns: /etc/resolv.conf points into " + d + ", bound read-only");
+        });
+        for (Mount m : mounts) {
+            argv.addAll(m.args());
+        }
+        argv.addAll(dockerArgs(policy.docker(), env, notes));
+        argv.addAll(List.of("--tmpfs", RUNTIME.toString()));
+        if (env.installation() != null) {
+            argv.addAll(List.of("--ro-bind", env.installation().launcher().toString(), ENTRY_POINT.toString()));
+            argv.addAll(List.of("--ro-bind", env.installation().appHome().toString(), APP.toString()));
+        } else {
+            argv.addAll(List.of("--ro-bind", hiddenFile.toString(), ENTRY_POINT.toString()));
+        }
+        argv.addAll(List.of("--remount-ro", RUNTIME.toString()));
+        // The private runtime dir lives in the host temp dir, which is writable inside:
+        // hide it so the sandbox cannot change the stand-in for excluded files.
+        Path privateInside = base ? Path.of("/tmp").resolve(runtimeDir.getFileName()) : runtimeDir;
+        argv.addAll(List.of("--tmpfs", privateInside.toString()));
+        if (base) {
+            argv.addAll(List.of("--setenv", "TMPDIR", "/tmp"));
+        }
+        argv.addAll(List.of("--chdir", env.workDir().toString(), "--"));
+        argv.addAll(command);
+
+        notes.add("network: " + (network ? "on" : "off (only loopback)"));
+        notes.addAll(mountNotes);
+        return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap);
+    }
+
+    /**
+     * Starts the plan with the caller's stdin, stdout and stderr.
+     *
+     * @throws SandboxException when the machine cannot run a sandbox (root, no bwrap, …)
+     */
+    public static Execution start(Plan plan, Environment env) {
+        return start(plan, env, ProcessBuilder.Redirect.INHERIT, ProcessBuilder.Redirect.INHERIT,
+                ProcessBuilder.Redirect.INHERIT);
+    }
+
+    /** Starts the plan with the given standard streams. */
+    public static Execution start(Plan plan, Environment env, ProcessBuilder.Redirect in,
+            ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
+        Preflight.checkCanRun(env);
+        createRuntime(plan);
+        try {
+            ProcessBuilder pb = new ProcessBuilder(plan.argv());
+            pb.environment().clear();
+            pb.environment().putAll(env.hostEnv());
+            pb.directory(env.workDir().toFile());
+            pb.redirectInput(in).redirectOutput(out).redirectError(err);
+            return new Execution(pb.start(), plan);
+        } catch (IOException e) {
+            removeRuntime(plan);
+            throw new SandboxException("cannot start bwrap: " + e.getMessage(), Preflight.INSTALL_HINT, e);
+        } catch (RuntimeException e) {
+            removeRuntime(plan);
+            throw e;
+        }
+    }
+
+    private static void createRuntime(Plan plan) {
+        try {
+            Files.createDirectory(plan.runtimeDir(),
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            Files.createFile(plan.hiddenFile(),
+                    PosixFilePermissions.asFileAttribute(Set.of()));
+        } catch (FileAlreadyExistsException e) {
+            throw new SandboxException("runtime directory " + plan.runtimeDir() + " already exists",
+                    "plans are for one run; make a new plan");
+        } catch (IOException e) {
+            removeRuntime(plan);
+            throw new SandboxException("cannot create the runtime directory " + plan.runtimeDir() + ": "
+                    + e.getMessage(), "check that the temp dir (TMPDIR) exists and is writable", e);
+        }
+    }
+
+    static void removeRuntime(Plan plan) {
+        Execution.deleteQuietly(plan.hiddenFile());
+        Execution.deleteQuietly(plan.runtimeDir());
+    }
+
+    private static byte[] randomBytes() {
+        byte[] b = new byte[8];
+        RANDOM.nextBytes(b);
+        return b;
+    }
+
+    private static void checkWorkDirNotExcluded(Path workDir, List<Specificity.Decision> decisions) {
+        Path real = Resolver.realPath(workDir);
+        if (real == null) {
+            real = workDir;
+        }
+        for (Specificity.Decision d : decisions) {
+            Candidate w = d.winner();
+            if (w.access() == Access.EXCLUDE && real.startsWith(w.path())) {
+                throw new SandboxException("the working directory " + workDir
+                        + (real.equals(w.path()) ? " is excluded" : " lies inside the excluded path " + w.path())
+                        + " (" + w.origin() + ")",
+                        "run agent-sandbox from another directory, or remove the exclude rule");
+            }
+        }
+    }
+
+    /** Loaded config files and the project config files stay read-only wherever they are writable. */
+    private static List<Mount> configProtection(Policy policy, Environment env,
+            List<Specificity.Decision> decisions, List<String> notes) {
+        List<Path> files = new ArrayList<>(policy.configFiles());
+        files.add(env.workDir().resolve(".agent-sandbox.json"));
+        files.add(env.workDir().resolve(".agent-sandbox.jsonc"));
+        List<Mount> out = new ArrayList<>();
+        java.util.Set<Path> seen = new java.util.HashSet<>();
+        Origin origin = new Origin(Layer.FLAG, "config protection");
+        for (Path f : files) {
+            Path real = Resolver.realPath(f);
+            if (real == null || !seen.add(real) || effectiveAccess(real, decisions) != Access.RW) {
+                continue;
+            }
+            out.add(new Mount(Mount.Kind.READ_ONLY, real, real, Access.RO, origin));
+            notes.add(String.format("%-7s %s  <- %s", "ro", real, origin));
+        }
+        return out;
+    }
+
+    /** The level a path ends up with: that of the deepest decision at or above it (root: ro). */
+    private static Access effectiveAccess(Path p, List<Specificity.Decision> decisions) {
+        Specificity.Decision best = null;
+        for (Specificity.Decision d : decisions) {
+            if (p.startsWith(d.path()) && (best == null || d.path().getNameCount() > best.path().getNameCount())) {
+                best = d;
+            }
+        }
+        return best == null ? Access.RO : best.winner().access();
+    }
+
+    /** When /etc/resolv.conf is a symlink into /run, the directory that holds its target. */
+    private static Optional<Path> resolvConfDir() {
+        Path conf = Path.of("/etc/resolv.conf");
+        if (!Files.isSymbolicLink(conf)) {
+            return Optional.empty();
+        }
+        Path real = Resolver.realPath(conf);
+        if (real == null || !real.startsWith("/run") || real.getParent() == null) {
+            return Optional.empty();
+        }
+        return Optional.of(real.getParent());
+    }
+
+    private static List<String> dockerArgs(boolean docker, Environment env, List<String> notes) {
+        String host = env.env("DOCKER_HOST").orElse("");
+        Path socket = host.startsWith("unix://") ? Path.of(host.substring("unix://".length()))
+                : Path.of("/var/run/docker.sock");
+        Path real = Resolver.realPath(socket);
+        if (docker) {
+            if (real == null) {
+                throw new SandboxException("Docker is enabled but there is no Docker socket at " + socket,
+                        "start Docker, set DOCKER_HOST=unix:///path/to/docker.sock, or run without --docker");
+            }
+            notes.add("docker: socket " + real + " bound in");
+            return List.of("--bind", real.toString(), real.toString());
+        }
+        if (real == null) {
+            notes.add("docker: off (no socket at " + socket + ")");
+            return List.of();
+        }
+        notes.add("docker: off, /dev/null bound over " + real);
+        return List.of("--ro-bind", "/dev/null", real.toString());
+    }
+}

@@ -1,0 +1,43 @@
+package agentsandbox.core;
+
+import java.util.List;
+
+/** POSIX shell quoting, so a printed command line can be pasted into a shell. */
+public final class ShellQuote {
+    private ShellQuote() {}
+
+    /** Quotes one word; words made only of safe characters stay bare. */
+    public static String quote(String word) {
+        if (!word.isEmpty() && isSafe(word)) {
+            return word;
+        }
+        return "'" + word.replace("'", "'\\''") + "'";
+    }
+
+    /** Quotes and joins words with single spaces. */
+    public static String join(List<String> words) {
+        StringBuilder sb = new StringBuilder();
+        for (String w : words) {
+            if (!sb.isEmpty()) {
+                sb.append(' ');
+            }
+            sb.append(quote(w));
+        }
+        return sb.toString();
+    }
+
+    private static boolean isSafe(String w) {
+        for (int i = 0; i < w.length(); i++) {
+            char c = w.charAt(i);
+            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                    || c == '/' || c == '.' || c == '_' || c == '-' || c == '+' || c == ':' || c == ',' || c == '@'
+                    || c == '%' || c == '^';
+            if (!ok) {
+                return false;
+            }
+        }
+        // '~' and '=' are left quoted: a leading ~ would expand, and = in the first word
+        // would make an assignment.
+        return true;
+    }
+}

@@ -1,0 +1,46 @@
+package agentsandbox.core;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Chooses one winner per path. A deeper path beats a shallower one by being mounted
+ * later (see {@link Planner}); among the rules for the same resolved path:
+ * an exact pattern beats a glob, then the later layer wins, then the most restrictive
+ * level wins.
+ */
+final class Specificity {
+    private Specificity() {}
+
+    /** Orders contenders for one path, weakest first, so the last one wins. */
+    static final Comparator<Candidate> STRENGTH = Comparator
+            .comparing(Candidate::exact)
+            .thenComparing(c -> c.origin().layer())
+            .thenComparing(Candidate::access);
+
+    /** A path's winning rule and the rules it overrode. */
+    record Decision(Candidate winner, List<Candidate> overridden) {
+        Path path() {
+            return winner.path();
+        }
+    }
+
+    static List<Decision> decide(List<Candidate> candidates) {
+        Map<Path, List<Candidate>> byPath = new LinkedHashMap<>();
+        for (Candidate c : candidates) {
+            byPath.computeIfAbsent(c.path(), k -> new ArrayList<>()).add(c);
+        }
+        List<Decision> out = new ArrayList<>();
+        for (List<Candidate> contenders : byPath.values()) {
+            Candidate winner = contenders.stream().max(STRENGTH).orElseThrow();
+            List<Candidate> others = new ArrayList<>(contenders);
+            others.remove(winner);
+            out.add(new Decision(winner, others));
+        }
+        return out;
+    }
+}

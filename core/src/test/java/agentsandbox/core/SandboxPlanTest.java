@@ -1,0 +1,222 @@
+package agentsandbox.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SandboxPlanTest {
+    @TempDir
+    Path tmp;
+
+    private static String line(Plan p) {
+        return p.shellLine();
+    }
+
+    /** The argv with the per-run directory name replaced, for comparisons. */
+    private static String stable(Plan p) {
+        return p.shellLine().replace(p.runtimeDir().getFileName().toString(), "agent-sandbox-RUN");
+    }
+
+    @Test
+    void Fixed_Part_Comes_First_With_Root_Before_Dev_And_Proc() {
+        TestWorld w = new TestWorld(tmp);
+        List<String> argv = w.plan().argv();
+        assertThat(argv.subList(1, 13)).containsExactly("--die-with-parent", "--unshare-all", "--share-net",
+                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run");
+        assertThat(argv.subList(argv.size() - 4, argv.size()))
+                .containsExactly("--chdir", w.project.toString(), "--", "true");
+    }
+
+    @Test
+    void Network_Off_Drops_Share_Net() {
+        TestWorld w = new TestWorld(tmp);
+        assertThat(w.plan(TestWorld.flags().network(false).build()).argv()).doesNotContain("--share-net");
+        assertThat(w.plan(TestWorld.project().network(false).build(), TestWorld.flags().network(true).build())
+                .argv()).contains("--share-net");
+    }
+
+    @Test
+    void Same_Inputs_Give_The_Same_Line_But_For_The_Runtime_Directory_Name() {
+        TestWorld w = new TestWorld(tmp);
+        w.file("home/project/biome.json");
+        w.file("home/project/packages/a/x.json");
+        w.file("home/project/packages/b/x.json");
+        w.dir("home/.cache");
+        PolicyLayer l = TestWorld.project().ro("packages/*/x.json").exclude(".env").rw("~/.cache").build();
+        Plan a = w.plan(l);
+        Plan b = w.plan(l);
+        assertThat(a.runtimeDir()).isNotEqualTo(b.runtimeDir());
+        assertThat(a.runtimeDir().getParent()).isEqualTo(w.tmp);
+        assertThat(stable(a)).isEqualTo(stable(b));
+    }
+
+    @Test
+    void Default_Plan_Mounts_Workdir_Rw_Hides_Secrets_And_Binds_Temp_At_Tmp() {
+        TestWorld w = new TestWorld(tmp);
+        w.dir("home/.ssh");
+        w.file("home/.aws");
+        String s = stable(w.plan());
+        assertThat(s).contains("--bind-try " + w.project + " " + w.project);
+        assertThat(s).contains("--tmpfs " + w.home.resolve(".ssh"));
+        assertThat(s).contains("--ro-bind " + w.tmp + "/agent-sandbox-RUN/hidden " + w.home.resolve(".aws"));
+        assertThat(s).contains("--bind-try " + w.tmp + " /tmp");
+        assertThat(s).contains("--setenv TMPDIR /tmp");
+        assertThat(s).contains("--tmpfs /tmp/agent-sandbox-RUN");
+    }
+
+    @Test
+    void Plan_Is_Minimal_Ro_Under_The_Ro_Root_Is_Not_Mounted() {
+        TestWorld w = new TestWorld(tmp);
+        Plan p = w.plan(TestWorld.flags().ro("/usr/share").build());
+        assertThat(p.mounts()).noneMatch(m -> m.target().equals(Path.of("/usr/share")));
+        assertThat(p.notes()).anyMatch(n -> n.contains("/usr/share") && n.contains("unchanged"));
+    }
+
+    @Test
+    void Paths_Under_Tmp_Are_Mounted_Because_Tmp_Shows_The_Host_Temp_Dir() {
+        // The test world lives under /tmp while its temp dir is elsewhere: inside the
+        // sandbox /tmp is that temp dir, so the home must be bound explicitly.
+        TestWorld w = new TestWorld(tmp);
+        assertThat(w.home.startsWith("/tmp")).isTrue();
+        assertThat(w.plan().mounts()).anyMatch(m -> m.target().equals(w.home) && m.access() == Access.RO);
+    }
+
+    @Test
+    void Plan_Is_Minimal_Rw_Under_Rw_And_Ro_Under_Ro_Bind_Are_Dropped() {
+        TestWorld w = new TestWorld(tmp);
+        w.file("home/project/sub/file");
+        w.file("home/shared/lib/x");
+        Plan p = w.plan(TestWorld.project().rw("sub").ro("~/shared").rw("~/shared/lib").ro("~/shared/lib/x")
+                .build());
+        List<Path> targets = p.mounts().stream().map(Mount::target).toList();
+        assertThat(targets).doesNotContain(w.project.resolve("sub"), w.home.resolve("shared"));
+        assertThat(targets).contains(w.home.resolve("shared/lib"), w.home.resolve("shared/lib/x"));
+    }
+
+    @Test
+    void Deeper_Path_Beats_Shallower_By_Being_Mounted_After_It() {
+        TestWorld w = new TestWorld(tmp);
+        w.dir("home/.config/nvim");
+        Plan p = w.plan(TestWorld.project().exclude("~/.config").rw("~/.config/nvim").build());
+        String s = line(p);
+        int shallow = s.indexOf("--tmpfs " + w.home.resolve(".config") + " ");
+        int deep = s.indexOf("--bind-try " + w.home.resolve(".config/nvim"));
+        assertThat(shallow).isPositive();
+        assertThat(deep).isGreaterThan(shallow);
+    }
+
+    @Test
+    void Mounts_Are_Ordered_Shallow_To_Deep() {
+        TestWorld w = new TestWorld(tmp);
+        w.file("home/project/a/b/c/d");
+        w.file("home/project/z");
+        Plan p = w.plan(TestWorld.project().ro("a/b/c/d").ro("z").ro("a/b").exclude("a/b/c").build());
+        List<Integer> depths = p.mounts().stream().map(m -> m.target().getNameCount()).toList();
+        assertThat(depths).isSorted();
+    }
+
+    @Test
+    void Exact_Pattern_Beats_Glob_For_The_Same_Path() {
+        TestWorld w = new TestWorld(tmp);
+        w.file("home/project/a.json");
+        Plan p = w.plan(TestWorld.project().rw("a.json").build(), TestWorld.flags().ro("*.json").build());
+        // exact rw (project) wins over glob ro (flags): rw under the rw workdir needs no mount
+        assertThat(p.mounts()).noneMatch(m -> m.target().equals(w.project.resolve("a.json")));
+        assertThat(p.notes()).anyMatch(n -> n.contains("a.json") && n.contains("overrides ro"));
+    }
+
+    @Test
+    void Symlinks_Are_Resolved_And_The_Rule_Applies_To_The_Target() throws Exception {
+        TestWorld w = new TestWorld(tmp);
+        Path target = w.file("real/secret.txt");
+        Files.createSymbolicLink(w.project.resolve("link.txt"), target);
+        Plan p = w.plan(TestWorld.project().exclude("link.txt").build());
+        assertThat(p.mounts()).anyMatch(m -> m.target().equals(target) && m.kind() == Mount.Kind.UNREADABLE_FILE);
+    }
+
+    @Test
+    void Missing_Paths_And_Empty_Globs_Are_Skipped_Silently() {
+        TestWorld w = new TestWorld(tmp);
+        Plan p = w.plan(TestWorld.project().ro("nope").exclude("*.missing").rw("~/nothing/*").build());
+        assertThat(p.notes()).anyMatch(n -> n.contains("nope") && n.contains("does not exist"));
+        assertThat(p.notes()).anyMatch(n -> n.contains("*.missing") && n.contains("matches nothing"));
+    }
+
+    @Test
+    void Workdir_Inside_An_Excluded_Path_Is_Refused_Whatever_Deeper_Rules_Say() {
+        TestWorld w = new TestWorld(tmp);
+        Path sub = w.dir("home/project/secret/work");
+        assertThatThrownBy(() -> w.plan(w.env(sub), TestWorld.project().exclude(w.project + "/secret")
+                .rw(sub.toString()).build()))
+                .isInstanceOf(SandboxException.class)
+                .hasMessageContaining("lies inside the excluded path");
+        assertThatThrownBy(() -> w.plan(TestWorld.project().exclude(".").build()))
+                .hasMessageContaining("is excluded");
+    }
+
+    @Test
+    void Reserved_Runtime_Path_Is_Refused_Whether_Or_Not_It_Exists() {
+        TestWorld w = new TestWorld(tmp);
+        assertThatThrownBy(() -> w.plan(TestWorld.flags().ro("/run/agent-sandbox/x").build()))
+                .hasMessageContaining("reserved");
+        assertThatThrownBy(() -> w.plan(TestWorld.flags().rw("/run/agent-sandbox").build()))
+                .hasMessageContaining("reserved");
+    }
+
+    @Test
+    void Missing_Home_With_Base_Is_Refused_But_Fine_Without_Base() {
+        TestWorld w = new TestWorld(tmp);
+        Environment noHome = new Environment(tmp.resolve("gone"), w.project, Map.of(), w.tmp, 1000, "Linux", null);
+        assertThatThrownBy(() -> w.plan(noHome)).hasMessageContaining("home directory");
+        Plan p = w.plan(noHome, TestWorld.project().preset("!@all").preset("@lint/ts").build());
+        assertThat(p.argv()).doesNotContain("TMPDIR");
+    }
+
+    @Test
+    void Loaded_Config_Files_And_Project_Configs_Stay_Read_Only() {
+        TestWorld w = new TestWorld(tmp);
+        Path projectConfig = w.file("home/project/.agent-sandbox.json");
+        Path elsewhere = w.file("home/project/conf/custom.json");
+        Policy policy = Policy.builder().configFile(elsewhere).build();
+        Plan p = Sandbox.plan(policy, w.env(), List.of("true"));
+        assertThat(p.mounts()).anyMatch(m -> m.target().equals(projectConfig) && m.access() == Access.RO);
+        assertThat(p.mounts()).anyMatch(m -> m.target().equals(elsewhere) && m.access() == Access.RO);
+    }
+
+    @Test
+    void Runtime_Is_Reserved_And_Read_Only_With_The_Entry_Point() {
+        TestWorld w = new TestWorld(tmp);
+        Path launcher = w.file("app/bin/agent-sandbox");
+        Environment env = new Environment(w.home, w.project, Map.of(), w.tmp, 1000, "Linux",
+                new Environment.Installation(launcher, w.root.resolve("app")));
+        String s = line(w.plan(env));
+        assertThat(s).contains("--tmpfs /run/agent-sandbox --ro-bind " + launcher
+                + " /run/agent-sandbox/agent-sandbox --ro-bind " + w.root.resolve("app")
+                + " /run/agent-sandbox/app --remount-ro /run/agent-sandbox");
+    }
+
+    @Test
+    void Docker_On_Without_A_Socket_Is_An_Error() {
+        TestWorld w = new TestWorld(tmp);
+        Environment env = new Environment(w.home, w.project, Map.of("DOCKER_HOST", "unix://" + tmp + "/none.sock"),
+                w.tmp, 1000, "Linux", null);
+        assertThatThrownBy(() -> w.plan(env, TestWorld.flags().docker(true).build()))
+                .hasMessageContaining("no Docker socket");
+    }
+
+    @Test
+    void Docker_Off_Masks_An_Existing_Socket_With_Dev_Null() {
+        TestWorld w = new TestWorld(tmp);
+        Path sock = w.file("docker.sock");
+        Environment env = new Environment(w.home, w.project, Map.of("DOCKER_HOST", "unix://" + sock), w.tmp, 1000,
+                "Linux", null);
+        assertThat(line(w.plan(env))).contains("--ro-bind /dev/null " + sock);
+        assertThat(line(w.plan(env, TestWorld.flags().docker(true).build()))).contains("--bind " + sock + " " + sock);
+    }
+}

@@ -1,0 +1,692 @@
+package agentsandbox.e2e;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * Runs the packaged agent-sandbox (the app image that {@code mvn package} assembles)
+ * the way a user does: as an unprivileged user, under real bwrap, in a fresh world
+ * per test.
+ *
+ * <pre>{@code
+ * @RegisterExtension final SandboxCli sandbox = new SandboxCli();
+ *
+ * @Test void Root_Filesystem_Is_Read_Only() {
+ *     sandbox.run("--", "sh", "-c", "echo hi > /usr/x").fails().stderrContains("Read-only file system");
+ * }
+ * }</pre>
+ *
+ * <p>The world is a temp directory holding {@code home/} (HOME), {@code project/}
+ * (the working directory, which tests fill) and {@code tmp/} (TMPDIR), all owned by
+ * the test user. Commands get a controlled environment: HOME, TMPDIR,
+ * PATH=/usr/local/bin:/usr/bin:/bin, LANG=C.UTF-8, USER, LOGNAME and nothing else
+ * unless a test adds it.
+ *
+ * <p>agent-sandbox refuses to run as root, and CI runs as root. So when the tests run
+ * as root, every command goes through {@code setpriv} to the user named by
+ * {@code AGENT_SANDBOX_TEST_UID} (default 65534, nobody), and the image is first copied
+ * to a world-readable temp directory, because the build tree may sit below a directory
+ * that user cannot enter. Missing bwrap or setpriv fails the tests; it never skips them.
+ */
+public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
+
+    /** A command that runs longer than this is killed, with everything it started, and the test fails. */
+    public static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    /** PATH given to every command. */
+    public static final String PATH = "/usr/local/bin:/usr/bin:/bin";
+
+    private static final int DEFAULT_TEST_UID = 65534;
+    private static final Set<PosixFilePermission> WORLD_READABLE_DIR = PosixFilePermissions.fromString("rwxr-xr-x");
+
+    private static final Set<PosixFilePermission> OWNER_ALL = EnumSet.of(
+            PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE);
+
+    private Path world;
+    private final AtomicInteger runs = new AtomicInteger();
+
+    // ------------------------------------------------------------------ lifecycle
+
+    @Override
+    public void beforeEach(ExtensionContext context) throws IOException {
+        Host host = host();
+        world = Files.createTempDirectory(host.tempBase(), "agent-sandbox-e2e-").toRealPath();
+        Files.setPosixFilePermissions(world, WORLD_READABLE_DIR);
+        Files.createDirectory(world.resolve(".io"), PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwx------")));
+        for (String dir : List.of("home", "project", "tmp")) {
+            Path created = Files.createDirectory(world.resolve(dir));
+            Files.setPosixFilePermissions(created, WORLD_READABLE_DIR);
+            chown(created);
+        }
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws IOException {
+        if (world != null) {
+            deleteTree(world);
+            world = null;
+        }
+    }
+
+    // ------------------------------------------------------------------ the world
+
+    /** The per-test temp directory that holds home/, project/ and tmp/. */
+    public Path world() {
+        return requireWorld();
+    }
+
+    /** The working directory of every command, unless a run says otherwise. */
+    public Path project() {
+        return requireWorld().resolve("project");
+    }
+
+    public Path project(String relative) {
+        return project().resolve(relative);
+    }
+
+    /** HOME of every command. */
+    public Path home() {
+        return requireWorld().resolve("home");
+    }
+
+    public Path home(String relative) {
+        return home().resolve(relative);
+    }
+
+    /** TMPDIR of every command. */
+    public Path tmp() {
+        return requireWorld().resolve("tmp");
+    }
+
+    /** The uid the commands run as (the test user). */
+    public int uid() {
+        return host().uid();
+    }
+
+    /** True when the test JVM itself runs as root (commands then go through setpriv). */
+    public boolean testsRunAsRoot() {
+        return host().root();
+    }
+
+    /** The app image that runs: its {@code bin/agent-sandbox}, {@code lib/}, {@code runtime}. */
+    public Path image() {
+        return host().image();
+    }
+
+    /** The launcher of the image. */
+    public Path launcher() {
+        return host().image().resolve("bin/agent-sandbox");
+    }
+
+    /** Writes a file in the project (parents created), owned by the test user. */
+    public Path write(String projectRelative, String content) {
+        return write(project(projectRelative), content);
+    }
+
+    /** Writes a file anywhere in the world (parents created), owned by the test user. */
+    public Path write(Path file, String content) {
+        try {
+            mkdirs(file.getParent());
+            Files.writeString(file, content, StandardCharsets.UTF_8);
+            chown(file);
+            return file;
+        } catch (IOException e) {
+            throw new AssertionError("cannot write " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Creates a directory in the project (and its parents), owned by the test user. */
+    public Path mkdirs(String projectRelative) {
+        return mkdirs(project(projectRelative));
+    }
+
+    /** Creates a directory (and its parents) in the world, each new one owned by the test user. */
+    public Path mkdirs(Path dir) {
+        try {
+            List<Path> missing = new ArrayList<>();
+            for (Path p = dir; p != null && !Files.exists(p, LinkOption.NOFOLLOW_LINKS); p = p.getParent()) {
+                missing.add(p);
+            }
+            Collections.reverse(missing);
+            for (Path p : missing) {
+                Files.createDirectory(p);
+                chown(p);
+            }
+            return dir;
+        } catch (IOException e) {
+            throw new AssertionError("cannot create " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Creates a symbolic link (parents created), owned by the test user. */
+    public Path symlink(Path link, String target) {
+        try {
+            mkdirs(link.getParent());
+            Files.createSymbolicLink(link, Path.of(target));
+            chown(link);
+            return link;
+        } catch (IOException e) {
+            throw new AssertionError("cannot create symlink " + link + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Reads a file as the test JVM sees it (the host side of the sandbox). */
+    public String read(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new AssertionError("cannot read " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Gives a path, and everything below it, to the test user (after the test JVM created files there). */
+    public void chown(Path path) {
+        Host host = host();
+        if (!host.root()) {
+            return; // files the test JVM creates already belong to the test user
+        }
+        try (Stream<Path> paths = Files.walk(path)) {
+            for (Path p : (Iterable<Path>) paths::iterator) {
+                Files.setAttribute(p, "unix:uid", host.uid(), LinkOption.NOFOLLOW_LINKS);
+                Files.setAttribute(p, "unix:gid", host.gid(), LinkOption.NOFOLLOW_LINKS);
+            }
+        } catch (IOException e) {
+            throw new AssertionError("cannot chown " + path + " to " + host.uid() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Gives home/, project/ and tmp/ back to the test user, whole. */
+    public void chownAll() {
+        chown(home());
+        chown(project());
+        chown(tmp());
+    }
+
+    /** Copies the image (keeping its runtime symlink) to {@code target}, readable by the test user. */
+    public Path copyImage(Path target) {
+        try {
+            mkdirs(target.getParent());
+            copyTree(image(), target);
+            makeWorldReadable(target);
+            return target;
+        } catch (IOException e) {
+            throw new AssertionError("cannot copy the image to " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    // ------------------------------------------------------------------ running
+
+    /** Runs {@code agent-sandbox args...} in the project as the test user. */
+    public Result run(String... args) {
+        return command(args).run();
+    }
+
+    /** Runs {@code agent-sandbox args...} with extra environment variables. */
+    public Result run(Map<String, String> env, String... args) {
+        return command(args).env(env).run();
+    }
+
+    /** An {@code agent-sandbox args...} run to adjust (environment, stdin, working directory…) before {@link Invocation#run()}. */
+    public Invocation command(String... args) {
+        requireWorld();
+        return new Invocation(List.of(args));
+    }
+
+    /** Runs {@code git args...} on the host side, in the project, as the test user; it must succeed. */
+    public Result git(String... args) {
+        List<String> command = new ArrayList<>(List.of("git",
+                "-c", "user.name=Agent Sandbox Test", "-c", "user.email=test@agent-sandbox.invalid",
+                "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"));
+        command.addAll(List.of(args));
+        return execute(asTestUser(command), baseEnvironment(), project(), null).succeeds();
+    }
+
+    /** Runs any host program in the project as the test user (not through agent-sandbox). */
+    public Result runOnHost(String... command) {
+        return execute(asTestUser(List.of(command)), baseEnvironment(), project(), null);
+    }
+
+    /** One run of agent-sandbox, configured fluently. */
+    public final class Invocation {
+        private final List<String> args;
+        private final Map<String, String> env = new LinkedHashMap<>(baseEnvironment());
+        private Path executable = launcher();
+        private Path cwd = project();
+        private String stdin;
+        private boolean asTestUser = true;
+
+        private Invocation(List<String> args) {
+            this.args = args;
+        }
+
+        /** Sets (or, with null, removes) an environment variable. */
+        public Invocation env(String name, String value) {
+            if (value == null) {
+                env.remove(name);
+            } else {
+                env.put(name, value);
+            }
+            return this;
+        }
+
+        public Invocation env(Map<String, String> variables) {
+            variables.forEach(this::env);
+            return this;
+        }
+
+        /** Text fed to stdin (otherwise stdin is /dev/null). */
+        public Invocation stdin(String text) {
+            this.stdin = text;
+            return this;
+        }
+
+        /** Working directory: absolute, or relative to the project. */
+        public Invocation cwd(Path dir) {
+            this.cwd = project().resolve(dir);
+            return this;
+        }
+
+        public Invocation cwd(String dir) {
+            return cwd(Path.of(dir));
+        }
+
+        /** Starts agent-sandbox through another path: a symlink to the launcher, or a copy of the image. */
+        public Invocation executable(Path launcherPath) {
+            this.executable = launcherPath;
+            return this;
+        }
+
+        /** Runs as the test JVM's own user, without setpriv: as root, that is root. */
+        public Invocation asInvokingUser() {
+            this.asTestUser = false;
+            return this;
+        }
+
+        public Result run() {
+            List<String> command = new ArrayList<>();
+            command.add(executable.toString());
+            command.addAll(args);
+            return execute(asTestUser ? asTestUser(command) : command, env, cwd, stdin);
+        }
+    }
+
+    private Map<String, String> baseEnvironment() {
+        Host host = host();
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("HOME", home().toString());
+        env.put("TMPDIR", tmp().toString());
+        env.put("PATH", PATH);
+        env.put("LANG", "C.UTF-8");
+        env.put("USER", host.userName());
+        env.put("LOGNAME", host.userName());
+        return env;
+    }
+
+    private List<String> asTestUser(List<String> command) {
+        return host().asTestUser(command);
+    }
+
+    private Result execute(List<String> command, Map<String, String> env, Path cwd, String stdin) {
+        Path io = requireWorld().resolve(".io");
+        int n = runs.incrementAndGet();
+        try {
+            Path out = io.resolve("stdout-" + n);
+            Path err = io.resolve("stderr-" + n);
+            File in = new File("/dev/null");
+            if (stdin != null) {
+                Path input = io.resolve("stdin-" + n);
+                Files.writeString(input, stdin, StandardCharsets.UTF_8);
+                in = input.toFile();
+            }
+            return Processes.run(command, env, cwd, in, out, err);
+        } catch (IOException e) {
+            throw new AssertionError("cannot run " + String.join(" ", command) + ": " + e.getMessage(), e);
+        }
+    }
+
+    private Path requireWorld() {
+        if (world == null) {
+            throw new IllegalStateException(
+                    "no test world: register SandboxCli with @RegisterExtension on an instance field");
+        }
+        return world;
+    }
+
+    // ------------------------------------------------------------------ the host, once per JVM
+
+    /** What the whole test JVM shares: who runs the commands, through what, and which image. */
+    private record Host(boolean root, int uid, int gid, String userName, Path setpriv, Path bwrap, Path image,
+            Path tempBase) {
+
+        /** The command run as the test user: through setpriv when the test JVM is root, as is otherwise. */
+        List<String> asTestUser(List<String> command) {
+            if (!root) {
+                return command;
+            }
+            List<String> wrapped = new ArrayList<>(List.of(setpriv.toString(),
+                    "--reuid=" + uid, "--regid=" + gid, "--clear-groups", "--"));
+            wrapped.addAll(command);
+            return wrapped;
+        }
+    }
+
+    private static Host host;
+    private static String hostFailure;
+
+    private static synchronized Host host() {
+        if (host == null && hostFailure == null) {
+            try {
+                host = prepareHost();
+            } catch (AssertionError e) {
+                hostFailure = e.getMessage();
+            } catch (IOException | RuntimeException e) {
+                hostFailure = "cannot prepare the end-to-end tests: " + e;
+            }
+        }
+        if (hostFailure != null) {
+            throw new AssertionError(hostFailure);
+        }
+        return host;
+    }
+
+    private static Host prepareHost() throws IOException {
+        String property = System.getProperty("agentsandbox.image");
+        if (property == null || property.isBlank()) {
+            throw new AssertionError("system property agentsandbox.image is not set: "
+                    + "run the end-to-end tests through Maven (./test.sh, or mvn verify)");
+        }
+        Path built = Path.of(property).toAbsolutePath();
+        if (!Files.isExecutable(built.resolve("bin/agent-sandbox"))) {
+            throw new AssertionError("no app image at " + built + " (bin/agent-sandbox is missing): build it with mvn package");
+        }
+        Path bwrap = find("bwrap", PATH).orElseThrow(() -> new AssertionError("bwrap not found on " + PATH
+                + ": the end-to-end tests need bubblewrap (apt-get install bubblewrap)"));
+        Path tempBase = tempBase();
+
+        int self = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        Host prepared;
+        if (self != 0) {
+            int gid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid");
+            prepared = new Host(false, self, gid, userName(self), null, bwrap, built, tempBase);
+        } else {
+            String searchPath = PATH + ":" + System.getenv().getOrDefault("PATH", "");
+            Path setpriv = find("setpriv", searchPath).orElseThrow(() -> new AssertionError("setpriv not found"
+                    + ": as root, the end-to-end tests run agent-sandbox as an unprivileged user through setpriv"
+                    + " (apt-get install util-linux)"));
+            int uid = testUid();
+            requireReachableByOthers(tempBase, uid);
+            Path copyBase = Files.createTempDirectory(tempBase, "agent-sandbox-image-").toRealPath();
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    deleteTree(copyBase);
+                } catch (IOException e) {
+                    System.err.println("could not remove " + copyBase + ": " + e.getMessage());
+                }
+            }));
+            Files.setPosixFilePermissions(copyBase, WORLD_READABLE_DIR);
+            Path image = copyBase.resolve("agent-sandbox");
+            copyTree(built, image);
+            makeWorldReadable(image);
+            prepared = new Host(true, uid, uid, userName(uid), setpriv, bwrap, image, tempBase);
+        }
+        probe(prepared);
+        return prepared;
+    }
+
+    /** Checks up front what every test needs, so that a broken machine gives one clear failure. */
+    private static void probe(Host host) throws IOException {
+        Path dir = Files.createTempDirectory(host.tempBase(), "agent-sandbox-probe-");
+        try {
+            Files.setPosixFilePermissions(dir, WORLD_READABLE_DIR);
+            Map<String, String> env = Map.of("PATH", PATH, "LANG", "C.UTF-8");
+            List<String> bwrap = host.asTestUser(List.of(host.bwrap().toString(), "--unshare-all",
+                    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"));
+            Result sandbox = Processes.run(bwrap, env, dir, new File("/dev/null"),
+                    dir.resolve("bwrap.out"), dir.resolve("bwrap.err"));
+            if (sandbox.exitCode() != 0) {
+                throw new AssertionError("bwrap cannot create a sandbox as uid " + host.uid()
+                        + " (are unprivileged user namespaces enabled?): " + sandbox.stderr().strip());
+            }
+
+            List<String> launcher = host.asTestUser(List.of(host.image().resolve("bin/agent-sandbox").toString(), "check"));
+            Result check = Processes.run(launcher, env, dir, new File("/dev/null"),
+                    dir.resolve("check.out"), dir.resolve("check.err"));
+            if (!check.stdout().equals("outside sandbox\n")) {
+                throw new AssertionError("the launcher of " + host.image() + " does not work as uid " + host.uid()
+                        + ": `agent-sandbox check` gave status " + check.exitCode() + ", "
+                        + (check.stdout() + check.stderr()).strip());
+            }
+        } finally {
+            deleteTree(dir);
+        }
+    }
+
+    /**
+     * Where worlds and the image copy go: {@code agentsandbox.e2e.tmp} if set, else
+     * /var/tmp, else java.io.tmpdir. Not /tmp by preference: the sandbox mounts the
+     * world's tmp/ over /tmp, and a project below /tmp would then be mounted inside
+     * that mount, which is not how users' projects usually sit.
+     */
+    private static Path tempBase() throws IOException {
+        String chosen = System.getProperty("agentsandbox.e2e.tmp");
+        if (chosen != null && !chosen.isBlank()) {
+            Path dir = Path.of(chosen);
+            if (!Files.isDirectory(dir) || !Files.isWritable(dir)) {
+                throw new AssertionError("agentsandbox.e2e.tmp=" + chosen + " is not a writable directory");
+            }
+            return dir.toRealPath();
+        }
+        Path varTmp = Path.of("/var/tmp");
+        if (Files.isDirectory(varTmp) && Files.isWritable(varTmp)) {
+            return varTmp.toRealPath();
+        }
+        return Path.of(System.getProperty("java.io.tmpdir")).toRealPath();
+    }
+
+    private static int testUid() {
+        String value = System.getenv("AGENT_SANDBOX_TEST_UID");
+        if (value == null || value.isBlank()) {
+            return DEFAULT_TEST_UID;
+        }
+        try {
+            int uid = Integer.parseInt(value.strip());
+            if (uid > 0) {
+                return uid;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new AssertionError("AGENT_SANDBOX_TEST_UID must be the number of an unprivileged user, not '" + value + "'");
+    }
+
+    /** The login name of a uid from /etc/passwd, else a made-up one. */
+    private static String userName(int uid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/etc/passwd"), StandardCharsets.UTF_8)) {
+                String[] fields = line.split(":", -1);
+                if (fields.length > 2 && fields[2].equals(Integer.toString(uid))) {
+                    return fields[0];
+                }
+            }
+        } catch (IOException e) {
+            // no passwd file: fall through
+        }
+        return "user" + uid;
+    }
+
+    /** An executable in one of the directories of a PATH-style list. */
+    private static Optional<Path> find(String program, String searchPath) {
+        for (String dir : searchPath.split(":")) {
+            if (dir.isEmpty()) {
+                continue;
+            }
+            Path candidate = Path.of(dir, program);
+            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+                return Optional.of(candidate);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The test user must be able to enter the temp base: every directory on the way must be searchable by others. */
+    private static void requireReachableByOthers(Path dir, int uid) throws IOException {
+        for (Path p = dir; p != null; p = p.getParent()) {
+            if (!Files.getPosixFilePermissions(p).contains(PosixFilePermission.OTHERS_EXECUTE)) {
+                throw new AssertionError("the temp directory " + dir + " is not reachable by uid " + uid + " ("
+                        + p + " is not searchable by others): choose another with -Dagentsandbox.e2e.tmp=DIR");
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ files
+
+    /** Copies a tree; symbolic links are copied as links, never followed. */
+    private static void copyTree(Path source, Path target) throws IOException {
+        Files.walkFileTree(source, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+                Files.createDirectory(target.resolve(source.relativize(dir).toString()));
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Path to = target.resolve(source.relativize(file).toString());
+                if (attrs.isSymbolicLink()) {
+                    Files.createSymbolicLink(to, Files.readSymbolicLink(file));
+                } else {
+                    Files.copy(file, to, StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
+                }
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    /** a+rX on a tree, links untouched. */
+    private static void makeWorldReadable(Path root) throws IOException {
+        Files.walkFileTree(root, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+                Files.setPosixFilePermissions(dir, WORLD_READABLE_DIR);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                if (attrs.isSymbolicLink()) {
+                    return FileVisitResult.CONTINUE;
+                }
+                Set<PosixFilePermission> perms = EnumSet.copyOf(Files.getPosixFilePermissions(file));
+                perms.addAll(List.of(PosixFilePermission.OWNER_READ, PosixFilePermission.GROUP_READ,
+                        PosixFilePermission.OTHERS_READ));
+                if (perms.contains(PosixFilePermission.OWNER_EXECUTE)) {
+                    perms.addAll(List.of(PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_EXECUTE));
+                }
+                Files.setPosixFilePermissions(file, perms);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    /**
+     * Deletes a tree without following symbolic links. Directories the sandboxed
+     * command made unreadable or unwritable are opened up first (needed when not root).
+     */
+    private static void deleteTree(Path path) throws IOException {
+        BasicFileAttributes attrs;
+        try {
+            attrs = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return;
+        }
+        if (attrs.isDirectory()) {
+            Set<PosixFilePermission> perms = EnumSet.copyOf(Files.getPosixFilePermissions(path));
+            if (perms.addAll(OWNER_ALL)) {
+                Files.setPosixFilePermissions(path, perms);
+            }
+            try (DirectoryStream<Path> entries = Files.newDirectoryStream(path)) {
+                for (Path entry : entries) {
+                    deleteTree(entry);
+                }
+            }
+        }
+        Files.delete(path);
+    }
+
+    // ------------------------------------------------------------------ processes
+
+    /** Starts a process with files for its stdio, waits with a hard timeout, and kills the whole tree on timeout. */
+    private static final class Processes {
+        private Processes() {}
+
+        static Result run(List<String> command, Map<String, String> env, Path cwd, File stdin, Path stdout, Path stderr)
+                throws IOException {
+            ProcessBuilder builder = new ProcessBuilder(command)
+                    .directory(cwd.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(stdin))
+                    .redirectOutput(stdout.toFile())
+                    .redirectError(stderr.toFile());
+            builder.environment().clear();
+            builder.environment().putAll(env);
+            Process process = builder.start();
+            boolean finished;
+            try {
+                finished = process.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                killTree(process);
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while running " + String.join(" ", command), e);
+            }
+            if (!finished) {
+                killTree(process);
+                Result partial = new Result(command, -1, text(stdout), text(stderr));
+                throw new AssertionError("timed out after " + TIMEOUT.toSeconds() + " s and killed:\n" + partial);
+            }
+            return new Result(command, process.exitValue(), text(stdout), text(stderr));
+        }
+
+        private static void killTree(Process process) {
+            List<ProcessHandle> descendants = process.descendants().toList();
+            process.destroyForcibly();
+            descendants.forEach(ProcessHandle::destroyForcibly);
+            try {
+                process.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        /** Output as text; bytes that are not UTF-8 become U+FFFD rather than an exception. */
+        private static String text(Path file) throws IOException {
+            return new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
+        }
+    }
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Builds agent-sandbox from this checkout and installs it.
+#
+#   ./install.sh [--prefix DIR]
+#
+# Installs the app image into DIR/lib/agent-sandbox/ and links
+# DIR/bin/agent-sandbox to its launcher. DIR defaults to ~/.local, or /usr/local
+# when run as root.
+#
+# Missing packages: as root, bubblewrap and the build tools (maven, gcc, make)
+# are installed with apt-get. As a normal user, missing build tools stop the
+# install with the command to run; a missing bubblewrap does not stop it (the
+# build and install go on), but the script ends with the command to run and
+# exit status 1, because agent-sandbox cannot sandbox anything without it.
+set -euo pipefail
+
+die() {
+    echo "agent-sandbox: $*" >&2
+    exit 1
+}
+
+usage() {
+    cat <<'USAGE'
+usage: ./install.sh [--prefix DIR]
+
+Builds agent-sandbox (needs a JDK 25, Maven, gcc, make) and installs it into
+DIR/lib/agent-sandbox, with the command DIR/bin/agent-sandbox.
+DIR defaults to ~/.local, or /usr/local when run as root.
+USAGE
+}
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+is_root=false
+[[ $(id -u) -eq 0 ]] && is_root=true
+
+prefix=""
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --prefix)
+            [[ $# -ge 2 && -n $2 ]] || die "--prefix needs a directory"
+            prefix=$2
+            shift 2
+            ;;
+        --prefix=*)
+            prefix=${1#--prefix=}
+            [[ -n $prefix ]] || die "--prefix needs a directory"
+            shift
+            ;;
+        -h | --help)
+            usage
+            exit 0
+            ;;
+        *)
+            die "unknown argument '$1' (usage: ./install.sh [--prefix DIR])"
+            ;;
+    esac
+done
+if [[ -z $prefix ]]; then
+    if $is_root; then
+        prefix=/usr/local
+    else
+        [[ -n ${HOME:-} ]] || die "HOME is not set; give the install location with --prefix DIR"
+        prefix=$HOME/.local
+    fi
+fi
+
+# ---------------------------------------------------------------- packages
+
+apt_install() {
+    echo "installing with apt-get: $*"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" </dev/null >/dev/null
+}
+
+missing_build=()
+command -v mvn >/dev/null || missing_build+=(maven)
+command -v cc >/dev/null || missing_build+=(gcc)
+command -v make >/dev/null || missing_build+=(make)
+missing_bwrap=()
+command -v bwrap >/dev/null || missing_bwrap+=(bubblewrap)
+
+bwrap_missing_at_end=false
+if [[ ${#missing_build[@]} -gt 0 || ${#missing_bwrap[@]} -gt 0 ]]; then
+    if $is_root && command -v apt-get >/dev/null; then
+        apt_install "${missing_build[@]}" "${missing_bwrap[@]}" ||
+            die "apt-get could not install ${missing_build[*]} ${missing_bwrap[*]}"
+    elif [[ ${#missing_build[@]} -gt 0 ]]; then
+        if command -v apt-get >/dev/null; then
+            die "missing build tools; install them with: sudo apt-get install -y ${missing_build[*]} ${missing_bwrap[*]}"
+        fi
+        die "missing build tools: ${missing_build[*]} (install them with your package manager)"
+    else
+        bwrap_missing_at_end=true
+    fi
+fi
+
+jdk=$("$repo/scripts/find-jdk.sh") || exit 1
+
+# ---------------------------------------------------------------- build
+
+echo "building agent-sandbox with the JDK in $jdk"
+(
+    cd "$repo"
+    export JAVA_HOME=$jdk
+    export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
+    mvn -B -q -DskipTests package
+) || die "build failed (see the Maven output above)"
+
+image=$repo/dist/target/agent-sandbox
+[[ -x $image/bin/agent-sandbox ]] || die "build produced no app image at $image"
+
+# ---------------------------------------------------------------- install
+
+mkdir -p "$prefix/lib" "$prefix/bin" || die "cannot create $prefix/lib and $prefix/bin"
+prefix=$(cd "$prefix" && pwd)
+target=$prefix/lib/agent-sandbox
+staged=$prefix/lib/.agent-sandbox.new.$$
+retired=$prefix/lib/.agent-sandbox.old.$$
+trap 'rm -rf "$staged" "$retired"' EXIT
+
+# Copy next to the old install, then swap: users never see a half-copied one.
+cp -a "$image" "$staged" || die "cannot copy the app image to $staged"
+if [[ -n $(find "$prefix" -maxdepth 0 -perm -o=rx) ]]; then
+    chmod -R a+rX "$staged" # the prefix is shared: so is the install
+fi
+if [[ -e $target || -L $target ]]; then
+    mv "$target" "$retired" || die "cannot move the old install $target aside"
+fi
+mv "$staged" "$target" || die "cannot move the new install into $target"
+rm -rf "$retired"
+ln -sfn ../lib/agent-sandbox/bin/agent-sandbox "$prefix/bin/agent-sandbox" ||
+    die "cannot link $prefix/bin/agent-sandbox"
+
+version=$("$prefix/bin/agent-sandbox" --version 2>&1) ||
+    die "installed, but $prefix/bin/agent-sandbox does not start: ${version//$'\n'/ }"
+
+echo "installed $version in $target"
+echo "command: $prefix/bin/agent-sandbox"
+case ":${PATH:-}:" in
+    *":$prefix/bin:"*) echo "$prefix/bin is on PATH: run agent-sandbox --help" ;;
+    *) echo "$prefix/bin is not on PATH; add it, e.g. export PATH=\"$prefix/bin:\$PATH\"" ;;
+esac
+
+if $bwrap_missing_at_end; then
+    if command -v apt-get >/dev/null; then
+        die "bubblewrap is missing and agent-sandbox needs it to run; install it with: sudo apt-get install -y bubblewrap"
+    fi
+    die "bubblewrap is missing and agent-sandbox needs it to run; install the bubblewrap package"
+fi

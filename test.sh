@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs every test of agent-sandbox: unit tests, then the end-to-end tests
+# against the packaged app image under real bwrap.
+#
+#   ./test.sh [extra Maven arguments]
+#
+# As root, the end-to-end tests run agent-sandbox as an unprivileged user
+# through setpriv (AGENT_SANDBOX_TEST_UID, default 65534).
+set -euo pipefail
+
+die() {
+    echo "agent-sandbox: $*" >&2
+    exit 1
+}
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+command -v bwrap >/dev/null ||
+    die "bwrap not found; the tests need bubblewrap: sudo apt-get install -y bubblewrap"
+if [[ $(id -u) -eq 0 ]]; then
+    command -v setpriv >/dev/null ||
+        die "setpriv not found; as root the tests need it to drop privileges: apt-get install -y util-linux"
+fi
+command -v mvn >/dev/null || die "mvn not found; install Maven: sudo apt-get install -y maven"
+command -v cc >/dev/null || die "cc not found; the launcher needs a C compiler: sudo apt-get install -y gcc"
+command -v make >/dev/null || die "make not found: sudo apt-get install -y make"
+jdk=$("$repo/scripts/find-jdk.sh") || exit 1
+
+cd "$repo"
+export JAVA_HOME=$jdk
+export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
+echo "testing with the JDK in $jdk"
+status=0
+mvn -B -ntp verify "$@" || status=$?
+exit "$status"
