@@ -235,6 +235,8 @@ final class Jsonc {
                 pos++;
             } else if (pos < text.length() && text.charAt(pos) == '}') {
                 // closed on the next turn
+            } else if (pos >= text.length()) {
+                throw error("unexpected end of file inside an object (missing '}')");
             } else {
                 throw error("unexpected " + describeHere() + ", expected ',' or '}'");
             }
@@ -261,6 +263,8 @@ final class Jsonc {
                 pos++;
             } else if (pos < text.length() && text.charAt(pos) == ']') {
                 // closed on the next turn
+            } else if (pos >= text.length()) {
+                throw error("unexpected end of file inside an array (missing ']')");
             } else {
                 throw error("unexpected " + describeHere() + ", expected ',' or ']'");
             }

@@ -1,0 +1,170 @@
+package agentsandbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import agentsandbox.core.CommandRule;
+import agentsandbox.core.Layer;
+import agentsandbox.core.PolicyLayer;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class FlagsTest {
+    private static Args parse(String... argv) {
+        return Flags.parse(List.of(argv));
+    }
+
+    @Test
+    void No_Arguments_Means_Help() {
+        assertThat(parse().mode()).isEqualTo(Args.Mode.HELP);
+    }
+
+    @Test
+    void Flags_Stop_At_The_First_Non_Flag() {
+        Args a = parse("--network=false", "npm", "install", "--save-dev", "-h", "--", "--ro", "x");
+        assertThat(a.mode()).isEqualTo(Args.Mode.RUN);
+        assertThat(a.network()).isFalse();
+        assertThat(a.command()).containsExactly("npm", "install", "--save-dev", "-h", "--", "--ro", "x");
+        assertThat(a.ro()).isEmpty();
+    }
+
+    @Test
+    void Double_Dash_Ends_The_Flags() {
+        assertThat(parse("--", "--version").command()).containsExactly("--version");
+        assertThat(parse("--dry-run", "--", "check").command()).containsExactly("check");
+        assertThat(parse("--dry-run", "--", "check").mode()).isEqualTo(Args.Mode.RUN);
+    }
+
+    @Test
+    void Values_With_Space_Or_Equals() {
+        Args a = parse("--ro", "a", "--ro=b", "--rw", "c", "--rw=d", "--exclude", "e", "--exclude=f",
+                "-C", "dir", "--config=cfg.json", "true");
+        assertThat(a.ro()).containsExactly("a", "b");
+        assertThat(a.rw()).containsExactly("c", "d");
+        assertThat(a.exclude()).containsExactly("e", "f");
+        assertThat(a.cwd()).isEqualTo("dir");
+        assertThat(a.config()).isEqualTo("cfg.json");
+        assertThat(parse("-c", "x.json", "true").config()).isEqualTo("x.json");
+        assertThat(parse("--cwd=sub", "true").cwd()).isEqualTo("sub");
+        assertThat(parse("-Csub", "true").cwd()).isEqualTo("sub");
+    }
+
+    @Test
+    void A_Value_May_Itself_Look_Like_A_Flag() {
+        assertThat(parse("--ro", "--weird-dir", "true").ro()).containsExactly("--weird-dir");
+    }
+
+    @ParameterizedTest
+    @CsvSource({"--network,true", "--network=true,true", "--network=1,true", "--network=false,false",
+            "--network=0,false"})
+    void Booleans_Accept_True_False_One_Zero(String flag, boolean expected) {
+        assertThat(parse(flag, "x").network()).isEqualTo(expected);
+        assertThat(parse(flag.replace("network", "docker"), "x").docker()).isEqualTo(expected);
+    }
+
+    @Test
+    void A_Bare_Boolean_Takes_No_Separate_Value() {
+        Args a = parse("--network", "true");
+        assertThat(a.network()).isTrue();
+        assertThat(a.command()).containsExactly("true");
+    }
+
+    @Test
+    void Unset_Booleans_Stay_Unset_So_Config_Can_Decide() {
+        Args a = parse("true");
+        assertThat(a.network()).isNull();
+        assertThat(a.docker()).isNull();
+        assertThat(a.dryRun()).isFalse();
+        assertThat(a.debug()).isFalse();
+    }
+
+    @Test
+    void Cmd_Is_Repeatable_And_Comma_Separated() {
+        Args a = parse("--cmd", "git=true,rm=false", "--cmd=npm=~/bin/guard.sh", "--cmd", "git=@git", "x");
+        assertThat(a.commands()).containsOnlyKeys("git", "rm", "npm");
+        assertThat(a.commands().get("git")).isEqualTo(new CommandRule.Preset("@git"));
+        assertThat(a.commands().get("rm")).isEqualTo(new CommandRule.Blocked());
+        assertThat(a.commands().get("npm")).isEqualTo(new CommandRule.Script("~/bin/guard.sh"));
+    }
+
+    @Test
+    void Help_And_Version_Win_Wherever_They_Appear_Among_Flags() {
+        assertThat(parse("-h").mode()).isEqualTo(Args.Mode.HELP);
+        assertThat(parse("--network=false", "--help").mode()).isEqualTo(Args.Mode.HELP);
+        assertThat(parse("-v").mode()).isEqualTo(Args.Mode.VERSION);
+        assertThat(parse("--version").mode()).isEqualTo(Args.Mode.VERSION);
+    }
+
+    @Test
+    void Check_Subcommand_And_Flag() {
+        assertThat(parse("check").mode()).isEqualTo(Args.Mode.CHECK);
+        assertThat(parse("check").quiet()).isFalse();
+        assertThat(parse("check", "-q").quiet()).isTrue();
+        assertThat(parse("--check").mode()).isEqualTo(Args.Mode.CHECK);
+        assertThat(parse("--check", "-q").quiet()).isTrue();
+        assertThat(parse("-q", "--check").quiet()).isTrue();
+    }
+
+    @Test
+    void The_Flag_Layer_Carries_Every_Rule() {
+        PolicyLayer l = parse("--ro", "a", "--rw", "b", "--exclude", "c", "--cmd", "rm=false",
+                "--network=false", "--docker", "x").flagLayer();
+        assertThat(l.layer()).isEqualTo(Layer.FLAG);
+        assertThat(l.source()).isEqualTo("flags");
+        assertThat(l.ro()).containsExactly("a");
+        assertThat(l.rw()).containsExactly("b");
+        assertThat(l.exclude()).containsExactly("c");
+        assertThat(l.commands()).containsEntry("rm", new CommandRule.Blocked());
+        assertThat(l.network()).isFalse();
+        assertThat(l.docker()).isTrue();
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "--netwrk --x                 | unknown flag '--netwrk'",
+        "-x true                      | unknown flag '-x'",
+        "--ro                         | --ro needs a value",
+        "-C                           | -C needs a value",
+        "--network=yes true           | --network=yes: expected true, false, 1 or 0",
+        "--network=false              | no command given",
+        "--dry-run --                 | no command after '--'",
+        "--help=1                     | --help takes no value",
+        "--cmd git true               | expected NAME=VALUE",
+        "--cmd git=@nope true         | unknown command preset '@nope'",
+        "--cmd =true true             | empty command name",
+        "--cmd a/b=true true          | invalid command name 'a/b'",
+        "--cmd git= true              | empty command rule",
+        "--ro src/[ab true            | --ro src/[ab:",
+        "-q true                      | -q only applies to check",
+        "check now                    | check takes only -q",
+        "--check ls                   | --check takes no command",
+    })
+    void Usage_Errors_Name_The_Problem(String argv, String message) {
+        assertThatThrownBy(() -> parse(argv.trim().split(" +")))
+                .isInstanceOf(UsageException.class)
+                .hasMessageContaining(message);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"--cwd=", "--ro="})
+    void Empty_Values_Are_Refused(String flag) {
+        assertThatThrownBy(() -> parse(flag, "true")).isInstanceOf(UsageException.class)
+                .hasMessageContaining("non-empty value");
+    }
+
+    @Test
+    void Usage_Names_Every_Flag() {
+        for (String flag : List.of("--help", "--version", "--check", "--cwd", "--config", "--network",
+                "--docker", "--dry-run", "--debug", "--ro", "--rw", "--exclude", "--cmd")) {
+            assertThat(Flags.USAGE).contains(flag);
+        }
+    }
+
+    @Test
+    void Version_Comes_From_The_Build() {
+        assertThat(Flags.version()).matches("\\d+\\.\\d+\\.\\d+.*");
+    }
+}
