@@ -32,4 +32,19 @@ export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
 echo "testing with the JDK in $jdk"
 status=0
 mvn -B -ntp verify "$@" || status=$?
+
+# Sums the "Tests run" lines of one module's reports: prints "run skipped".
+count() {
+    cat "$@" 2>/dev/null | sed -n 's/^Tests run: \([0-9]*\), Failures: [0-9]*, Errors: [0-9]*, Skipped: \([0-9]*\).*/\1 \2/p' |
+        awk '{ run += $1; skipped += $2 } END { printf "%d %d\n", run, skipped }'
+}
+read -r unit_run unit_skipped < <(count "$repo"/*/target/surefire-reports/*.txt)
+read -r e2e_run e2e_skipped < <(count "$repo"/dist/target/failsafe-reports/*.txt)
+echo "unit tests: $unit_run run, $unit_skipped skipped"
+echo "end-to-end tests (real bwrap, unprivileged user): $e2e_run run, $e2e_skipped skipped"
+if [[ $status -eq 0 ]]; then
+    # A suite whose end-to-end part did not run, or skipped tests, proves nothing.
+    [[ $e2e_run -gt 0 ]] || die "no end-to-end test ran"
+    [[ $e2e_skipped -eq 0 && $unit_skipped -eq 0 ]] || die "tests were skipped; every test must run"
+fi
 exit "$status"

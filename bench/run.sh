@@ -75,6 +75,12 @@ run() {
 dry_run=$(run "$launcher" --dry-run -- true 2>"$work/dry-run.err") ||
     die "agent-sandbox --dry-run -- true failed: $(tr '\n' ' ' <"$work/dry-run.err")"
 [[ -n $dry_run ]] || die "agent-sandbox --dry-run -- true printed nothing"
+# The printed line binds files of the per-run directory that agent-sandbox creates
+# when it really runs (and that --dry-run leaves uncreated): make it for raw bwrap.
+runtime_dir=$(grep -o "$work/tmp/agent-sandbox-[0-9a-f]\{16\}" <<<"$dry_run" | head -n 1 || true)
+if [[ -n $runtime_dir ]]; then
+    run sh -c 'mkdir -m 700 "$1" && : >"$1/hidden" && chmod 000 "$1/hidden"' sh "$runtime_dir"
+fi
 run bash -c "$dry_run" >/dev/null 2>"$work/raw.err" ||
     die "the bwrap command line from --dry-run does not run: $(tr '\n' ' ' <"$work/raw.err")"
 

@@ -2,7 +2,10 @@ package agentsandbox.core;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A layered policy: the built-in defaults followed by the layers the caller adds,
@@ -52,6 +55,15 @@ public record Policy(List<PolicyLayer> layers, List<Path> configFiles) {
             }
         }
         return v != null && v;
+    }
+
+    /** Command rules after merging: a later layer overrides a name an earlier one set. */
+    public Map<String, CommandRule> commands() {
+        Map<String, CommandRule> merged = new LinkedHashMap<>();
+        for (PolicyLayer l : layers) {
+            merged.putAll(l.commands());
+        }
+        return Collections.unmodifiableMap(merged);
     }
 
     public static final class Builder {
