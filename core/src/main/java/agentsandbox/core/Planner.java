@@ -38,12 +38,12 @@ final class Planner {
             Specificity.Decision parent = nearestAncestor(done, w.path());
             String why = describe(w) + overrides(d);
             if (redundant(w, parent)) {
-                notes.add(String.format("%-7s %s  <- %s; unchanged, already %s via %s", w.access().word(),
-                        w.path(), why, w.access().word(), parent == null ? "/" : parent.path()));
+                notes.add(pad(w.access().word()) + w.path() + "  <- " + why + "; unchanged, already "
+                        + w.access().word() + " via " + (parent == null ? "/" : parent.path()));
             } else {
                 Mount m = mountFor(w, hiddenFile);
                 mounts.add(m);
-                notes.add(String.format("%-7s %s  <- %s", w.access().word(), w.path(), why));
+                notes.add(pad(w.access().word()) + w.path() + "  <- " + why);
             }
             done.add(d);
         }
@@ -111,5 +111,10 @@ final class Planner {
             sb.append(i == 0 ? "" : ", ").append(c.access().word()).append(" from ").append(describe(c));
         }
         return sb.toString();
+    }
+
+    /** An access word padded to the width of the longest ({@code exclude}) plus one space. */
+    static String pad(String word) {
+        return word.length() >= 8 ? word + " " : word + " ".repeat(8 - word.length());
     }
 }

@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -32,7 +31,6 @@ public final class Sandbox {
     /** Where the application directory is mounted inside. */
     public static final Path APP = RUNTIME.resolve("app");
 
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     /** True when this process runs inside an agent-sandbox sandbox. */
     public static boolean isInside() {
@@ -184,9 +182,25 @@ public final class Sandbox {
         Execution.deleteQuietly(plan.runtimeDir());
     }
 
+    /**
+     * Eight random bytes for the per-run directory name. Read straight from the kernel:
+     * {@code SecureRandom} would load the security provider framework on every start.
+     * The name only needs to be unlikely to collide; the directory is created
+     * exclusively, so a guessed name cannot be pre-planted.
+     */
     private static byte[] randomBytes() {
         byte[] b = new byte[8];
-        RANDOM.nextBytes(b);
+        try (java.io.InputStream in = Files.newInputStream(Path.of("/dev/urandom"))) {
+            if (in.readNBytes(b, 0, b.length) == b.length) {
+                return b;
+            }
+        } catch (java.io.IOException e) {
+            // fall through to a time- and pid-based name
+        }
+        long v = System.nanoTime() ^ (ProcessHandle.current().pid() << 32);
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) (v >>> (8 * i));
+        }
         return b;
     }
 
@@ -221,7 +235,7 @@ public final class Sandbox {
                 continue;
             }
             out.add(new Mount(Mount.Kind.READ_ONLY, real, real, Access.RO, origin));
-            notes.add(String.format("%-7s %s  <- %s", "ro", real, origin));
+            notes.add(Planner.pad("ro") + real + "  <- " + origin);
         }
         return out;
     }
