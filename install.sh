@@ -111,35 +111,7 @@ image=$repo/dist/target/agent-sandbox
 
 # ---------------------------------------------------------------- install
 
-mkdir -p "$prefix/lib" "$prefix/bin" || die "cannot create $prefix/lib and $prefix/bin"
-prefix=$(cd "$prefix" && pwd)
-target=$prefix/lib/agent-sandbox
-staged=$prefix/lib/.agent-sandbox.new.$$
-retired=$prefix/lib/.agent-sandbox.old.$$
-trap 'rm -rf "$staged" "$retired"' EXIT
-
-# Copy next to the old install, then swap: users never see a half-copied one.
-cp -a "$image" "$staged" || die "cannot copy the app image to $staged"
-if [[ -n $(find "$prefix" -maxdepth 0 -perm -o=rx) ]]; then
-    chmod -R a+rX "$staged" # the prefix is shared: so is the install
-fi
-if [[ -e $target || -L $target ]]; then
-    mv "$target" "$retired" || die "cannot move the old install $target aside"
-fi
-mv "$staged" "$target" || die "cannot move the new install into $target"
-rm -rf "$retired"
-ln -sfn ../lib/agent-sandbox/bin/agent-sandbox "$prefix/bin/agent-sandbox" ||
-    die "cannot link $prefix/bin/agent-sandbox"
-
-version=$("$prefix/bin/agent-sandbox" --version 2>&1) ||
-    die "installed, but $prefix/bin/agent-sandbox does not start: ${version//$'\n'/ }"
-
-echo "installed $version in $target"
-echo "command: $prefix/bin/agent-sandbox"
-case ":${PATH:-}:" in
-    *":$prefix/bin:"*) echo "$prefix/bin is on PATH: run agent-sandbox --help" ;;
-    *) echo "$prefix/bin is not on PATH; add it, e.g. export PATH=\"$prefix/bin:\$PATH\"" ;;
-esac
+"$repo/scripts/install-image.sh" "$image" "$prefix" || exit 1
 
 if $bwrap_missing_at_end; then
     if command -v apt-get >/dev/null; then
