@@ -35,7 +35,7 @@ final class Preflight {
                     "bubblewrap needs Linux namespaces");
         }
         if (env.uid() == 0) {
-            throw new SandboxException("agent-sandbox refuses to run as root",
+            throw new SandboxException("refusing to run as root",
                     "run it as your normal user; root inside a sandbox defeats its purpose");
         }
         if (findBwrap(env) == null) {
