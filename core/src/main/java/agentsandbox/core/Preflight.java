@@ -85,8 +85,10 @@ final class Preflight {
         if ("1".equals(read(procSys.resolve("kernel/apparmor_restrict_unprivileged_userns")))) {
             return new SandboxException("bwrap cannot create a user namespace: AppArmor restricts unprivileged"
                     + " user namespaces (" + first + ")",
-                    "allow bwrap with an AppArmor profile (Ubuntu: 'sudo apt-get install apparmor-profiles'"
-                            + " or a profile for /usr/bin/bwrap with 'userns,'), or"
+                    "give bwrap a profile that allows user namespaces, /etc/apparmor.d/bwrap containing"
+                            + " 'abi <abi/4.0>, include <tunables/global> profile bwrap /usr/bin/bwrap"
+                            + " flags=(unconfined) { userns, }', then 'sudo systemctl reload apparmor';"
+                            + " or lift the restriction for everything:"
                             + " 'sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0'");
         }
         return new SandboxException("bwrap cannot create a sandbox (" + first + ")",
