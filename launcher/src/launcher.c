@@ -12,6 +12,21 @@
  *   in a sandbox    /run/agent-sandbox/agent-sandbox, application in
  *                   /run/agent-sandbox/app (the launcher's directory holds app/lib)
  *
+ * Inside a sandbox the same binary is also bound, read-only, over every path of
+ * a wrapped command (/usr/bin/git, ...). Started there it is the wrapper: the
+ * rule for the path it was started at is the target of a symlink named after
+ * that path in /run/agent-sandbox/cmd/ (in a nested sandbox, possibly in an
+ * outer runtime under /run/agent-sandbox/outer/...), one line:
+ *
+ *   <kind> TAB <name> TAB <real binary, relative to the runtime, or -> TAB <script or ->
+ *
+ *   block   print that the command is blocked, exit 1
+ *   script  exec the script with the original arguments, AGENT_SANDBOX_CMD and
+ *           AGENT_SANDBOX_REAL set
+ *   git     ask the git guard (the agent-sandbox process outside, over the
+ *           Unix socket <runtime>/guard/socket) and exec the real git or refuse;
+ *           no answer means no git
+ *
  * Every failure is one line on stderr and exit status 1.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -22,13 +37,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PROGRAM "agent-sandbox"
 
 /* Present, read-only, inside every sandbox: its existence is the answer to `check`. */
 #define SANDBOX_MARKER "/run/agent-sandbox/agent-sandbox"
+
+/* The sandbox's runtime; an outer sandbox's runtime is at <runtime>/outer. */
+#define RUNTIME "/run/agent-sandbox"
+#define MAX_NESTING 32
+
+/* How long the git guard may take to answer, and to appear after the sandbox starts. */
+#define GUARD_TIMEOUT_SECONDS 20
+#define GUARD_CONNECT_MILLIS 3000
+
+/* Bounds of what the launcher sends the guard and reads back. */
+#define GUARD_LINE_MAX 8192
+#define GUARD_QUESTIONS_MAX 64
 
 /* Options for a short-lived command line JVM; logging goes to stderr so that
  * nothing the JVM says can mix with the sandboxed command's stdout. */
@@ -205,32 +236,321 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     die("cannot start %s: %s", java, strerror(errno));
 }
 
+
+/* ------------------------------------------------------------------ wrapper */
+
+/* A wrapped command's rule, read from the lookup symlink. */
+struct rule {
+    char runtime[PATH_MAX]; /* the runtime directory it was found in */
+    char text[PATH_MAX];    /* the symlink target, split in place */
+    const char *kind;
+    const char *name;
+    const char *real;       /* relative to runtime, or "-" */
+    const char *script;     /* absolute, or "-" */
+};
+
+/* Appends the lookup name of an absolute path: '%' -> %25, '/' -> %2F. */
+static void lookup_name(char out[PATH_MAX], const char *path)
+{
+    size_t n = 0;
+    for (const char *p = path; *p != '\0'; p++) {
+        const char *piece = *p == '%' ? "%25" : *p == '/' ? "%2F" : NULL;
+        size_t len = piece != NULL ? 3 : 1;
+        if (n + len >= PATH_MAX) {
+            die("path too long to look up: %s", path);
+        }
+        if (piece != NULL) {
+            memcpy(out + n, piece, 3);
+        } else {
+            out[n] = *p;
+        }
+        n += len;
+    }
+    out[n] = '\0';
+}
+
+/* Splits the next TAB-separated field off *cursor. */
+static const char *next_field(char **cursor)
+{
+    char *start = *cursor;
+    if (start == NULL) {
+        return NULL;
+    }
+    char *tab = strchr(start, '\t');
+    if (tab != NULL) {
+        *tab = '\0';
+        *cursor = tab + 1;
+    } else {
+        *cursor = NULL;
+    }
+    return start;
+}
+
+/* Finds the rule for the executable path, innermost runtime first. 1 when found. */
+static int find_rule(const char *exe, struct rule *rule)
+{
+    char name[PATH_MAX];
+    lookup_name(name, exe);
+    char runtime[PATH_MAX];
+    format_path(runtime, "%s", RUNTIME);
+    for (int depth = 0; depth < MAX_NESTING; depth++) {
+        if (!is_directory(runtime)) {
+            return 0;
+        }
+        char link[PATH_MAX];
+        format_path(link, "%s/cmd/%s", runtime, name);
+        ssize_t length = readlink(link, rule->text, sizeof rule->text);
+        if (length >= 0) {
+            if ((size_t)length >= sizeof rule->text) {
+                die("command rule for %s is too long", exe);
+            }
+            rule->text[length] = '\0';
+            format_path(rule->runtime, "%s", runtime);
+            char *cursor = rule->text;
+            rule->kind = next_field(&cursor);
+            rule->name = next_field(&cursor);
+            rule->real = next_field(&cursor);
+            rule->script = next_field(&cursor);
+            if (rule->kind == NULL || rule->name == NULL || rule->real == NULL || rule->script == NULL) {
+                die("malformed command rule for %s", exe);
+            }
+            return 1;
+        }
+        if (errno != ENOENT && errno != ENOTDIR) {
+            die("cannot read the command rule for %s: %s", exe, strerror(errno));
+        }
+        char outer[PATH_MAX];
+        format_path(outer, "%s/outer", runtime);
+        format_path(runtime, "%s", outer);
+    }
+    return 0;
+}
+
+static void real_binary(const struct rule *rule, char out[PATH_MAX])
+{
+    if (strcmp(rule->real, "-") == 0) {
+        die("%s: no real binary is available in this sandbox", rule->name);
+    }
+    format_path(out, "%s/%s", rule->runtime, rule->real);
+}
+
+__attribute__((noreturn))
+static void run_script(const struct rule *rule, int argc, char *argv[])
+{
+    char real[PATH_MAX];
+    real_binary(rule, real);
+    if (setenv("AGENT_SANDBOX_CMD", rule->name, 1) != 0 || setenv("AGENT_SANDBOX_REAL", real, 1) != 0) {
+        die("cannot set the wrapper environment: %s", strerror(errno));
+    }
+    char **script_argv = calloc((size_t)argc + 1, sizeof *script_argv);
+    if (script_argv == NULL) {
+        die("out of memory");
+    }
+    script_argv[0] = (char *)rule->script;
+    for (int i = 1; i < argc; i++) {
+        script_argv[i] = argv[i];
+    }
+    script_argv[argc] = NULL;
+    execv(rule->script, script_argv);
+    die("%s: cannot run the wrapper script %s: %s", rule->name, rule->script, strerror(errno));
+}
+
+__attribute__((format(printf, 2, 3), noreturn))
+static void guard_refuses(const struct rule *rule, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fprintf(stderr, PROGRAM ": %s guard unavailable (", rule->name);
+    vfprintf(stderr, format, args);
+    fprintf(stderr, "); refusing to run %s\n", rule->name);
+    va_end(args);
+    exit(1);
+}
+
+static void send_all(const struct rule *rule, int fd, const char *data, size_t length)
+{
+    while (length > 0) {
+        ssize_t n = send(fd, data, length, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            guard_refuses(rule, "cannot send: %s", strerror(errno));
+        }
+        data += n;
+        length -= (size_t)n;
+    }
+}
+
+/* Sends a NUL-terminated field. */
+static void send_field(const struct rule *rule, int fd, const char *text)
+{
+    send_all(rule, fd, text, strlen(text) + 1);
+}
+
+static void send_count(const struct rule *rule, int fd, size_t count)
+{
+    char number[32];
+    snprintf(number, sizeof number, "%zu", count);
+    send_field(rule, fd, number);
+}
+
+/* The environment variables that change what git does or which repository it uses. */
+static int matters_to_git(const char *entry)
+{
+    return strncmp(entry, "GIT_", 4) == 0 || strncmp(entry, "HOME=", 5) == 0
+        || strncmp(entry, "XDG_CONFIG_HOME=", 16) == 0;
+}
+
+/* Reads one '\n'-terminated line from the guard; 0 at end of stream. */
+static int read_line(const struct rule *rule, int fd, char line[GUARD_LINE_MAX])
+{
+    size_t n = 0;
+    for (;;) {
+        char c;
+        ssize_t got = recv(fd, &c, 1, 0);
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                guard_refuses(rule, "no answer within %d seconds", GUARD_TIMEOUT_SECONDS);
+            }
+            guard_refuses(rule, "cannot receive: %s", strerror(errno));
+        }
+        if (got == 0) {
+            return 0;
+        }
+        if (c == '\n') {
+            line[n] = '\0';
+            return 1;
+        }
+        if (n + 1 >= GUARD_LINE_MAX) {
+            guard_refuses(rule, "answer too long");
+        }
+        line[n++] = c;
+    }
+}
+
+static int connect_guard(const struct rule *rule)
+{
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    int length = snprintf(address.sun_path, sizeof address.sun_path, "%s/guard/socket", rule->runtime);
+    if (length < 0 || (size_t)length >= sizeof address.sun_path) {
+        guard_refuses(rule, "socket path too long");
+    }
+    /* The guard starts with the sandbox; give it a moment if it is not listening yet. */
+    for (int waited = 0;; waited += 5) {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            guard_refuses(rule, "cannot create a socket: %s", strerror(errno));
+        }
+        if (connect(fd, (struct sockaddr *)&address, sizeof address) == 0) {
+            struct timeval timeout = {.tv_sec = GUARD_TIMEOUT_SECONDS, .tv_usec = 0};
+            if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0
+                || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout) != 0) {
+                guard_refuses(rule, "cannot set a timeout: %s", strerror(errno));
+            }
+            return fd;
+        }
+        int error = errno;
+        close(fd);
+        if ((error != ENOENT && error != ECONNREFUSED) || waited >= GUARD_CONNECT_MILLIS) {
+            guard_refuses(rule, "cannot connect to %s: %s", address.sun_path, strerror(error));
+        }
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+extern char **environ;
+
+__attribute__((noreturn))
+static void run_guarded(const struct rule *rule, int argc, char *argv[])
+{
+    char real[PATH_MAX];
+    real_binary(rule, real);
+    int fd = connect_guard(rule);
+
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) == NULL) {
+        cwd[0] = '\0';
+    }
+    send_field(rule, fd, "AGS1");
+    send_field(rule, fd, cwd);
+    send_count(rule, fd, (size_t)argc);
+    for (int i = 0; i < argc; i++) {
+        send_field(rule, fd, argv[i]);
+    }
+    size_t count = 0;
+    for (char **e = environ; *e != NULL; e++) {
+        count += matters_to_git(*e) ? 1 : 0;
+    }
+    send_count(rule, fd, count);
+    for (char **e = environ; *e != NULL; e++) {
+        if (matters_to_git(*e)) {
+            send_field(rule, fd, *e);
+        }
+    }
+
+    char line[GUARD_LINE_MAX];
+    for (int questions = 0;; questions++) {
+        if (!read_line(rule, fd, line)) {
+            guard_refuses(rule, "the guard closed the connection without an answer");
+        }
+        if (strcmp(line, "A") == 0) {
+            close(fd);
+            execv(real, argv);
+            die("cannot run %s (%s): %s", rule->name, real, strerror(errno));
+        }
+        if (strncmp(line, "D ", 2) == 0) {
+            fprintf(stderr, PROGRAM ": %s\n", line + 2);
+            exit(1);
+        }
+        if (strncmp(line, "R ", 2) == 0 && questions < GUARD_QUESTIONS_MAX) {
+            /* Resolve a path as this process sees it; an empty answer when it does not resolve. */
+            char resolved[PATH_MAX];
+            if (realpath(line + 2, resolved) == NULL) {
+                resolved[0] = '\0';
+            }
+            send_field(rule, fd, resolved);
+            continue;
+        }
+        guard_refuses(rule, "unexpected answer");
+    }
+}
+
+__attribute__((noreturn))
+static void run_wrapper(const struct rule *rule, int argc, char *argv[])
+{
+    if (strcmp(rule->kind, "block") == 0) {
+        fprintf(stderr, PROGRAM ": %s is blocked in this sandbox (its command rule is false)\n", rule->name);
+        exit(1);
+    }
+    if (strcmp(rule->kind, "script") == 0) {
+        run_script(rule, argc, argv);
+    }
+    if (strcmp(rule->kind, "git") == 0) {
+        run_guarded(rule, argc, argv);
+    }
+    die("%s: unknown command rule '%s'", rule->name, rule->kind);
+}
+
+/* ------------------------------------------------------------------ main */
+
 /* The launcher as `agent-sandbox`: answer `check`, or hand everything to Java. */
-static int run_tool(int argc, char *argv[])
+__attribute__((noreturn))
+static void run_tool(int argc, char *argv[])
 {
     int quiet = 0;
     if (is_check(argc, argv, &quiet)) {
-        return check(quiet);
+        exit(check(quiet));
     }
     struct installation self;
     find_installation(&self);
     exec_java(&self, argc, argv);
-}
-
-/* What the launcher is this time, decided by the name it was started under. */
-enum face {
-    FACE_TOOL, /* agent-sandbox itself */
-};
-
-static enum face face_of(const char *program_name)
-{
-    /*
-     * One face so far: the tool, whatever the name (a renamed or symlinked
-     * copy behaves the same). Command wrappers, this binary overlaid on a
-     * wrapped command inside a sandbox, will be recognised here by name.
-     */
-    (void)program_name;
-    return FACE_TOOL;
 }
 
 int main(int argc, char *argv[])
@@ -238,9 +558,15 @@ int main(int argc, char *argv[])
     if (argc < 1 || argv[0] == NULL) {
         die("started without a program name");
     }
-    switch (face_of(argv[0])) {
-    case FACE_TOOL:
-        return run_tool(argc, argv);
+    /* Which face: a wrapper when this path is a wrapped command's, else the tool. */
+    char exe[PATH_MAX];
+    ssize_t length = readlink("/proc/self/exe", exe, sizeof exe);
+    if (length > 0 && (size_t)length < sizeof exe) {
+        exe[length] = '\0';
+        struct rule rule;
+        if (find_rule(exe, &rule)) {
+            run_wrapper(&rule, argc, argv);
+        }
     }
-    die("unknown launcher face");
+    run_tool(argc, argv);
 }

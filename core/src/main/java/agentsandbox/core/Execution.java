@@ -17,11 +17,13 @@ public final class Execution {
 
     private final Process process;
     private final Plan plan;
+    private final GuardServer guard;
     private volatile boolean terminated;
 
-    Execution(Process process, Plan plan) {
+    Execution(Process process, Plan plan, GuardServer guard) {
         this.process = process;
         this.plan = plan;
+        this.guard = guard;
     }
 
     /** True once {@link #terminate()} was called. */
@@ -45,6 +47,9 @@ public final class Execution {
         try {
             status = waitUninterruptibly();
         } finally {
+            if (guard != null) {
+                guard.close();
+            }
             Sandbox.removeRuntime(plan);
         }
         if (status == 1 && !terminated && plan.bwrap() != null) {

@@ -14,9 +14,12 @@ import java.util.List;
  * @param hiddenFile the empty mode-000 file inside {@code runtimeDir} that stands in for excluded files
  * @param notes      human-readable decisions, for {@code --debug}
  * @param bwrap      the bwrap executable, or null when none was found (a plan can still be printed)
+ * @param guardSocket where the git guard listens on the host (inside {@code runtimeDir}), or null
+ *                   when no command has the {@code @git} rule
+ * @param tmpSource  the host directory that is {@code /tmp} inside the sandbox
  */
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
-        Path bwrap) {
+        Path bwrap, Path guardSocket, Path tmpSource) {
 
     public Plan {
         argv = List.copyOf(argv);

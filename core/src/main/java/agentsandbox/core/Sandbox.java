@@ -89,6 +89,12 @@ public final class Sandbox {
         List<Mount> mounts = new ArrayList<>(Planner.plan(decisions, hiddenFile, mountNotes));
         mounts.addAll(configProtection(policy, env, decisions, mountNotes));
 
+        boolean nested = isInside();
+        List<String> wrapperNotes = new ArrayList<>();
+        List<Wrappers.Wrapper> wrappers = Wrappers.discover(policy, env, nested ? RUNTIME : null, wrapperNotes);
+        boolean guard = wrappers.stream().anyMatch(Wrappers.Wrapper::needsGuard);
+        Path guardSocket = guard ? runtimeDir.resolve("guard").resolve("socket") : null;
+
         Path bwrap = Preflight.findBwrap(env);
         List<String> argv = new ArrayList<>();
         argv.add(bwrap == null ? "bwrap" : bwrap.toString());
@@ -106,6 +112,9 @@ public final class Sandbox {
         for (Mount m : mounts) {
             argv.addAll(m.args());
         }
+        if (env.installation() != null) {
+            argv.addAll(Wrappers.overlays(wrappers, env.installation().launcher()));
+        }
         argv.addAll(dockerArgs(policy.docker(), env, notes));
         argv.addAll(List.of("--tmpfs", RUNTIME.toString()));
         if (env.installation() != null) {
@@ -114,6 +123,12 @@ public final class Sandbox {
         } else {
             argv.addAll(List.of("--ro-bind", hiddenFile.toString(), ENTRY_POINT.toString()));
         }
+        if (nested) {
+            // the outer sandbox's runtime: its wrappers' rules and real binaries, its git guard
+            argv.addAll(List.of("--ro-bind", RUNTIME.toString(), Wrappers.OUTER.toString()));
+            notes.add("nested: inside another sandbox, whose runtime stays reachable at " + Wrappers.OUTER);
+        }
+        argv.addAll(Wrappers.args(wrappers, guardSocket == null ? null : guardSocket.getParent()));
         argv.addAll(List.of("--remount-ro", RUNTIME.toString()));
         // The private runtime dir lives in the host temp dir, which is writable inside:
         // hide it so the sandbox cannot change the stand-in for excluded files.
@@ -127,7 +142,9 @@ public final class Sandbox {
 
         notes.add("network: " + (network ? "on" : "off (only loopback)"));
         notes.addAll(mountNotes);
-        return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap);
+        notes.addAll(wrapperNotes);
+        Path tmpSource = base ? env.tempDir() : Path.of("/tmp");
+        return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource);
     }
 
     /**
@@ -145,19 +162,31 @@ public final class Sandbox {
             ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
         Preflight.checkCanRun(env);
         createRuntime(plan);
+        GuardServer guard = null;
         try {
+            if (plan.guardSocket() != null) {
+                guard = GuardServer.start(env, plan);
+            }
             ProcessBuilder pb = new ProcessBuilder(plan.argv());
             pb.environment().clear();
             pb.environment().putAll(env.hostEnv());
             pb.directory(env.workDir().toFile());
             pb.redirectInput(in).redirectOutput(out).redirectError(err);
-            return new Execution(pb.start(), plan);
+            return new Execution(pb.start(), plan, guard);
         } catch (IOException e) {
+            closeQuietly(guard);
             removeRuntime(plan);
             throw new SandboxException("cannot start bwrap: " + e.getMessage(), Preflight.INSTALL_HINT, e);
         } catch (RuntimeException e) {
+            closeQuietly(guard);
             removeRuntime(plan);
             throw e;
+        }
+    }
+
+    private static void closeQuietly(GuardServer guard) {
+        if (guard != null) {
+            guard.close();
         }
     }
 
@@ -167,6 +196,10 @@ public final class Sandbox {
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             Files.createFile(plan.hiddenFile(),
                     PosixFilePermissions.asFileAttribute(Set.of()));
+            if (plan.guardSocket() != null) {
+                Files.createDirectory(plan.guardSocket().getParent(),
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            }
         } catch (FileAlreadyExistsException e) {
             throw new SandboxException("runtime directory " + plan.runtimeDir() + " already exists",
                     "plans are for one run; make a new plan");
@@ -178,6 +211,10 @@ public final class Sandbox {
     }
 
     static void removeRuntime(Plan plan) {
+        if (plan.guardSocket() != null) {
+            Execution.deleteQuietly(plan.guardSocket());
+            Execution.deleteQuietly(plan.guardSocket().getParent());
+        }
         Execution.deleteQuietly(plan.hiddenFile());
         Execution.deleteQuietly(plan.runtimeDir());
     }

@@ -1,0 +1,255 @@
+package agentsandbox.core;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Command rules turned into mounts. Every place a wrapped command is reachable through
+ * PATH (symlinks resolved, duplicates removed; for git also its exec-path copy, whose
+ * dashed aliases all point at it) is overlaid read-only by the native launcher. The
+ * launcher learns what to do at that path from a symlink under
+ * {@code /run/agent-sandbox/cmd/} named after the path (bwrap creates it, no host file
+ * needed), and finds the real binary, when the rule needs one, under
+ * {@code /run/agent-sandbox/real/}. Both directories are search-only.
+ *
+ * <p>Inside a sandbox, a path the outer sandbox already wraps keeps the outer rule: the
+ * inner one only adds rules for commands the outer left alone.
+ */
+final class Wrappers {
+    private Wrappers() {}
+
+    /** Where the launcher looks up the rule for the path it was started at. */
+    static final Path COMMANDS = Sandbox.RUNTIME.resolve("cmd");
+    /** Where the real binaries of wrapped commands are bound. */
+    static final Path REAL = Sandbox.RUNTIME.resolve("real");
+    /** Where the outer sandbox's runtime is visible in a nested sandbox. */
+    static final Path OUTER = Sandbox.RUNTIME.resolve("outer");
+    /** The directory that holds the git guard's socket. */
+    static final Path GUARD = Sandbox.RUNTIME.resolve("guard");
+
+    private static final List<String> GIT_ENTRY_POINTS = List.of("git-receive-pack", "git-upload-pack",
+            "git-upload-archive");
+    private static final Path GIT_EXEC_PATH = Path.of("/usr/lib/git-core");
+
+    /**
+     * One wrapped command.
+     *
+     * @param name     the command name
+     * @param rule     its rule (never {@link CommandRule.Unwrapped})
+     * @param origin   the layer that set the rule
+     * @param overlaid the host paths the launcher is bound over
+     * @param real     the real binary, bound inside when the rule runs it
+     * @param realSlot where inside the runtime the real binary appears, relative to it
+     * @param script   the wrapper script for a script rule
+     */
+    record Wrapper(String name, CommandRule rule, Origin origin, List<Path> overlaid, Path real, String realSlot,
+            Path script) {
+
+        /** The launcher's instruction, stored as the target of the lookup symlink. */
+        String instruction() {
+            String kind = switch (rule) {
+                case CommandRule.Blocked b -> "block";
+                case CommandRule.Script s -> "script";
+                case CommandRule.Preset p -> "git";
+                case CommandRule.Unwrapped u -> throw new IllegalStateException("unwrapped " + name);
+            };
+            return kind + "\t" + name + "\t" + (realSlot == null ? "-" : realSlot) + "\t"
+                    + (script == null ? "-" : script.toString());
+        }
+
+        boolean needsGuard() {
+            return rule instanceof CommandRule.Preset;
+        }
+    }
+
+    /** The file name under {@code cmd/} for an overlaid path: {@code /} and {@code %} escaped. */
+    static String lookupName(Path overlaid) {
+        String s = overlaid.toString();
+        StringBuilder sb = new StringBuilder(s.length() + 16);
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '%') {
+                sb.append("%25");
+            } else if (c == '/') {
+                sb.append("%2F");
+            } else {
+                sb.append(c);
+            }
+        }
+        return sb.toString();
+    }
+
+    /**
+     * Finds what each rule overlays.
+     *
+     * @param runtime the runtime directory of the sandbox the plan runs in, when nested:
+     *                paths wrapped there keep their outer rule
+     */
+    static List<Wrapper> discover(Policy policy, Environment env, Path runtime, List<String> notes) {
+        Map<String, CommandRule> rules = new LinkedHashMap<>();
+        Map<String, Origin> origins = new LinkedHashMap<>();
+        for (PolicyLayer l : policy.layers()) {
+            for (Map.Entry<String, CommandRule> e : l.commands().entrySet()) {
+                rules.put(e.getKey(), e.getValue());
+                origins.put(e.getKey(), l.origin());
+            }
+        }
+        List<Wrapper> out = new ArrayList<>();
+        Set<Path> taken = new LinkedHashSet<>();
+        for (Map.Entry<String, CommandRule> e : rules.entrySet()) {
+            String name = e.getKey();
+            CommandRule rule = e.getValue();
+            Origin origin = origins.get(name);
+            if (rule instanceof CommandRule.Unwrapped) {
+                notes.add("command " + name + ": no wrapper (" + origin + ")");
+                continue;
+            }
+            Path script = rule instanceof CommandRule.Script s ? script(name, s, env, origin) : null;
+            List<Path> found = locations(name, env);
+            if (found.isEmpty()) {
+                notes.add("command " + name + ": not found on PATH, nothing to overlay (" + origin + ")");
+                continue;
+            }
+            Path real = found.get(0);
+            List<Path> overlaid = new ArrayList<>();
+            for (Path p : found) {
+                if (runtime != null && Files.isSymbolicLink(runtime.resolve("cmd").resolve(lookupName(p)))) {
+                    notes.add("command " + name + ": " + p + " is already wrapped by the outer sandbox, whose rule"
+                            + " stays (" + origin + " cannot loosen or replace it)");
+                    continue;
+                }
+                if (taken.add(p)) {
+                    overlaid.add(p);
+                }
+            }
+            if (overlaid.isEmpty()) {
+                continue;
+            }
+            if (env.installation() == null) {
+                if (origin.layer() == Layer.PRESET) {
+                    notes.add("command " + name + ": default rule " + rule.describe()
+                            + " not applied (no agent-sandbox launcher installed to wrap it)");
+                    continue;
+                }
+                throw new SandboxException("command rule " + name + "=" + rule.describe() + " (" + origin
+                        + ") needs the agent-sandbox launcher, and this sandbox has no installation",
+                        "pass an Environment.Installation, or remove the rule");
+            }
+            String slot = rule instanceof CommandRule.Blocked ? null
+                    : Sandbox.RUNTIME.relativize(REAL.resolve(Integer.toString(out.size() + 1)).resolve(name))
+                            .toString();
+            out.add(new Wrapper(name, rule, origin, List.copyOf(overlaid), real, slot, script));
+            notes.add("command " + name + " = " + rule.describe() + " (" + origin + "): launcher over "
+                    + String.join(", ", overlaid.stream().map(Path::toString).toList())
+                    + (slot == null ? "" : "; real binary " + real + " at " + Sandbox.RUNTIME.resolve(slot)));
+        }
+        return out;
+    }
+
+    private static Path script(String name, CommandRule.Script s, Environment env, Origin origin) {
+        String text = s.path();
+        Path p;
+        if (text.equals("~") || text.startsWith("~/")) {
+            if (env.home() == null) {
+                throw new SandboxException("command rule " + name + "=" + text + " (" + origin
+                        + "): ~ used but there is no home directory");
+            }
+            p = env.home().resolve(text.length() > 2 ? text.substring(2) : "");
+        } else {
+            p = env.workDir().resolve(text);
+        }
+        p = p.normalize();
+        if (!Files.isRegularFile(p)) {
+            throw new SandboxException("command rule " + name + "=" + text + " (" + origin + "): wrapper script "
+                    + p + " does not exist", "create it, or change the rule");
+        }
+        if (!Files.isExecutable(p)) {
+            throw new SandboxException("command rule " + name + "=" + text + " (" + origin + "): wrapper script "
+                    + p + " is not executable", "chmod +x " + p);
+        }
+        return p;
+    }
+
+    /** Every real file through which {@code name} can be run, first PATH hit first. */
+    static List<Path> locations(String name, Environment env) {
+        Set<Path> out = new LinkedHashSet<>();
+        List<String> names = new ArrayList<>(List.of(name));
+        if (name.equals("git")) {
+            names.addAll(GIT_ENTRY_POINTS);
+        }
+        String path = env.env("PATH").orElse("");
+        for (String n : names) {
+            for (String dir : path.split(":")) {
+                if (dir.startsWith("/")) {
+                    addExecutable(out, Path.of(dir, n));
+                }
+            }
+        }
+        if (name.equals("git")) {
+            addExecutable(out, GIT_EXEC_PATH.resolve("git"));
+            for (String n : GIT_ENTRY_POINTS) {
+                addExecutable(out, GIT_EXEC_PATH.resolve(n));
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    private static void addExecutable(Set<Path> out, Path candidate) {
+        if (!Files.isRegularFile(candidate) || !Files.isExecutable(candidate)) {
+            return;
+        }
+        try {
+            Path real = candidate.toRealPath();
+            if (!real.startsWith(Sandbox.RUNTIME)) {
+                out.add(real);
+            }
+        } catch (IOException e) {
+            // vanished or unreadable: nothing to overlay there
+        }
+    }
+
+    /** The bwrap arguments for the runtime part of the wrappers, after {@code --tmpfs /run/agent-sandbox}. */
+    static List<String> args(List<Wrapper> wrappers, Path guardDir) {
+        List<String> a = new ArrayList<>();
+        if (wrappers.isEmpty()) {
+            return a;
+        }
+        a.addAll(List.of("--perms", "0111", "--dir", COMMANDS.toString()));
+        boolean anyReal = wrappers.stream().anyMatch(w -> w.realSlot() != null);
+        if (anyReal) {
+            a.addAll(List.of("--perms", "0111", "--dir", REAL.toString()));
+        }
+        for (Wrapper w : wrappers) {
+            for (Path p : w.overlaid()) {
+                a.addAll(List.of("--symlink", w.instruction(), COMMANDS.resolve(lookupName(p)).toString()));
+            }
+            if (w.realSlot() != null) {
+                Path slot = Sandbox.RUNTIME.resolve(w.realSlot());
+                a.addAll(List.of("--perms", "0111", "--dir", slot.getParent().toString()));
+                a.addAll(List.of("--ro-bind", w.real().toString(), slot.toString()));
+            }
+        }
+        if (guardDir != null && wrappers.stream().anyMatch(Wrapper::needsGuard)) {
+            a.addAll(List.of("--ro-bind-try", guardDir.toString(), GUARD.toString()));
+        }
+        return a;
+    }
+
+    /** The overlays themselves: the launcher bound read-only over every wrapped path. */
+    static List<String> overlays(List<Wrapper> wrappers, Path launcher) {
+        List<String> a = new ArrayList<>();
+        for (Wrapper w : wrappers) {
+            for (Path p : w.overlaid()) {
+                a.addAll(List.of("--ro-bind", launcher.toString(), p.toString()));
+            }
+        }
+        return a;
+    }
+}
