@@ -195,7 +195,7 @@ class SandboxPlanTest {
         Path launcher = w.file("app/bin/agent-sandbox");
         Environment env = new Environment(w.home, w.project, Map.of(), w.tmp, 1000, "Linux",
                 new Environment.Installation(launcher, w.root.resolve("app")));
-        String s = line(w.plan(env));
+        String s = line(w.plan(env, TestWorld.flags().command("git", new CommandRule.Unwrapped()).build()));
         assertThat(s).contains("--tmpfs /run/agent-sandbox --ro-bind " + launcher
                 + " /run/agent-sandbox/agent-sandbox --ro-bind " + w.root.resolve("app")
                 + " /run/agent-sandbox/app --remount-ro /run/agent-sandbox");
