@@ -478,8 +478,16 @@ static void run_guarded(const struct rule *rule, int argc, char *argv[])
     if (getcwd(cwd, sizeof cwd) == NULL) {
         cwd[0] = '\0';
     }
+    /* Which program started this one: the guard tells git's own calls from the caller's. */
+    char parent_link[64];
+    char parent[PATH_MAX];
+    snprintf(parent_link, sizeof parent_link, "/proc/%ld/exe", (long)getppid());
+    ssize_t parent_length = readlink(parent_link, parent, sizeof parent - 1);
+    parent[parent_length > 0 ? parent_length : 0] = '\0';
+
     send_field(rule, fd, "AGS1");
     send_field(rule, fd, cwd);
+    send_field(rule, fd, parent);
     send_count(rule, fd, (size_t)argc);
     for (int i = 0; i < argc; i++) {
         send_field(rule, fd, argv[i]);

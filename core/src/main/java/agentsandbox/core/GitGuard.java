@@ -20,13 +20,32 @@ import java.util.Set;
 final class GitGuard {
     private GitGuard() {}
 
-    /** What git was asked to do, as seen inside the sandbox. */
-    record Request(List<String> argv, String cwd, Map<String, String> env) {
+    /**
+     * What git was asked to do, as seen inside the sandbox.
+     *
+     * @param parentExe the executable of the calling process, as the launcher read it
+     *                  from {@code /proc}; empty when unknown
+     */
+    record Request(List<String> argv, String cwd, Map<String, String> env, String parentExe) {
         Request {
             argv = List.copyOf(argv);
             env = Map.copyOf(env);
+            parentExe = parentExe == null ? "" : parentExe;
+        }
+
+        Request(List<String> argv, String cwd, Map<String, String> env) {
+            this(argv, cwd, env, "");
         }
     }
+
+    /**
+     * The real binaries of wrapped commands, in this sandbox's runtime or an outer one's.
+     * A git started directly by the real git is git's own work ({@code git stash} runs
+     * {@code git reset --hard}), not the caller's: commands the caller writes reach git
+     * through a shell, an editor or a hook, never as a direct child of it.
+     */
+    private static final java.util.regex.Pattern REAL_BINARY =
+            java.util.regex.Pattern.compile("/run/agent-sandbox(/outer)*/real/[0-9]+/[^/]+");
 
     /** The guard's answer. */
     sealed interface Decision {
@@ -156,10 +175,14 @@ final class GitGuard {
             rewritten.add("git");
             rewritten.add(invoked.substring(4));
             rewritten.addAll(argv.subList(1, argv.size()));
-            return decide(new Request(rewritten, request.cwd(), request.env()), probe, depth);
+            return decide(new Request(rewritten, request.cwd(), request.env(), request.parentExe()), probe, depth);
         }
         if (!invoked.equals("git")) {
             return new Decision.Allow(invoked + " serves fetches and pushes");
+        }
+
+        if (REAL_BINARY.matcher(request.parentExe()).matches()) {
+            return new Decision.Allow("started by git itself");
         }
 
         // Inline config is checked after the temp-dir exception: nothing is refused there.
@@ -244,7 +267,8 @@ final class GitGuard {
                 List<String> expanded = new ArrayList<>(argv.subList(0, i));
                 expanded.addAll(splitAlias(expansion));
                 expanded.addAll(rest);
-                return decide(new Request(expanded, request.cwd(), request.env()), probe, depth + 1);
+                return decide(new Request(expanded, request.cwd(), request.env(), request.parentExe()), probe,
+                        depth + 1);
             }
         }
         return new Decision.Allow("not a guarded operation");
@@ -385,6 +409,10 @@ final class GitGuard {
             return deny("git " + spelled, "moving the hooks skips the project's hooks",
                     "configure hooks outside the sandbox");
         }
+        if (k.equals("protocol.allow") || k.equals("protocol.ext.allow")) {
+            return deny("git " + spelled, "the ext transport runs commands as git's own",
+                    "fetch and push over file, ssh or https");
+        }
         if (k.startsWith("include.") || k.startsWith("includeif.")) {
             return deny("git " + spelled, "an included config file can define aliases and hooks",
                     "configure git outside the sandbox");
@@ -433,6 +461,11 @@ final class GitGuard {
                     return d;
                 }
             }
+        }
+        String protocols = env.get("GIT_ALLOW_PROTOCOL");
+        if (protocols != null && java.util.Arrays.asList(protocols.split(":")).contains("ext")) {
+            return deny("git with GIT_ALLOW_PROTOCOL=" + protocols, "the ext transport runs commands as git's own",
+                    "fetch and push over file, ssh or https");
         }
         for (String var : List.of("HOME", "XDG_CONFIG_HOME")) {
             String v = env.get(var);

@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
  * Unix socket bound into the sandbox under {@code /run/agent-sandbox/guard/}.
  *
  * <p>Protocol, all requests bounded: the launcher sends {@code AGS1}, the working
- * directory, the argument count and arguments, the count and {@code NAME=VALUE} of the
+ * directory, its parent process's executable, the argument count and arguments, the count and {@code NAME=VALUE} of the
  * environment variables that matter to git, each NUL-terminated. The server may ask
  * {@code R <path>\n} any number of times (bounded) to have a path resolved as the
  * sandboxed process sees it; the launcher answers with the resolved path and a NUL (an
@@ -193,8 +193,9 @@ final class GuardServer implements AutoCloseable {
                 return null;
             }
             String cwd = field();
+            String parentExe = field();
             Integer argc = count();
-            if (cwd == null || argc == null) {
+            if (cwd == null || parentExe == null || argc == null) {
                 return null;
             }
             List<String> argv = new ArrayList<>();
@@ -223,7 +224,7 @@ final class GuardServer implements AutoCloseable {
             if (argv.isEmpty()) {
                 return null;
             }
-            return new GitGuard.Request(argv, cwd.isEmpty() ? "/" : cwd, environment);
+            return new GitGuard.Request(argv, cwd.isEmpty() ? "/" : cwd, environment, parentExe);
         }
 
         private Integer count() throws IOException {

@@ -1,0 +1,328 @@
+package agentsandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The {@code @git} guard through the real launcher at git's real paths, in a real
+ * repository with a local bare remote. Each table runs in one sandbox: a script runs
+ * every command line and reports its status and first line of stderr.
+ */
+class GitGuardIT {
+    @RegisterExtension
+    final SandboxCli sandbox = new SandboxCli();
+
+    private Path remote;
+
+    /** Refused command lines: git must not run, and the repository must stay as it was. */
+    static final List<String> REFUSED = List.of(
+            // checkout, in every way of reaching git
+            "git checkout .",
+            "git checkout main",
+            "git checkout -b new-branch",
+            "git checkout -- a.txt",
+            "git checkout feature a.txt",
+            "/usr/bin/git checkout .",
+            "/bin/git checkout .",
+            "/usr/lib/git-core/git checkout .",
+            "/usr/lib/git-core/git-checkout .",
+            "env git checkout .",
+            "sh -c 'git checkout .'",
+            "echo checkout . | xargs git || exit 1",
+            "git -C . checkout .",
+            "git --no-pager checkout .",
+            "git -p checkout .",
+            "git -c color.ui=never checkout .",
+            "git --git-dir=.git --work-tree=. checkout .",
+            "GIT_DIR=.git git checkout .",
+            "cd /tmp && git -C \"$P\" checkout .",
+            // restore
+            "git restore a.txt",
+            "git restore --staged a.txt",
+            "git restore -s HEAD a.txt",
+            "git restore --worktree --source=HEAD a.txt",
+            // reset --hard
+            "git reset --hard",
+            "git reset --hard HEAD",
+            "git reset --har",
+            "git reset --ha HEAD",
+            "git reset -q --hard",
+            "git reset HEAD --hard",
+            // clean with force
+            "git clean -f",
+            "git clean -fd",
+            "git clean -dfx",
+            "git clean -xdf",
+            "git clean --force",
+            "git clean --forc",
+            "git clean -d --force",
+            "git clean -ff",
+            "git clean -q -f -d",
+            // skipping hooks
+            "git commit --no-verify -m x",
+            "git commit -n -m x",
+            "git commit -nm x",
+            "git commit -anm x",
+            "git commit -m x -n",
+            "git commit --no-verif -m x",
+            "git commit --no-ver -m x",
+            "git commit -m x --no-verify",
+            "git commit --amend --no-verify --no-edit",
+            "git commit -qn -m x",
+            "git push --no-verify origin main",
+            "git merge --no-verify feature",
+            "git merge --no-verif feature",
+            "git pull --no-verify",
+            "git am --no-verify x.patch",
+            "git am -n x.patch",
+            "git rebase --no-verify main",
+            "git rebase main --no-verify",
+            // force pushes
+            "git push -f",
+            "git push --force origin main",
+            "git push origin main --force",
+            "git push -fu origin main",
+            "git push -uf origin main",
+            "git push --forc origin main",
+            "git push origin +main",
+            "git push origin +HEAD:main",
+            "git push --mirror origin",
+            "git push origin main -f",
+            "git push --force --force-with-lease origin main",
+            // stash
+            "git stash drop",
+            "git stash clear",
+            "git stash pop",
+            "git stash -q pop",
+            "git stash pop stash@{0}",
+            "git stash drop -q",
+            // branch deletion by force
+            "git branch -D feature",
+            "git branch --delete --force feature",
+            "git branch -d -f feature",
+            "git branch -df feature",
+            "git branch -fd feature",
+            "git branch --force -d feature",
+            "git branch -D -q feature",
+            "git branch --del --forc feature",
+            "git branch -qD feature",
+            // inline config that redefines commands or hooks
+            "git -c alias.co=checkout co .",
+            "git -c Alias.Co=checkout co .",
+            "git -c core.hooksPath=/dev/null commit -m x",
+            "git -c core.hookspath=/tmp commit -m x",
+            "git --config-env=alias.x=HOME status",
+            "git -c include.path=/tmp/gitconfig status",
+            "git -c protocol.ext.allow=always fetch 'ext::sh -c true'",
+            "GIT_ALLOW_PROTOCOL=ext git fetch 'ext::sh -c true'",
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.st GIT_CONFIG_VALUE_0=checkout git st .",
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git commit -m x",
+            "GIT_CONFIG_PARAMETERS=\"'alias.st'='checkout'\" git st .",
+            "GIT_CONFIG_GLOBAL=/tmp/gitconfig git status",
+            "HOME=/tmp git status",
+            "XDG_CONFIG_HOME=/tmp git status");
+
+    /** Allowed command lines, run in this order: each must succeed. */
+    static final List<String> ALLOWED = List.of(
+            "git status",
+            "git log --oneline",
+            "git diff",
+            "git --version",
+            "git help -a",
+            "git -C . status",
+            "git --no-pager log -1",
+            "git rev-parse HEAD",
+            "git show --stat HEAD",
+            "git blame a.txt",
+            "git ls-files",
+            "git worktree list",
+            "git remote -v",
+            "git describe --always",
+            "git config --get user.name",
+            "git grep -n line",
+            "/usr/bin/git status",
+            "env git status",
+            "sh -c 'git status'",
+            "echo status | xargs git",
+            "/usr/lib/git-core/git-status",
+            "GIT_CONFIG_PARAMETERS=\"'color.ui'='never'\" git status",
+            "git clean -n",
+            "git clean -dn",
+            "git stash list",
+            "git stash",
+            "git stash apply",
+            "git stash",
+            "git switch -c topic",
+            "git switch main",
+            "git branch -d merged",
+            "git branch side",
+            "git branch -f side feature",
+            "git merge -n topic",
+            "git rebase -n main",
+            "echo b > b.txt && git add b.txt",
+            "git commit -q -m 'add b'",
+            "git commit -q --allow-empty -m '-n looks like a flag'",
+            "git commit -q --verify --allow-empty -m verified",
+            "git -c user.name=Other commit -q --allow-empty -m other",
+            "git reset -q --soft HEAD~1",
+            "git commit -q --allow-empty -m again",
+            "git tag v1",
+            "git push -q origin main",
+            "git commit -q --allow-empty -m ahead",
+            "git push -q --force-with-lease origin main",
+            "git push -q --force-with-lease=main origin main",
+            "git fetch -q origin",
+            "git pull -q --ff-only origin main",
+            "git stash apply",
+            "git reset -q HEAD a.txt",
+            "git init -q /tmp/scratch && cd /tmp/scratch && git commit -q --allow-empty -m s && git checkout -q -b x",
+            "cd /tmp/scratch && git reset -q --hard && git clean -fdx && git switch -q - && git branch -D x",
+            "cd /tmp/scratch && git checkout -q -b y && echo x > f && git add f && git restore --staged f",
+            "git -C /tmp/scratch checkout -q -b z");
+
+    @BeforeEach
+    void repository() {
+        remote = sandbox.world().resolve("remote.git");
+        sandbox.mkdirs(remote);
+        sandbox.runOnHost("git", "init", "-q", "--bare", remote.toString()).succeeds();
+        sandbox.write("a.txt", "first line\n");
+        sandbox.git("init", "-q");
+        sandbox.git("config", "user.name", "Agent Sandbox Test");
+        sandbox.git("config", "user.email", "test@agent-sandbox.invalid");
+        sandbox.git("add", "a.txt");
+        sandbox.git("commit", "-q", "-m", "first");
+        sandbox.git("branch", "merged");
+        sandbox.git("switch", "-q", "-c", "feature");
+        sandbox.write("f.txt", "feature\n");
+        sandbox.git("add", "f.txt");
+        sandbox.git("commit", "-q", "-m", "feature work");
+        sandbox.git("switch", "-q", "main");
+        sandbox.git("remote", "add", "origin", remote.toString());
+        sandbox.git("push", "-q", "origin", "main");
+        sandbox.write("a.txt", "first line\nstashed line\n");
+        sandbox.git("stash", "-q");
+        // uncommitted work and an untracked file that refused commands would destroy
+        sandbox.write("a.txt", "first line\nuncommitted line\n");
+        sandbox.write("u.txt", "untracked\n");
+    }
+
+    /** Runs every line in one sandbox and returns, per line, its status and first line of stderr. */
+    private record Report(List<Map.Entry<String, String[]>> lines, String stdout) {}
+
+    private Report runAll(List<String> lines, String before, String after) {
+        StringBuilder script = new StringBuilder();
+        script.append("export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@x GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@x\n");
+        script.append("P=$(pwd); export P\n");
+        script.append("state() { git status --porcelain=v1; git for-each-ref; git stash list; cat a.txt u.txt; }\n");
+        script.append(before).append('\n');
+        for (int i = 0; i < lines.size(); i++) {
+            script.append("cd \"$P\"; sh -c ").append(quote(lines.get(i)))
+                    .append(" >/dev/null 2>/tmp/guard-err </dev/null; s=$?; printf '@@").append(i)
+                    .append(" %s %s\\n' \"$s\" \"$(head -n 1 /tmp/guard-err)\"\n");
+        }
+        script.append("cd \"$P\"\n").append(after).append('\n');
+        Result r = sandbox.run("--rw", remote.toString(), "--", "sh", "-c", script.toString()).succeeds();
+        List<Map.Entry<String, String[]>> out = new ArrayList<>();
+        Matcher m = Pattern.compile("(?m)^@@(\\d+) (\\d+) ?(.*)$").matcher(r.stdout());
+        while (m.find()) {
+            out.add(Map.entry(lines.get(Integer.parseInt(m.group(1))), new String[] {m.group(2), m.group(3)}));
+        }
+        assertThat(out).as("every line reported; stdout was:\n" + r.stdout() + "\nstderr:\n" + r.stderr())
+                .hasSize(lines.size());
+        return new Report(out, r.stdout());
+    }
+
+    private static String quote(String s) {
+        return "'" + s.replace("'", "'\\''") + "'";
+    }
+
+    @Test
+    void Refuses_Every_Listed_Operation_In_Every_Spelling_And_Leaves_The_Repository_Untouched() {
+        assertThat(REFUSED).hasSizeGreaterThanOrEqualTo(80);
+        String hostStateBefore = hostState();
+
+        Report report = runAll(REFUSED, "state > /tmp/state-before",
+                "state > /tmp/state-after; cmp -s /tmp/state-before /tmp/state-after && echo STATE-UNCHANGED");
+
+        assertThat(report.stdout()).as("the repository as seen inside").contains("STATE-UNCHANGED");
+        SoftAssertions soft = new SoftAssertions();
+        report.lines().forEach(e -> {
+            String line = e.getKey();
+            String[] r = e.getValue();
+            soft.assertThat(r[0]).as("exit status of: " + line + " (stderr: " + r[1] + ")").isEqualTo("1");
+            soft.assertThat(r[1]).as("refusal of: " + line)
+                    .startsWith("agent-sandbox: ")
+                    .contains("is not allowed in this sandbox");
+        });
+        soft.assertAll();
+        assertThat(hostState()).as("the repository on the host").isEqualTo(hostStateBefore);
+    }
+
+    @Test
+    void Allows_Everyday_Work_Including_Anything_In_A_Throw_Away_Repository_Under_Tmp() {
+        assertThat(ALLOWED).hasSizeGreaterThanOrEqualTo(40);
+
+        Report report = runAll(ALLOWED, "", "");
+
+        SoftAssertions soft = new SoftAssertions();
+        report.lines().forEach(e -> soft.assertThat(e.getValue()[0])
+                .as("exit status of: " + e.getKey() + " (stderr: " + e.getValue()[1] + ")").isEqualTo("0"));
+        soft.assertAll();
+        assertThat(sandbox.runOnHost("git", "--git-dir", remote.toString(), "log", "--format=%s", "-1", "main")
+                .succeeds().stdout()).isEqualTo("ahead\n");
+    }
+
+    @Test
+    void A_Refusal_Names_The_Operation_The_Reason_And_The_Alternative() {
+        sandbox.run("--", "git", "push", "--force", "origin", "main")
+                .failsWithOneLineError()
+                .stderrIs("agent-sandbox: git push --force is not allowed in this sandbox: it can overwrite commits on"
+                        + " the remote; use git push --force-with-lease\n");
+    }
+
+    @Test
+    void The_Real_Git_Is_Only_Reachable_Under_The_Unlistable_Runtime() {
+        sandbox.run("--", "sh", "-c", "head -c 4 /usr/bin/git | od -An -c; ls /run/agent-sandbox/real"
+                        + " /run/agent-sandbox/cmd 2>&1; test -x /run/agent-sandbox/real/1/git && echo reachable")
+                .succeeds()
+                .stdoutContains("177   E   L   F", "Permission denied", "reachable");
+    }
+
+    @Test
+    void Unwrapping_Git_Lets_Every_Operation_Through() {
+        sandbox.run("--cmd", "git=true", "--", "git", "checkout", "-q", "--", "a.txt").succeeds();
+        assertThat(sandbox.read(sandbox.project("a.txt"))).isEqualTo("first line\n");
+    }
+
+    @Test
+    void Without_The_Guard_Process_Git_Is_Refused_Not_Run() {
+        // The line --dry-run prints has no guard behind it: git must fail closed.
+        String line = sandbox.run("--dry-run", "--", "git", "status").succeeds().stdout().strip();
+        String dir = line.replaceAll(".*(" + Pattern.quote(sandbox.tmp().toString()) + "/agent-sandbox-[0-9a-f]{16}).*",
+                "$1");
+        sandbox.runOnHost("sh", "-c", "mkdir -m 700 " + dir + " && : > " + dir + "/hidden && chmod 000 " + dir
+                + "/hidden && " + line + "; s=$?; rm -rf " + dir + "; exit $s")
+                .fails()
+                .stderrContains("git guard unavailable", "refusing to run git");
+    }
+
+    private String hostState() {
+        List<String> parts = new ArrayList<>();
+        parts.add(sandbox.runOnHost("git", "status", "--porcelain=v1").succeeds().stdout());
+        parts.add(sandbox.runOnHost("git", "for-each-ref").succeeds().stdout());
+        parts.add(sandbox.runOnHost("git", "stash", "list").succeeds().stdout());
+        parts.add(sandbox.read(sandbox.project("a.txt")));
+        parts.add(sandbox.read(sandbox.project("u.txt")));
+        return String.join("\n--\n", parts);
+    }
+}
