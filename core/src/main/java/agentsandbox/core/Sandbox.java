@@ -268,11 +268,32 @@ public final class Sandbox {
         Origin origin = new Origin(Layer.FLAG, "config protection");
         for (Path f : files) {
             Path real = Resolver.realPath(f);
-            if (real == null || !seen.add(real) || effectiveAccess(real, decisions) != Access.RW) {
+            if (real == null) {
                 continue;
             }
-            out.add(new Mount(Mount.Kind.READ_ONLY, real, real, Access.RO, origin));
-            notes.add(Planner.pad("ro") + real + "  <- " + origin);
+            for (Path inside : pathsInside(real, decisions)) {
+                if (!seen.add(inside) || effectiveAccess(inside, decisions) != Access.RW) {
+                    continue;
+                }
+                out.add(new Mount(Mount.Kind.READ_ONLY, real, inside, Access.RO, origin));
+                notes.add(Planner.pad("ro") + inside + "  <- " + origin
+                        + (inside.equals(real) ? "" : " (" + real + ")"));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Where a host file can be reached inside: at its own path, and below every mount
+     * that shows a host directory at another path (the host temp dir at {@code /tmp}).
+     */
+    private static List<Path> pathsInside(Path real, List<Specificity.Decision> decisions) {
+        List<Path> out = new ArrayList<>(List.of(real));
+        for (Specificity.Decision d : decisions) {
+            Candidate w = d.winner();
+            if (!w.source().equals(w.path()) && real.startsWith(w.source())) {
+                out.add(w.path().resolve(w.source().relativize(real)));
+            }
         }
         return out;
     }

@@ -190,6 +190,19 @@ class SandboxPlanTest {
     }
 
     @Test
+    void Config_Files_In_The_Host_Temp_Dir_Stay_Read_Only_Where_It_Appears_At_Tmp() {
+        TestWorld w = new TestWorld(tmp);
+        Path config = w.file("tmp/conf/custom.json");
+        Policy policy = Policy.builder().configFile(config).build();
+        Plan p = Sandbox.plan(policy, w.env(), List.of("true"));
+        assertThat(p.mounts()).anyMatch(m -> m.source().equals(config)
+                && m.target().equals(Path.of("/tmp/conf/custom.json")) && m.access() == Access.RO);
+        String s = line(p);
+        assertThat(s.indexOf("--ro-bind-try " + config + " /tmp/conf/custom.json"))
+                .isGreaterThan(s.indexOf("--bind-try " + w.tmp + " /tmp"));
+    }
+
+    @Test
     void Runtime_Is_Reserved_And_Read_Only_With_The_Entry_Point() {
         TestWorld w = new TestWorld(tmp);
         Path launcher = w.file("app/bin/agent-sandbox");

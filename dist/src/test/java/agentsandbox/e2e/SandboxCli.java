@@ -274,6 +274,62 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
         return execute(asTestUser(List.of(command)), baseEnvironment(), project(), null);
     }
 
+    // ------------------------------------------------------------------ write probes
+
+    /** The line a write probe appends to a file. */
+    public static final String PROBE_LINE = "write-probe";
+
+    /** The file a write probe creates in a directory. */
+    public static final String PROBE_FILE = ".write-probe";
+
+    private static final String PROBE_SCRIPT = """
+            for p do
+              case $p in '~') t=$HOME ;; '~/'*) t=$HOME/${p#??} ;; *) t=$p ;; esac
+              if [ -d "$t" ]; then t=$t/.write-probe; fi
+              if err=$( { echo write-probe >> "$t"; } 2>&1 ); then echo "$p: writable"; else echo "$p: ${err##*: }"; fi
+            done
+            """;
+
+    /**
+     * An agent-sandbox run (with {@code flags} before {@code --}) that tries to write to each
+     * path: absolute, relative to the working directory, or {@code ~/…}. It appends
+     * {@value #PROBE_LINE} to a file, or creates {@value #PROBE_FILE} in a directory, and
+     * prints one line per path: {@code PATH: writable}, or {@code PATH: } and the error, such
+     * as {@code docs: Read-only file system}. Check the host side with {@link #probeLanded}.
+     */
+    public Invocation writeProbe(List<String> flags, String... paths) {
+        List<String> args = new ArrayList<>(flags);
+        args.addAll(List.of("--", "sh", "-c", PROBE_SCRIPT, "write-probe"));
+        args.addAll(List.of(paths));
+        return command(args.toArray(String[]::new));
+    }
+
+    private static final String ATTEMPT_SCRIPT = """
+            for c do
+              if out=$(sh -c "$c" 2>&1); then echo "$c: ok"
+              else last=$(printf '%s\\n' "$out" | tail -n 1); echo "$c: ${last##*: }"; fi
+            done
+            """;
+
+    /**
+     * An agent-sandbox run (with {@code flags} before {@code --}) that runs each shell
+     * command in turn, whatever the others did, and prints one line per command:
+     * {@code COMMAND: ok}, or {@code COMMAND: } and the end of the last line of its error
+     * (what follows its last {@code ": "}), such as {@code rm kept: Read-only file system}.
+     */
+    public Invocation attempts(List<String> flags, String... shellCommands) {
+        List<String> args = new ArrayList<>(flags);
+        args.addAll(List.of("--", "sh", "-c", ATTEMPT_SCRIPT, "attempts"));
+        args.addAll(List.of(shellCommands));
+        return command(args.toArray(String[]::new));
+    }
+
+    /** Whether a write probe reached this host path: the probe line in the file, or the probe file in the directory. */
+    public boolean probeLanded(Path hostPath) {
+        Path written = Files.isDirectory(hostPath) ? hostPath.resolve(PROBE_FILE) : hostPath;
+        return Files.isRegularFile(written) && read(written).contains(PROBE_LINE);
+    }
+
     /** One run of agent-sandbox, configured fluently. */
     public final class Invocation {
         private final List<String> args;
