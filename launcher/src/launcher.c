@@ -73,6 +73,19 @@ static const char *const JVM_OPTIONS[] = {
 };
 #define JVM_OPTION_COUNT (sizeof JVM_OPTIONS / sizeof JVM_OPTIONS[0])
 
+/* Variables that configure every JVM the caller starts. They are meant for the
+ * caller's own Java programs: applied to this tool's JVM they would print "Picked
+ * up ..." into the sandboxed command's stderr, or stop the tool from starting at
+ * all (an agent, a debugger waiting to attach). They are moved aside under
+ * CALLER_VARIABLE_PREFIX + name, and the tool puts them back for the command. */
+static const char *const CALLER_JAVA_VARIABLES[] = {
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+};
+#define CALLER_JAVA_VARIABLE_COUNT (sizeof CALLER_JAVA_VARIABLES / sizeof CALLER_JAVA_VARIABLES[0])
+#define CALLER_VARIABLE_PREFIX "AGENT_SANDBOX_CALLER_"
+
 /* The launcher itself and the application directory it belongs to. */
 struct installation {
     char exe[PATH_MAX];
@@ -191,6 +204,33 @@ static int check(int quiet)
     return inside ? 0 : 1;
 }
 
+/* Moves the caller's JVM option variables aside (see CALLER_JAVA_VARIABLES). */
+static void set_aside_caller_java_variables(void)
+{
+    for (size_t i = 0; i < CALLER_JAVA_VARIABLE_COUNT; i++) {
+        const char *name = CALLER_JAVA_VARIABLES[i];
+        char aside[64];
+        int length = snprintf(aside, sizeof aside, "%s%s", CALLER_VARIABLE_PREFIX, name);
+        if (length < 0 || (size_t)length >= sizeof aside) {
+            die("variable name too long: %s%s", CALLER_VARIABLE_PREFIX, name);
+        }
+        const char *value = getenv(name);
+        if (value == NULL) {
+            /* never restore a value the caller did not have */
+            if (unsetenv(aside) != 0) {
+                die("cannot unset %s: %s", aside, strerror(errno));
+            }
+            continue;
+        }
+        if (setenv(aside, value, 1) != 0) {
+            die("cannot set %s: %s", aside, strerror(errno));
+        }
+        if (unsetenv(name) != 0) {
+            die("cannot unset %s: %s", name, strerror(errno));
+        }
+    }
+}
+
 /* Replaces this process with the bundled JVM running the command line tool. */
 __attribute__((noreturn))
 static void exec_java(const struct installation *self, int argc, char *argv[])
@@ -232,6 +272,7 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     }
     java_argv[n] = NULL;
 
+    set_aside_caller_java_variables();
     execv(java, java_argv);
     die("cannot start %s: %s", java, strerror(errno));
 }

@@ -5,14 +5,24 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /** Reads the real process environment into the engine's {@link Environment} value. */
 final class SystemEnvironment {
     private SystemEnvironment() {}
 
+    /**
+     * Variables that configure every JVM. The native launcher moves the caller's values
+     * aside, under {@link #CALLER_VARIABLE_PREFIX} + name, so that they do not apply to
+     * this tool's own JVM; {@link #callerEnvironment} puts them back for the command.
+     */
+    static final List<String> CALLER_JAVA_VARIABLES = List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS");
+    static final String CALLER_VARIABLE_PREFIX = "AGENT_SANDBOX_CALLER_";
+
     static Environment read() {
-        Map<String, String> env = System.getenv();
+        Map<String, String> env = callerEnvironment(System.getenv());
         return new Environment(
                 home(env),
                 Path.of(System.getProperty("user.dir")),
@@ -21,6 +31,18 @@ final class SystemEnvironment {
                 uid(),
                 System.getProperty("os.name", "unknown"),
                 installation());
+    }
+
+    /** The environment as the caller had it, before the launcher moved the JVM option variables aside. */
+    static Map<String, String> callerEnvironment(Map<String, String> env) {
+        Map<String, String> caller = new HashMap<>(env);
+        for (String name : CALLER_JAVA_VARIABLES) {
+            String value = caller.remove(CALLER_VARIABLE_PREFIX + name);
+            if (value != null) {
+                caller.put(name, value);
+            }
+        }
+        return caller;
     }
 
     /** {@code $HOME} when set to an absolute path, else the account's home directory. */

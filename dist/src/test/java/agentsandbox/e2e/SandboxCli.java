@@ -25,6 +25,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
@@ -42,6 +43,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *     sandbox.run("--", "sh", "-c", "echo hi > /usr/x").fails().stderrContains("Read-only file system");
  * }
  * }</pre>
+ *
+ * <p>Besides {@code run}: {@code command(...).runInTerminal()} runs under a
+ * pseudo-terminal, and {@code command(...).start()} starts agent-sandbox in the
+ * background, to be signalled and waited for.
  *
  * <p>The world is a temp directory holding {@code home/} (HOME), {@code project/}
  * (the working directory, which tests fill) and {@code tmp/} (TMPDIR), all owned by
@@ -71,6 +76,7 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
 
     private Path world;
     private final AtomicInteger runs = new AtomicInteger();
+    private final List<Started> started = new ArrayList<>();
 
     // ------------------------------------------------------------------ lifecycle
 
@@ -90,6 +96,8 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
 
     @Override
     public void afterEach(ExtensionContext context) throws IOException {
+        started.forEach(Started::kill);
+        started.clear();
         if (world != null) {
             deleteTree(world);
             world = null;
@@ -124,6 +132,23 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
     /** TMPDIR of every command. */
     public Path tmp() {
         return requireWorld().resolve("tmp");
+    }
+
+    /**
+     * The agent-sandbox-* entries in the world's tmp/: the per-run runtime directories,
+     * which must not outlive a run.
+     */
+    public List<Path> runtimeDirsInTmp() {
+        try (Stream<Path> entries = Files.list(tmp())) {
+            return entries.filter(p -> p.getFileName().toString().startsWith("agent-sandbox-")).sorted().toList();
+        } catch (IOException e) {
+            throw new AssertionError("cannot list " + tmp() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The environment every command gets unless a run changes it (see the class comment). */
+    public Map<String, String> environment() {
+        return Collections.unmodifiableMap(baseEnvironment());
     }
 
     /** The uid the commands run as (the test user). */
@@ -392,6 +417,127 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
             command.addAll(args);
             return execute(asTestUser ? asTestUser(command) : command, env, cwd, stdin);
         }
+
+        /**
+         * Runs under a pseudo-terminal, through util-linux {@code script}: the command's
+         * stdin, stdout and stderr are a TTY. Stdin text is typed into the terminal, so the
+         * terminal echoes it into stdout. stdout holds what the terminal showed (stdout and
+         * stderr together), with the terminal's CRLF line ends turned into LF; the exit
+         * status is the command's.
+         */
+        public Result runInTerminal() {
+            Path script = find("script", PATH + ":" + System.getenv().getOrDefault("PATH", ""))
+                    .orElseThrow(() -> new AssertionError("script not found: the terminal tests run agent-sandbox"
+                            + " under a pseudo-terminal with util-linux script (apt-get install util-linux)"));
+            List<String> line = new ArrayList<>();
+            line.add(executable.toString());
+            line.addAll(args);
+            String shellLine = line.stream().map(Result::quote).collect(Collectors.joining(" "));
+            List<String> command = List.of(script.toString(), "--quiet", "--return", "--command", shellLine,
+                    "/dev/null");
+            Result raw = execute(asTestUser ? asTestUser(command) : command, env, cwd, stdin);
+            return new Result(raw.command(), raw.exitCode(), raw.stdout().replace("\r\n", "\n"), raw.stderr());
+        }
+
+        /**
+         * Starts agent-sandbox in the background and returns at once. The process that starts
+         * is agent-sandbox itself (the launcher replaces itself with the JVM), so signals sent
+         * to {@link Started#pid()} reach it. SIGINT and SIGTERM are reset to their default
+         * action first: a test JVM started from a background shell job inherits SIGINT
+         * ignored, and a process that starts with a signal ignored never sees it. Whatever
+         * is still running when the test ends is killed.
+         */
+        public Started start() {
+            Path envProgram = find("env", PATH).orElseThrow(() -> new AssertionError("env not found on " + PATH));
+            List<String> command = new ArrayList<>(List.of(envProgram.toString(), "--default-signal=INT,TERM",
+                    executable.toString()));
+            command.addAll(args);
+            Path io = requireWorld().resolve(".io");
+            int n = runs.incrementAndGet();
+            try {
+                Path out = io.resolve("stdout-" + n);
+                Path err = io.resolve("stderr-" + n);
+                List<String> full = asTestUser ? asTestUser(command) : command;
+                Started process = new Started(full, Processes.start(full, env, cwd, stdinFile(n, stdin), out, err),
+                        out, err);
+                started.add(process);
+                return process;
+            } catch (IOException e) {
+                throw new AssertionError("cannot start " + String.join(" ", command) + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /** agent-sandbox running in the background (see {@link Invocation#start()}). */
+    public static final class Started {
+        private final List<String> command;
+        private final Process process;
+        private final Path stdout;
+        private final Path stderr;
+
+        private Started(List<String> command, Process process, Path stdout, Path stderr) {
+            this.command = List.copyOf(command);
+            this.process = process;
+            this.stdout = stdout;
+            this.stderr = stderr;
+        }
+
+        /** The process id of agent-sandbox (the JVM the launcher became). */
+        public long pid() {
+            return process.pid();
+        }
+
+        public boolean isAlive() {
+            return process.isAlive();
+        }
+
+        /** Sends a signal by name ({@code TERM}, {@code INT}, …) to agent-sandbox alone, not to its children. */
+        public Started signal(String name) {
+            try {
+                Process kill = new ProcessBuilder("sh", "-c", "kill -s \"$0\" \"$1\"", name, Long.toString(pid()))
+                        .redirectErrorStream(true).start();
+                String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                if (kill.waitFor() != 0) {
+                    throw new AssertionError("kill -s " + name + " " + pid() + " failed: " + output.strip());
+                }
+                return this;
+            } catch (IOException e) {
+                throw new AssertionError("cannot send SIG" + name + " to " + pid() + ": " + e.getMessage(), e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while sending SIG" + name, e);
+            }
+        }
+
+        /** Waits for agent-sandbox to end; on timeout, kills it with everything it started and fails. */
+        public Result waitFor(Duration timeout) {
+            try {
+                if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                    kill();
+                    throw new AssertionError("still running after " + timeout.toMillis() + " ms, killed:\n"
+                            + result(-1));
+                }
+                return result(process.exitValue());
+            } catch (InterruptedException e) {
+                kill();
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while waiting for " + String.join(" ", command), e);
+            }
+        }
+
+        private Result result(int status) {
+            try {
+                return new Result(command, status, Processes.text(stdout), Processes.text(stderr));
+            } catch (IOException e) {
+                throw new AssertionError("cannot read the output of " + String.join(" ", command), e);
+            }
+        }
+
+        private void kill() {
+            if (process.isAlive()) {
+                Processes.killTree(process);
+            }
+        }
     }
 
     private Map<String, String> baseEnvironment() {
@@ -416,16 +562,20 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
         try {
             Path out = io.resolve("stdout-" + n);
             Path err = io.resolve("stderr-" + n);
-            File in = new File("/dev/null");
-            if (stdin != null) {
-                Path input = io.resolve("stdin-" + n);
-                Files.writeString(input, stdin, StandardCharsets.UTF_8);
-                in = input.toFile();
-            }
-            return Processes.run(command, env, cwd, in, out, err);
+            return Processes.run(command, env, cwd, stdinFile(n, stdin), out, err);
         } catch (IOException e) {
             throw new AssertionError("cannot run " + String.join(" ", command) + ": " + e.getMessage(), e);
         }
+    }
+
+    /** The file that feeds stdin to run {@code n}: the text, or /dev/null when there is none. */
+    private File stdinFile(int n, String stdin) throws IOException {
+        if (stdin == null) {
+            return new File("/dev/null");
+        }
+        Path input = requireWorld().resolve(".io").resolve("stdin-" + n);
+        Files.writeString(input, stdin, StandardCharsets.UTF_8);
+        return input.toFile();
     }
 
     private Path requireWorld() {
@@ -705,14 +855,7 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
 
         static Result run(List<String> command, Map<String, String> env, Path cwd, File stdin, Path stdout, Path stderr)
                 throws IOException {
-            ProcessBuilder builder = new ProcessBuilder(command)
-                    .directory(cwd.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(stdin))
-                    .redirectOutput(stdout.toFile())
-                    .redirectError(stderr.toFile());
-            builder.environment().clear();
-            builder.environment().putAll(env);
-            Process process = builder.start();
+            Process process = start(command, env, cwd, stdin, stdout, stderr);
             boolean finished;
             try {
                 finished = process.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
@@ -729,7 +872,19 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
             return new Result(command, process.exitValue(), text(stdout), text(stderr));
         }
 
-        private static void killTree(Process process) {
+        static Process start(List<String> command, Map<String, String> env, Path cwd, File stdin, Path stdout,
+                Path stderr) throws IOException {
+            ProcessBuilder builder = new ProcessBuilder(command)
+                    .directory(cwd.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(stdin))
+                    .redirectOutput(stdout.toFile())
+                    .redirectError(stderr.toFile());
+            builder.environment().clear();
+            builder.environment().putAll(env);
+            return builder.start();
+        }
+
+        static void killTree(Process process) {
             List<ProcessHandle> descendants = process.descendants().toList();
             process.destroyForcibly();
             descendants.forEach(ProcessHandle::destroyForcibly);
@@ -741,7 +896,7 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
         }
 
         /** Output as text; bytes that are not UTF-8 become U+FFFD rather than an exception. */
-        private static String text(Path file) throws IOException {
+        static String text(Path file) throws IOException {
             return new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
         }
     }

@@ -1,0 +1,31 @@
+package agentsandbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class SystemEnvironmentTest {
+
+    @Test
+    void Caller_Environment_Puts_Back_The_Java_Option_Variables_The_Launcher_Set_Aside() {
+        Map<String, String> seen = Map.of(
+                "PATH", "/bin",
+                "AGENT_SANDBOX_CALLER_JAVA_TOOL_OPTIONS", "-Da=1",
+                "AGENT_SANDBOX_CALLER__JAVA_OPTIONS", "",
+                "AGENT_SANDBOX_CALLER_JDK_JAVA_OPTIONS", "--add-opens x/y=ALL-UNNAMED");
+
+        assertThat(SystemEnvironment.callerEnvironment(seen)).containsExactlyInAnyOrderEntriesOf(Map.of(
+                "PATH", "/bin",
+                "JAVA_TOOL_OPTIONS", "-Da=1",
+                "_JAVA_OPTIONS", "",
+                "JDK_JAVA_OPTIONS", "--add-opens x/y=ALL-UNNAMED"));
+    }
+
+    @Test
+    void Caller_Environment_Is_Unchanged_When_Nothing_Was_Set_Aside() {
+        Map<String, String> seen = Map.of("PATH", "/bin", "AGENT_SANDBOX_OTHER", "x");
+
+        assertThat(SystemEnvironment.callerEnvironment(seen)).isEqualTo(seen);
+    }
+}

@@ -1,0 +1,63 @@
+package agentsandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The Java library without the CLI: examples/RunInSandbox.java, run as a single-file
+ * program against the image's core jar, really sandboxes its command (the project
+ * writable, its .env hidden).
+ */
+class LibraryExampleIT {
+
+    @RegisterExtension
+    final SandboxCli sandbox = new SandboxCli();
+
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void Example_Program_Runs_Its_Command_In_A_Sandbox_That_Hides_Env(boolean projectAsArgument) throws IOException {
+        Path example = sandbox.write(sandbox.world().resolve("example/RunInSandbox.java"),
+                Files.readString(examples().resolve("RunInSandbox.java")));
+        sandbox.write(".env", "API_KEY=secret-value\n");
+        sandbox.runOnHost("cat", ".env").succeeds().stdoutIs("API_KEY=secret-value\n");
+
+        List<String> command = new ArrayList<>(List.of(
+                sandbox.image().resolve("runtime/bin/java").toString(), "-XX:-UsePerfData",
+                "-cp", sandbox.image().resolve("lib/agent-sandbox-core.jar").toString(),
+                example.toString()));
+        if (projectAsArgument) {
+            command.add(sandbox.project().toString());
+        }
+        Result result = sandbox.runOnHost(command.toArray(String[]::new));
+
+        // `echo sandboxed > out.txt; cat .env`: the write lands in the project, the read is refused.
+        result.succeeds()
+                .stdoutIs("exit status 1\n")
+                .stderrContains(".env: Permission denied")
+                .stderrDoesNotContain("secret-value");
+        assertThat(sandbox.read(sandbox.project("out.txt"))).isEqualTo("sandboxed\n");
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    /** The repository's examples directory, which the build passes in. */
+    private static Path examples() {
+        String property = System.getProperty("agentsandbox.examples");
+        if (property == null || property.isBlank()) {
+            throw new AssertionError("system property agentsandbox.examples is not set: "
+                    + "run the end-to-end tests through Maven (./test.sh, or mvn verify)");
+        }
+        Path dir = Path.of(property);
+        if (!Files.isRegularFile(dir.resolve("RunInSandbox.java"))) {
+            throw new AssertionError("no RunInSandbox.java in " + dir);
+        }
+        return dir;
+    }
+}

@@ -1,0 +1,252 @@
+package agentsandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Network and Docker socket: {@code --network=false} leaves only loopback and no way
+ * out; the Docker socket is unreachable unless {@code --docker} binds it in.
+ */
+class NetworkIT {
+
+    /**
+     * Connects to a TCP port on 127.0.0.1 or to a Unix socket, sends "ping" and prints
+     * the reply; prints the error and exits 3 when it cannot connect.
+     */
+    private static final String CLIENT = """
+            import socket, sys
+            kind, where = sys.argv[1], sys.argv[2]
+            s = socket.socket(socket.AF_UNIX if kind == "unix" else socket.AF_INET, socket.SOCK_STREAM)
+            s.settimeout(10)
+            try:
+                s.connect(where if kind == "unix" else ("127.0.0.1", int(where)))
+            except OSError as e:
+                print("cannot connect:", e.strerror)
+                sys.exit(3)
+            s.sendall(b"ping\\n")
+            print(s.recv(64).decode().strip())
+            """;
+
+    @RegisterExtension
+    final SandboxCli sandbox = new SandboxCli();
+
+    // ------------------------------------------------------------------ network
+
+    @ParameterizedTest
+    @ValueSource(strings = {"flag", "config"})
+    void Network_Off_Leaves_Only_Loopback(String how) {
+        Result result = sandbox.run(networkOff(how, "cat", "/proc/net/dev")).succeeds();
+
+        assertThat(interfaces(result.stdout())).as(() -> result.describe("only lo")).containsExactly("lo");
+    }
+
+    @Test
+    void Network_On_By_Default_Shows_The_Hosts_Interfaces() throws IOException {
+        List<String> host = interfaces(Files.readString(Path.of("/proc/net/dev")));
+
+        Result result = sandbox.run("--", "cat", "/proc/net/dev").succeeds();
+
+        assertThat(host).as("the host's interfaces").contains("lo");
+        assertThat(interfaces(result.stdout())).as(() -> result.describe("the host's interfaces " + host))
+                .containsExactlyInAnyOrderElementsOf(host);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"flag", "config"})
+    void Network_Off_Cannot_Reach_A_Server_On_The_Hosts_Loopback(String how) throws IOException {
+        requirePython();
+        try (PingServer server = PingServer.tcp()) {
+            sandbox.run(networkOff(how, "python3", "-c", CLIENT, "tcp", server.port()))
+                    .exitsWith(3)
+                    .stdoutIs("cannot connect: Connection refused\n");
+
+            assertThat(server.accepted()).as("connections that reached the host's server").isZero();
+        }
+    }
+
+    @Test
+    void Network_On_Reaches_A_Server_On_The_Hosts_Loopback() throws IOException {
+        requirePython();
+        try (PingServer server = PingServer.tcp()) {
+            sandbox.run("--", "python3", "-c", CLIENT, "tcp", server.port()).succeeds().stdoutIs("pong\n");
+
+            assertThat(server.accepted()).isEqualTo(1);
+        }
+    }
+
+    private String[] networkOff(String how, String... command) {
+        List<String> args = new ArrayList<>();
+        if (how.equals("flag")) {
+            args.add("--network=false");
+        } else {
+            sandbox.write(".agent-sandbox.json", "{\"network\": false}");
+        }
+        args.add("--");
+        args.addAll(List.of(command));
+        return args.toArray(String[]::new);
+    }
+
+    /** The interface names in the text of /proc/net/dev. */
+    private static List<String> interfaces(String procNetDev) {
+        return procNetDev.lines().skip(2).map(l -> l.substring(0, l.indexOf(':')).strip()).toList();
+    }
+
+    // ------------------------------------------------------------------ Docker
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void Docker_Socket_Is_Unreachable_By_Default(boolean throughSymlink) throws IOException {
+        requirePython();
+        try (PingServer server = PingServer.unix(sandbox, sandbox.world().resolve("docker/docker.sock"))) {
+            Path named = throughSymlink
+                    ? sandbox.symlink(sandbox.world().resolve("run-link/docker.sock"), server.path().toString())
+                    : server.path();
+
+            sandbox.command("--", "sh", "-c", "test -S \"$1\" || echo not a socket; python3 -c \"$2\" unix \"$1\"",
+                            "sh", named.toString(), CLIENT)
+                    .env("DOCKER_HOST", "unix://" + named)
+                    .run()
+                    .exitsWith(3)
+                    .stdoutIs("not a socket\ncannot connect: Connection refused\n");
+
+            assertThat(server.accepted()).as("connections that reached the Docker socket").isZero();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"--docker", "--docker=true", "config"})
+    void Docker_Enabled_Binds_The_Socket_In(String how) throws IOException {
+        requirePython();
+        try (PingServer server = PingServer.unix(sandbox, sandbox.world().resolve("docker/docker.sock"))) {
+            List<String> args = new ArrayList<>();
+            if (how.equals("config")) {
+                sandbox.write(".agent-sandbox.json", "{\"docker\": true}");
+            } else {
+                args.add(how);
+            }
+            args.addAll(List.of("--", "python3", "-c", CLIENT, "unix", server.path().toString()));
+
+            sandbox.command(args.toArray(String[]::new)).env("DOCKER_HOST", "unix://" + server.path()).run()
+                    .succeeds()
+                    .stdoutIs("pong\n");
+
+            assertThat(server.accepted()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void Docker_Enabled_Without_A_Socket_Is_Refused() {
+        Path missing = sandbox.world().resolve("docker/missing.sock");
+
+        sandbox.command("--docker", "--", "sh", "-c", "echo should not run > ran")
+                .env("DOCKER_HOST", "unix://" + missing)
+                .run()
+                .failsWithOneLineError()
+                .stdoutIsEmpty()
+                .stderrContains("Docker", missing.toString());
+
+        assertThat(sandbox.project("ran")).doesNotExist();
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    private static void requirePython() {
+        for (String dir : SandboxCli.PATH.split(":")) {
+            if (Files.isExecutable(Path.of(dir, "python3"))) {
+                return;
+            }
+        }
+        throw new AssertionError("python3 not found on " + SandboxCli.PATH
+                + ": the network and Docker socket tests connect with it (apt-get install python3)");
+    }
+
+    /** Answers "pong" to every connection that sends a line; counts the connections it accepted. */
+    private static final class PingServer implements AutoCloseable {
+        private final ServerSocketChannel channel;
+        private final Path path;
+        private final AtomicInteger accepted = new AtomicInteger();
+        private final Thread thread;
+
+        private PingServer(ServerSocketChannel channel, Path path) {
+            this.channel = channel;
+            this.path = path;
+            this.thread = Thread.ofPlatform().daemon().name("ping-server").start(this::serve);
+        }
+
+        static PingServer tcp() throws IOException {
+            ServerSocketChannel channel = ServerSocketChannel.open(StandardProtocolFamily.INET);
+            channel.bind(new InetSocketAddress("127.0.0.1", 0));
+            return new PingServer(channel, null);
+        }
+
+        /** A Unix socket at {@code path} that the test user may connect to. */
+        static PingServer unix(SandboxCli sandbox, Path path) throws IOException {
+            sandbox.mkdirs(path.getParent());
+            ServerSocketChannel channel = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            SocketAddress address = UnixDomainSocketAddress.of(path);
+            channel.bind(address);
+            Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-rw-rw-"));
+            sandbox.chown(path);
+            return new PingServer(channel, path);
+        }
+
+        String port() {
+            return Integer.toString(channel.socket().getLocalPort());
+        }
+
+        Path path() {
+            return path;
+        }
+
+        int accepted() {
+            return accepted.get();
+        }
+
+        private void serve() {
+            while (channel.isOpen()) {
+                try (SocketChannel client = channel.accept()) {
+                    accepted.incrementAndGet();
+                    ByteBuffer buffer = ByteBuffer.allocate(64);
+                    while (buffer.hasRemaining() && client.read(buffer) >= 0
+                            && !new String(buffer.array(), 0, buffer.position(), StandardCharsets.UTF_8).contains("\n")) {
+                        // until the whole line is in
+                    }
+                    client.write(ByteBuffer.wrap("pong\n".getBytes(StandardCharsets.UTF_8)));
+                } catch (IOException e) {
+                    return; // closed
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            channel.close();
+            try {
+                thread.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (path != null) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+}

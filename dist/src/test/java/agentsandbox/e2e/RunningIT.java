@@ -1,0 +1,390 @@
+package agentsandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Running a command: its environment, stdio, terminal and exit status pass through;
+ * SIGINT/SIGTERM stop the whole sandbox; what cannot run is refused in one line.
+ */
+class RunningIT {
+
+    /** Generous: the JVM and bwrap start on a busy 2-core machine. */
+    private static final Duration STARTUP = Duration.ofSeconds(30);
+
+    @RegisterExtension
+    final SandboxCli sandbox = new SandboxCli();
+
+    // ------------------------------------------------------------------ environment and stdio
+
+    @Test
+    void Environment_Reaches_The_Command_Unchanged_Except_TMPDIR() {
+        String value = "spaces and $dollar, 'single' \"double\" quotes\nand a second line";
+        Result result = sandbox.command("--", "env", "-0").env("AGENT_SANDBOX_E2E_VALUE", value).run().succeeds();
+
+        Map<String, String> expected = new LinkedHashMap<>(sandbox.environment());
+        expected.put("AGENT_SANDBOX_E2E_VALUE", value);
+        expected.put("TMPDIR", "/tmp");
+        // bwrap sets PWD to the directory it changes to, as a shell would.
+        expected.put("PWD", sandbox.project().toString());
+        assertThat(parseEnv(result.stdout())).as(() -> result.describe("the caller's environment"))
+                .containsExactlyInAnyOrderEntriesOf(expected);
+    }
+
+    /**
+     * JAVA_TOOL_OPTIONS and friends configure every JVM the caller starts; they are for
+     * the command, and must not reach agent-sandbox's own JVM (an option it does not
+     * know would stop it, and the JVM would announce them on the command's stderr).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"})
+    void Java_Option_Variables_Reach_The_Command_But_Not_Agent_Sandboxs_Own_JVM(String name) {
+        String value = "-XX:+AgentSandboxE2eNoSuchOption -Dspaces='a b'";
+
+        sandbox.command("--", "sh", "-c", "printenv \"$1\"; env | grep -c AGENT_SANDBOX_ || true", "sh", name)
+                .env(name, value)
+                .run()
+                .succeeds()
+                .stdoutIs(value + "\n0\n")
+                .stderrIsEmpty();
+    }
+
+    @Test
+    void Temp_Dir_Inside_Is_Tmp_And_Is_The_Callers_Temp_Dir() {
+        sandbox.run("--", "sh", "-c", "echo \"$TMPDIR\"; echo hi > \"$TMPDIR/from-inside\"")
+                .succeeds().stdoutIs("/tmp\n").stderrIsEmpty();
+
+        assertThat(sandbox.read(sandbox.tmp().resolve("from-inside"))).isEqualTo("hi\n");
+    }
+
+    @Test
+    void Stdin_Reaches_The_Command() {
+        String input = "first line\nsecond line, no newline at the end";
+
+        sandbox.command("--", "cat").stdin(input).run().succeeds().stdoutIs(input).stderrIsEmpty();
+    }
+
+    @Test
+    void Stdout_And_Stderr_Stay_Separate() {
+        sandbox.run("--", "sh", "-c", "echo out; echo err >&2; echo more out; echo more err >&2")
+                .succeeds()
+                .stdoutIs("out\nmore out\n")
+                .stderrIs("err\nmore err\n");
+    }
+
+    // ------------------------------------------------------------------ exit status
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 3, 42, 255})
+    void Exit_Status_Of_The_Command_Is_Passed_Through(int status) {
+        sandbox.run("--", "sh", "-c", "echo ran; exit " + status).exitsWith(status).stdoutIs("ran\n").stderrIsEmpty();
+    }
+
+    @ParameterizedTest
+    @CsvSource({"KILL, 9", "TERM, 15"})
+    void Command_Killed_By_A_Signal_Exits_With_128_Plus_The_Signal_Number_Like_In_A_Shell(String signal, int number) {
+        String killItself = "kill -s " + signal + " $$";
+
+        Result host = sandbox.runOnHost("sh", "-c", "sh -c '" + killItself + "'; echo $?");
+        assertThat(host.stdout()).as(() -> host.describe("the shell's status for a command killed by SIG" + signal))
+                .isEqualTo((128 + number) + "\n");
+
+        sandbox.run("--", "sh", "-c", killItself).exitsWith(128 + number).stdoutIsEmpty();
+    }
+
+    @Test
+    void Unknown_Command_Fails_With_Status_1_And_One_Line_Naming_It() {
+        sandbox.run("--", "no-such-command-anywhere", "arg")
+                .exitsWith(1)
+                .stdoutIsEmpty()
+                .stderrContains("no-such-command-anywhere", "No such file or directory")
+                .stderrSatisfies(err -> err.hasLineCount(1));
+
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    @Test
+    void Command_That_Is_Not_Executable_Fails_With_Status_1_And_One_Line_Naming_It() {
+        sandbox.write("script.sh", "#!/bin/sh\necho should not run\n");
+
+        sandbox.run("--", "./script.sh")
+                .exitsWith(1)
+                .stdoutIsEmpty()
+                .stderrContains("./script.sh", "Permission denied")
+                .stderrSatisfies(err -> err.hasLineCount(1));
+    }
+
+    // ------------------------------------------------------------------ terminal
+
+    @Test
+    void Terminal_Stays_A_Terminal_Inside() {
+        Result result = sandbox.command("--", "sh", "-c", "test -t 0 && test -t 1 && test -t 2 && echo all three; tty")
+                .runInTerminal()
+                .succeeds()
+                .stdoutContains("all three\n");
+
+        String tty = result.stdout().lines().reduce((first, second) -> second).orElse("");
+        assertThat(tty).as(() -> result.describe("the terminal's device path from tty")).matches("/dev/\\S+");
+    }
+
+    @Test
+    void Without_A_Terminal_The_Command_Has_None() {
+        sandbox.run("--", "sh", "-c", "test -t 0 || test -t 1 || test -t 2 || echo no terminal")
+                .succeeds().stdoutIs("no terminal\n");
+    }
+
+    @Test
+    void Interactive_Program_Reads_From_The_Terminal_And_Its_Status_Passes_Through() {
+        sandbox.command("--", "sh", "-c", "printf 'name? '; read name; echo \"hello, $name\"; exit 7")
+                .stdin("world\n")
+                .runInTerminal()
+                .exitsWith(7)
+                .stdoutContains("name? hello, world\n");
+    }
+
+    // ------------------------------------------------------------------ signals
+
+    @ParameterizedTest
+    @ValueSource(strings = {"TERM", "INT"})
+    void Signal_Stops_Everything_In_The_Sandbox_With_Status_130_And_Leaves_No_Runtime_Dir(String signal) {
+        String marker = marker();
+        SandboxCli.Started started = sandbox.command("--", "sh", "-c", longRunning(marker, "")).start();
+        awaitReady(started);
+        assertSleepsVisible(marker);
+
+        Result result = started.signal(signal).waitFor(Duration.ofSeconds(8));
+
+        result.exitsWith(130);
+        assertNoneLeft(marker);
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    @Test
+    void Command_Ignoring_SIGTERM_Is_Still_Stopped_Within_The_Grace_Period() {
+        String marker = marker();
+        SandboxCli.Started started = sandbox.command("--", "sh", "-c", longRunning(marker, "trap '' TERM")).start();
+        awaitReady(started);
+        assertSleepsVisible(marker);
+
+        long before = System.nanoTime();
+        Result result = started.signal("TERM").waitFor(Duration.ofSeconds(20));
+        Duration took = Duration.ofNanos(System.nanoTime() - before);
+
+        result.exitsWith(130);
+        assertThat(took).as("time from SIGTERM to exit").isLessThan(Duration.ofSeconds(20));
+        assertNoneLeft(marker);
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    /**
+     * A shell that starts two sleeps in the background and waits for them, both through a
+     * link whose name carries the marker, so that every process of the sandbox shows the
+     * marker on its host command line; it creates /tmp/ready once both are started.
+     */
+    private static String longRunning(String marker, String setup) {
+        String sleep = "/tmp/" + marker;
+        return "set -e; " + setup + (setup.isEmpty() ? "" : "; ")
+                + "ln -s \"$(command -v sleep)\" " + sleep + "; "
+                + sleep + " 300 & " + sleep + " 301 & "
+                + ": > /tmp/ready; wait";
+    }
+
+    private void awaitReady(SandboxCli.Started started) {
+        Path ready = sandbox.tmp().resolve("ready");
+        long deadline = System.nanoTime() + STARTUP.toNanos();
+        while (!Files.exists(ready)) {
+            if (!started.isAlive()) {
+                throw new AssertionError("agent-sandbox ended before the command was ready:\n"
+                        + started.waitFor(Duration.ofSeconds(1)));
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the command did not start within " + STARTUP.toSeconds() + " s");
+            }
+            pause(50);
+        }
+    }
+
+    /** Both sleeps of {@link #longRunning} run, seen from the host: what must be gone after the signal. */
+    private static void assertSleepsVisible(String marker) {
+        long deadline = System.nanoTime() + STARTUP.toNanos();
+        List<String> found = processesWith(marker);
+        while (!bothSleeps(found, marker) && System.nanoTime() < deadline) {
+            pause(50);
+            found = processesWith(marker);
+        }
+        assertThat(bothSleeps(found, marker)).as("both sleeps among the host processes with %s in their"
+                + " command line: %s", marker, found).isTrue();
+    }
+
+    private static boolean bothSleeps(List<String> processes, String marker) {
+        return processes.stream().anyMatch(p -> p.endsWith(": /tmp/" + marker + " 300"))
+                && processes.stream().anyMatch(p -> p.endsWith(": /tmp/" + marker + " 301"));
+    }
+
+    /** Once agent-sandbox has exited, every process of its sandbox is gone, almost at once. */
+    private static void assertNoneLeft(String marker) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+        List<String> left = processesWith(marker);
+        while (!left.isEmpty() && System.nanoTime() < deadline) {
+            pause(50);
+            left = processesWith(marker);
+        }
+        assertThat(left).as("host processes with %s in their command line after agent-sandbox exited", marker)
+                .isEmpty();
+    }
+
+    /** pid and command line of every host process whose command line contains the marker. */
+    private static List<String> processesWith(String marker) {
+        List<String> found = new ArrayList<>();
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path proc : (Iterable<Path>) procs::iterator) {
+                String name = proc.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit) || name.equals(Long.toString(ProcessHandle.current().pid()))) {
+                    continue;
+                }
+                String cmdline;
+                try {
+                    cmdline = new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8)
+                            .replace('\0', ' ');
+                } catch (IOException e) {
+                    continue; // ended meanwhile
+                }
+                if (cmdline.contains(marker)) {
+                    found.add(name + ": " + cmdline.strip());
+                }
+            }
+        } catch (IOException e) {
+            throw new AssertionError("cannot list /proc: " + e.getMessage(), e);
+        }
+        return found;
+    }
+
+    private static String marker() {
+        byte[] random = new byte[6];
+        ThreadLocalRandom.current().nextBytes(random);
+        return "e2e-sleep-" + HexFormat.of().formatHex(random);
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    // ------------------------------------------------------------------ refusals
+
+    @Test
+    void Missing_Bwrap_Is_Refused_With_An_Install_Hint() {
+        sandbox.command("--", "true").env("PATH", "/nonexistent").run()
+                .failsWithOneLineError()
+                .stdoutIsEmpty()
+                .stderrContains("bwrap not found", "install bubblewrap", "apt-get install bubblewrap");
+
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    @Test
+    void Bwrap_That_Cannot_Create_A_Sandbox_Gives_One_Error_Line_And_Leaves_No_Runtime_Dir() throws IOException {
+        Path fakeBin = sandbox.mkdirs(sandbox.world().resolve("fake-bin"));
+        Path fake = sandbox.write(fakeBin.resolve("bwrap"),
+                "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n");
+        Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString("rwxr-xr-x"));
+
+        Result result = sandbox.command("--", "sh", "-c", "echo should not run > ran")
+                .env("PATH", fakeBin + ":" + SandboxCli.PATH)
+                .run()
+                .exitsWith(1)
+                .stdoutIsEmpty();
+
+        List<String> own = result.stderr().lines().filter(l -> l.startsWith("agent-sandbox: ")).toList();
+        List<String> bwraps = result.stderr().lines().filter(l -> !l.startsWith("agent-sandbox: ")).toList();
+        assertThat(own).as(() -> result.describe("exactly one error line of agent-sandbox's own")).hasSize(1);
+        assertThat(own.getFirst()).as(() -> result.describe("an error that quotes bwrap"))
+                .contains("bwrap cannot create a sandbox", "No permissions to create new namespace");
+        assertThat(bwraps).as(() -> result.describe("nothing but bwrap's own message besides"))
+                .containsOnly("bwrap: No permissions to create new namespace");
+        assertThat(sandbox.project("ran")).doesNotExist();
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    @Test
+    void Missing_Home_Directory_Is_Refused_Naming_HOME_And_Base() {
+        Path missing = sandbox.world().resolve("no-such-home");
+
+        sandbox.command("--", "sh", "-c", "echo should not run > ran").env("HOME", missing.toString()).run()
+                .failsWithOneLineError()
+                .stdoutIsEmpty()
+                .stderrContains(missing.toString(), "HOME", "@base");
+
+        assertThat(sandbox.project("ran")).doesNotExist();
+    }
+
+    @Test
+    void Missing_Home_Directory_Is_Accepted_When_Base_Is_Off() {
+        sandbox.write(".agent-sandbox.json", "{\"filesystem\": {\"presets\": [\"!@base\"]}}");
+
+        sandbox.command("--", "echo", "ran").env("HOME", sandbox.world().resolve("no-such-home").toString()).run()
+                .succeeds().stdoutIs("ran\n");
+    }
+
+    @Test
+    void Working_Directory_That_A_Preset_Excludes_Is_Refused() {
+        Path ssh = sandbox.mkdirs(sandbox.home(".ssh"));
+
+        sandbox.command("--", "sh", "-c", "echo should not run > " + sandbox.project("ran")).cwd(ssh).run()
+                .failsWithOneLineError()
+                .stdoutIsEmpty()
+                .stderrContains(ssh.toString(), "excluded", "@base");
+
+        assertThat(sandbox.project("ran")).doesNotExist();
+    }
+
+    @Test
+    void Working_Directory_Below_An_Excluded_Path_Is_Refused_Even_When_A_Deeper_Rule_Allows_It() {
+        Path secret = sandbox.mkdirs("secret");
+        Path deeper = sandbox.mkdirs("secret/deeper");
+
+        sandbox.command("--exclude", secret.toString(), "--rw", deeper.toString(),
+                        "--", "sh", "-c", "echo should not run > " + sandbox.project("ran"))
+                .cwd(deeper)
+                .run()
+                .failsWithOneLineError()
+                .stdoutIsEmpty()
+                .stderrContains(deeper.toString(), "inside the excluded path " + secret);
+
+        assertThat(sandbox.project("ran")).doesNotExist();
+    }
+
+    private static Map<String, String> parseEnv(String nulSeparated) {
+        Map<String, String> env = new LinkedHashMap<>();
+        for (String entry : nulSeparated.split("\0")) {
+            if (entry.isEmpty()) {
+                continue;
+            }
+            int eq = entry.indexOf('=');
+            env.put(entry.substring(0, eq), entry.substring(eq + 1));
+        }
+        return env;
+    }
+}
