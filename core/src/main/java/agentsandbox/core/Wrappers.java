@@ -146,9 +146,13 @@ final class Wrappers {
                     : Sandbox.RUNTIME.relativize(REAL.resolve(Integer.toString(out.size() + 1)).resolve(name))
                             .toString();
             out.add(new Wrapper(name, rule, origin, List.copyOf(overlaid), real, slot, script));
-            notes.add("command " + name + " = " + rule.describe() + " (" + origin + "): launcher over "
-                    + String.join(", ", overlaid.stream().map(Path::toString).toList())
-                    + (slot == null ? "" : "; real binary " + real + " at " + Sandbox.RUNTIME.resolve(slot)));
+            String why = "command " + name + " = " + rule.describe() + " (" + origin + ")";
+            for (Path p : overlaid) {
+                notes.add(Planner.pad("ro") + p + "  <- " + why + ": the launcher, read-only, in its place");
+            }
+            if (slot != null) {
+                notes.add(Planner.pad("ro") + Sandbox.RUNTIME.resolve(slot) + "  <- " + why + ": the real " + real);
+            }
         }
         return out;
     }

@@ -51,7 +51,7 @@ class DetectionIT {
 
         sandbox.run("--", "sh", "-c", script)
                 .succeeds()
-                .stdoutIs(sha256(sandbox.launcher()) + "  -\nagent-sandbox\napp\ninside sandbox\n");
+                .stdoutIs(sha256(sandbox.launcher()) + "  -\nagent-sandbox\napp\ncmd\nguard\nreal\ninside sandbox\n");
     }
 
     @Test
