@@ -14,6 +14,10 @@
 #   raw bwrap: X ms
 #   agent-sandbox: Y ms
 #   ratio: Z
+# and then, measured inside one sandbox, what a command wrapper adds per call:
+# the git guard (wrapped `git --version` against the real git binary), a blocked
+# command (against /usr/bin/true) and a script wrapper that execs the real
+# command (against the real command).
 set -euo pipefail
 
 die() {
@@ -96,4 +100,31 @@ awk -v raw="${medians[0]}" -v tool="${medians[1]}" 'BEGIN {
     printf "raw bwrap: %.1f ms\n", raw * 1000
     printf "agent-sandbox: %.1f ms\n", tool * 1000
     printf "ratio: %.2f\n", tool / raw
+}'
+
+# ---------------------------------------------------------------- wrappers
+
+guard_script=$work/home/touch-guard.sh
+printf '#!/bin/sh\nexec "$AGENT_SANDBOX_REAL" "$@"\n' >"$guard_script"
+chmod 755 "$guard_script"
+[[ -z ${as_user[*]} ]] || chown "$uid:$uid" "$guard_script"
+
+# Inside the sandbox: git is wrapped first (real/1), rm is blocked (no real binary),
+# touch is script-wrapped (real/2).
+run "$launcher" --cmd rm=false --cmd "touch=$guard_script" -- \
+    hyperfine -N --warmup 20 --runs 300 -i --export-json /tmp/wrappers.json --style basic \
+    --command-name "git --version, wrapped" "git --version" \
+    --command-name "git --version, real" "/run/agent-sandbox/real/1/git --version" \
+    --command-name "rm, blocked" "rm /tmp/nothing" \
+    --command-name "true, real" "/usr/bin/true" \
+    --command-name "touch, script-wrapped" "touch /tmp/t" \
+    --command-name "touch, real" "/run/agent-sandbox/real/2/touch /tmp/t" >/dev/null ||
+    die "the wrapper benchmark inside the sandbox failed"
+
+mapfile -t wm < <(grep -o '"median": *[0-9.eE+-]*' "$work/tmp/wrappers.json" | sed 's/.*: *//')
+[[ ${#wm[@]} -eq 6 ]] || die "cannot read the wrapper medians from hyperfine's JSON report"
+awk -v gw="${wm[0]}" -v gr="${wm[1]}" -v bw="${wm[2]}" -v br="${wm[3]}" -v sw="${wm[4]}" -v sr="${wm[5]}" 'BEGIN {
+    printf "git --version: %.2f ms wrapped, %.2f ms real, +%.2f ms per call\n", gw * 1000, gr * 1000, (gw - gr) * 1000
+    printf "blocked rm: %.2f ms (true: %.2f ms), +%.2f ms per call\n", bw * 1000, br * 1000, (bw - br) * 1000
+    printf "script-wrapped touch: %.2f ms, real %.2f ms, +%.2f ms per call\n", sw * 1000, sr * 1000, (sw - sr) * 1000
 }'

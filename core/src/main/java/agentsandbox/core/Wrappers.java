@@ -142,9 +142,9 @@ final class Wrappers {
                         + ") needs the agent-sandbox launcher, and this sandbox has no installation",
                         "pass an Environment.Installation, or remove the rule");
             }
+            long slots = out.stream().filter(x -> x.realSlot() != null).count();
             String slot = rule instanceof CommandRule.Blocked ? null
-                    : Sandbox.RUNTIME.relativize(REAL.resolve(Integer.toString(out.size() + 1)).resolve(name))
-                            .toString();
+                    : Sandbox.RUNTIME.relativize(REAL.resolve(Long.toString(slots + 1)).resolve(name)).toString();
             out.add(new Wrapper(name, rule, origin, List.copyOf(overlaid), real, slot, script));
             String why = "command " + name + " = " + rule.describe() + " (" + origin + ")";
             for (Path p : overlaid) {
