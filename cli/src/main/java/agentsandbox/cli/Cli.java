@@ -98,8 +98,7 @@ final class Cli {
         policy.layers().forEach(l -> debug.line(describe(l)));
         debug.line("result: network " + (policy.network() ? "on" : "off") + ", docker "
                 + (policy.docker() ? "on" : "off"));
-        policy.commands().forEach((name, rule) -> debug.line("command " + name + " = " + rule.describe()
-                + " (validated; command wrappers are not enforced by this version)"));
+        policy.commands().forEach((name, rule) -> debug.line("result: command " + name + " = " + rule.describe()));
 
         Plan plan = Sandbox.plan(policy, effective, args.command());
         debug.section("resolution and mounts");
