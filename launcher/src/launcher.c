@@ -65,9 +65,8 @@
  * nothing the JVM says can mix with the sandboxed command's stdout. */
 static const char *const JVM_OPTIONS[] = {
     "-XX:+UseSerialGC",
-    "-XX:TieredStopAtLevel=1",
+    "-Xint",
     "-XX:-UsePerfData",
-    "-Xshare:auto",
     "-Xlog:disable",
     "-Xlog:all=warning:stderr",
 };
@@ -141,6 +140,20 @@ static int is_directory(const char *path)
         die("cannot inspect %s: %s", path, strerror(errno));
     }
     return S_ISDIR(info.st_mode);
+}
+
+/* Whether file a exists and was modified no earlier than file b (which must exist). */
+static int is_newer(const char *a, const char *b)
+{
+    struct stat sa;
+    struct stat sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) {
+        return 0;
+    }
+    if (sa.st_mtim.tv_sec != sb.st_mtim.tv_sec) {
+        return sa.st_mtim.tv_sec > sb.st_mtim.tv_sec;
+    }
+    return sa.st_mtim.tv_nsec >= sb.st_mtim.tv_nsec;
 }
 
 /* The canonical path of this executable and the application directory beside it. */
@@ -251,9 +264,25 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
         die("no Java runtime at %s; reinstall agent-sandbox (./install.sh)", runtime);
     }
 
-    /* java, the options, two properties, -jar <jar>, the user's arguments, NULL */
+    /* The startup cache, trained when the image was built; only when it is newer than
+     * every jar, so that a cache left from older classes can never run. */
+    char cache[PATH_MAX];
+    char cache_option[PATH_MAX + 32];
+    char core_jar[PATH_MAX];
+    format_path(cache, "%s/lib/agent-sandbox.aot", self->home);
+    format_path(core_jar, "%s/lib/agent-sandbox-core.jar", self->home);
+    int use_cache = is_newer(cache, jar) && is_newer(cache, core_jar);
+    snprintf(cache_option, sizeof cache_option, "-XX:AOTCache=%s", cache);
+    /* AGENT_SANDBOX_REQUIRE_CACHE=1: fail rather than start without the cache (build checks). */
+    const char *require = getenv("AGENT_SANDBOX_REQUIRE_CACHE");
+    int required = require != NULL && strcmp(require, "1") == 0;
+    if (required && !use_cache) {
+        die("the startup cache %s is missing or older than the jars", cache);
+    }
+
+    /* java, the options, the cache (two), two properties, -jar <jar>, the user's arguments, NULL */
     size_t user_args = (size_t)(argc - 1);
-    size_t count = 1 + JVM_OPTION_COUNT + 2 + 2 + user_args + 1;
+    size_t count = 1 + JVM_OPTION_COUNT + 2 + 2 + 2 + user_args + 1;
     char **java_argv = calloc(count, sizeof *java_argv);
     if (java_argv == NULL) {
         die("out of memory");
@@ -262,6 +291,12 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     java_argv[n++] = java;
     for (size_t i = 0; i < JVM_OPTION_COUNT; i++) {
         java_argv[n++] = (char *)JVM_OPTIONS[i];
+    }
+    if (use_cache) {
+        java_argv[n++] = cache_option;
+        if (required) {
+            java_argv[n++] = (char *)"-XX:AOTMode=on";
+        }
     }
     java_argv[n++] = launcher_property;
     java_argv[n++] = home_property;

@@ -253,21 +253,22 @@ final class ConfigReader {
                 } catch (IllegalArgumentException e) {
                     throw at(m, key + ": " + e.getMessage());
                 }
-                CommandRule rule = switch (m.value()) {
-                    case Jsonc.Bool bool -> bool.value() ? new CommandRule.Unwrapped() : new CommandRule.Blocked();
-                    case Jsonc.Str str -> {
-                        if (str.value().equals("true") || str.value().equals("false")) {
-                            throw at(str, key + ": write " + str.value() + " without quotes (a JSON boolean)");
-                        }
-                        try {
-                            yield CommandRule.parse(str.value());
-                        } catch (IllegalArgumentException e) {
-                            throw at(str, key + ": " + e.getMessage());
-                        }
+                CommandRule rule;
+                if (m.value() instanceof Jsonc.Bool bool) {
+                    rule = bool.value() ? new CommandRule.Unwrapped() : new CommandRule.Blocked();
+                } else if (m.value() instanceof Jsonc.Str str) {
+                    if (str.value().equals("true") || str.value().equals("false")) {
+                        throw at(str, key + ": write " + str.value() + " without quotes (a JSON boolean)");
                     }
-                    default -> throw at(m.value(), key + ": expected \"@git\", true, false or a script path, got "
+                    try {
+                        rule = CommandRule.parse(str.value());
+                    } catch (IllegalArgumentException e) {
+                        throw at(str, key + ": " + e.getMessage());
+                    }
+                } else {
+                    throw at(m.value(), key + ": expected \"@git\", true, false or a script path, got "
                             + m.value().kind());
-                };
+                }
                 b.command(m.key(), rule);
             }
         }

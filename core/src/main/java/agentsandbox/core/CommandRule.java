@@ -82,11 +82,16 @@ public sealed interface CommandRule {
 
     /** The spelling used in config and debug output. */
     default String describe() {
-        return switch (this) {
-            case Preset p -> p.name();
-            case Blocked b -> "false (blocked)";
-            case Unwrapped u -> "true (no wrapper)";
-            case Script s -> s.path();
-        };
+        // instanceof, not a pattern switch: no bootstrap method to link at every start
+        if (this instanceof Preset p) {
+            return p.name();
+        }
+        if (this instanceof Blocked) {
+            return "false (blocked)";
+        }
+        if (this instanceof Unwrapped) {
+            return "true (no wrapper)";
+        }
+        return ((Script) this).path();
     }
 }

@@ -42,38 +42,68 @@ final class GuardServer implements AutoCloseable {
     /** A connection that has not finished by then is closed (the launcher then refuses). */
     static final long CONNECTION_TIMEOUT_MILLIS = 15_000;
 
-    private final ServerSocketChannel server;
     private final Path socket;
     private final Environment env;
     private final Path tmpSource;
     private final List<Mount> mounts;
     private final Thread acceptor;
+    private final Object lock = new Object();
+    private ServerSocketChannel server;
+    private boolean closed;
 
-    private GuardServer(ServerSocketChannel server, Path socket, Environment env, Plan plan) {
-        this.server = server;
+    private GuardServer(Path socket, Environment env, Plan plan) {
         this.socket = socket;
         this.env = env;
         this.tmpSource = plan.tmpSource();
         this.mounts = plan.mounts();
-        this.acceptor = new Thread(this::acceptLoop, "agent-sandbox-git-guard");
+        this.acceptor = new Thread(this::run, "agent-sandbox-git-guard");
         this.acceptor.setDaemon(true);
     }
 
-    /** Binds the plan's guard socket and starts answering. */
+    /**
+     * Starts the guard on the plan's socket, in the background: opening the first Unix
+     * socket costs the JVM more than bwrap needs to set up the sandbox, so both happen
+     * at once. The launcher waits for the socket to appear.
+     */
     static GuardServer start(Environment env, Plan plan) {
         Path socket = plan.guardSocket();
         if (socket.toString().getBytes(StandardCharsets.UTF_8).length > 100) {
             throw new SandboxException("the git guard's socket path " + socket + " is too long for a Unix socket",
                     "set TMPDIR to a shorter directory");
         }
+        GuardServer s = new GuardServer(socket, env, plan);
+        s.acceptor.start();
+        return s;
+    }
+
+    private void run() {
+        ServerSocketChannel ch;
         try {
-            ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-            ch.bind(UnixDomainSocketAddress.of(socket));
-            GuardServer s = new GuardServer(ch, socket, env, plan);
-            s.acceptor.start();
-            return s;
+            ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         } catch (IOException e) {
-            throw new SandboxException("cannot start the git guard on " + socket + ": " + e.getMessage(), null, e);
+            return; // the launcher finds no socket and refuses to run git
+        }
+        synchronized (lock) {
+            try {
+                if (closed) {
+                    ch.close();
+                    return;
+                }
+                ch.bind(UnixDomainSocketAddress.of(socket));
+                server = ch;
+            } catch (IOException e) {
+                closeQuietly(ch);
+                return;
+            }
+        }
+        acceptLoop(ch);
+    }
+
+    private static void closeQuietly(ServerSocketChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException e) {
+            // closing a listening socket does not fail in a way that matters here
         }
     }
 
@@ -84,15 +114,16 @@ final class GuardServer implements AutoCloseable {
                 timeouts.cancel();
             }
         }
-        try {
-            server.close();
-        } catch (IOException e) {
-            // closing a listening socket does not fail in a way that matters here
+        synchronized (lock) {
+            closed = true;
+            if (server != null) {
+                closeQuietly(server);
+                Execution.deleteQuietly(socket);
+            }
         }
-        Execution.deleteQuietly(socket);
     }
 
-    private void acceptLoop() {
+    private void acceptLoop(ServerSocketChannel server) {
         while (true) {
             SocketChannel client;
             try {
@@ -142,10 +173,9 @@ final class GuardServer implements AutoCloseable {
             } else {
                 d = GitGuard.decide(request, new HostProbe(c, request));
             }
-            String answer = switch (d) {
-                case GitGuard.Decision.Allow a -> "A\n";
-                case GitGuard.Decision.Deny deny -> "D " + deny.message().replace('\n', ' ') + "\n";
-            };
+            String answer = d instanceof GitGuard.Decision.Deny deny
+                    ? "D " + deny.message().replace('\n', ' ') + "\n"
+                    : "A\n";
             c.write(answer);
         } catch (IOException | RuntimeException e) {
             // the launcher sees the connection close and refuses, failing closed

@@ -16,9 +16,14 @@ final class Planner {
     private Planner() {}
 
     /** Shallow to deep; equal depths by path, so the order is deterministic. */
-    static final Comparator<Path> DEPTH_ORDER = Comparator
-            .comparingInt(Path::getNameCount)
-            .thenComparing(Path::toString);
+    static final Comparator<Path> DEPTH_ORDER = new Comparator<>() {
+        // a plain class, not Comparator.comparing: no lambdas to spin up at every start
+        @Override
+        public int compare(Path a, Path b) {
+            int depth = Integer.compare(a.getNameCount(), b.getNameCount());
+            return depth != 0 ? depth : a.toString().compareTo(b.toString());
+        }
+    };
 
     /** Paths whose content inside the sandbox is not the host's (fresh mounts). */
     private static final List<Path> FRESH = List.of(Path.of("/dev"), Path.of("/proc"), Path.of("/run"));
@@ -30,7 +35,12 @@ final class Planner {
      */
     static List<Mount> plan(List<Specificity.Decision> decisions, Path hiddenFile, List<String> notes) {
         List<Specificity.Decision> sorted = new ArrayList<>(decisions);
-        sorted.sort(Comparator.comparing(Specificity.Decision::path, DEPTH_ORDER));
+        sorted.sort(new Comparator<Specificity.Decision>() {
+            @Override
+            public int compare(Specificity.Decision a, Specificity.Decision b) {
+                return DEPTH_ORDER.compare(a.path(), b.path());
+            }
+        });
         List<Mount> mounts = new ArrayList<>();
         List<Specificity.Decision> done = new ArrayList<>();
         for (Specificity.Decision d : sorted) {

@@ -164,14 +164,14 @@ public final class Sandbox {
         createRuntime(plan);
         GuardServer guard = null;
         try {
-            if (plan.guardSocket() != null) {
-                guard = GuardServer.start(env, plan);
-            }
             ProcessBuilder pb = new ProcessBuilder(plan.argv());
             pb.environment().clear();
             pb.environment().putAll(env.hostEnv());
             pb.directory(env.workDir().toFile());
             pb.redirectInput(in).redirectOutput(out).redirectError(err);
+            if (plan.guardSocket() != null) {
+                guard = GuardServer.start(env, plan);
+            }
             return new Execution(pb.start(), plan, guard);
         } catch (IOException e) {
             closeQuietly(guard);

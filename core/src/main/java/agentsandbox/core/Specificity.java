@@ -17,10 +17,17 @@ final class Specificity {
     private Specificity() {}
 
     /** Orders contenders for one path, weakest first, so the last one wins. */
-    static final Comparator<Candidate> STRENGTH = Comparator
-            .comparing(Candidate::exact)
-            .thenComparing(c -> c.origin().layer())
-            .thenComparing(Candidate::access);
+    static final Comparator<Candidate> STRENGTH = new Comparator<>() {
+        // exact beats glob, then the later layer, then the more restrictive level
+        @Override
+        public int compare(Candidate a, Candidate b) {
+            int c = Boolean.compare(a.exact(), b.exact());
+            if (c == 0) {
+                c = a.origin().layer().compareTo(b.origin().layer());
+            }
+            return c != 0 ? c : a.access().compareTo(b.access());
+        }
+    };
 
     /** A path's winning rule and the rules it overrode. */
     record Decision(Candidate winner, List<Candidate> overridden) {
@@ -36,9 +43,20 @@ final class Specificity {
         }
         List<Decision> out = new ArrayList<>();
         for (List<Candidate> contenders : byPath.values()) {
-            Candidate winner = contenders.stream().max(STRENGTH).orElseThrow();
-            List<Candidate> others = new ArrayList<>(contenders);
-            others.remove(winner);
+            // plain loops and identity: a record's equals() is linked at first use, which
+            // costs every start more than this whole method
+            Candidate winner = contenders.get(0);
+            for (Candidate c : contenders) {
+                if (STRENGTH.compare(c, winner) > 0) {
+                    winner = c;
+                }
+            }
+            List<Candidate> others = new ArrayList<>(contenders.size() - 1);
+            for (Candidate c : contenders) {
+                if (c != winner) {
+                    others.add(c);
+                }
+            }
             out.add(new Decision(winner, others));
         }
         return out;

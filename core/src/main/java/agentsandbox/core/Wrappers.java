@@ -54,12 +54,16 @@ final class Wrappers {
 
         /** The launcher's instruction, stored as the target of the lookup symlink. */
         String instruction() {
-            String kind = switch (rule) {
-                case CommandRule.Blocked b -> "block";
-                case CommandRule.Script s -> "script";
-                case CommandRule.Preset p -> "git";
-                case CommandRule.Unwrapped u -> throw new IllegalStateException("unwrapped " + name);
-            };
+            String kind;
+            if (rule instanceof CommandRule.Blocked) {
+                kind = "block";
+            } else if (rule instanceof CommandRule.Script) {
+                kind = "script";
+            } else if (rule instanceof CommandRule.Preset) {
+                kind = "git";
+            } else {
+                throw new IllegalStateException("unwrapped " + name);
+            }
             return kind + "\t" + name + "\t" + (realSlot == null ? "-" : realSlot) + "\t"
                     + (script == null ? "-" : script.toString());
         }

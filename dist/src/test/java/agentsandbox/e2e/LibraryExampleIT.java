@@ -30,7 +30,9 @@ class LibraryExampleIT {
         sandbox.runOnHost("cat", ".env").succeeds().stdoutIs("API_KEY=secret-value\n");
 
         List<String> command = new ArrayList<>(List.of(
-                sandbox.image().resolve("runtime/bin/java").toString(), "-XX:-UsePerfData",
+                // a full JDK 25 (the one running the tests): source-file mode needs its compiler,
+                // which the image's minimal runtime leaves out
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:-UsePerfData",
                 "-cp", sandbox.image().resolve("lib/agent-sandbox-core.jar").toString(),
                 example.toString()));
         if (projectAsArgument) {

@@ -1,0 +1,99 @@
+package agentsandbox.cli;
+
+import agentsandbox.core.Environment;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The training run for the startup cache, made when the app image is built: it takes
+ * the paths a real start takes (flags, config files, presets, a git repository,
+ * planning, {@code --dry-run}, {@code --debug}, and when the machine allows it a real
+ * run under bwrap with a guarded git call), so the JVM can record the classes, their
+ * linking and the lambdas they use. Not used at run time.
+ *
+ * <pre>{@code java -XX:AOTCacheOutput=lib/agent-sandbox.aot -cp lib/agent-sandbox-cli.jar agentsandbox.cli.Training WORKDIR}</pre>
+ */
+public final class Training {
+    private Training() {}
+
+    public static void main(String[] args) throws IOException {
+        if (args.length != 1) {
+            System.err.println("usage: Training WORKDIR");
+            System.exit(2);
+        }
+        Path root = Path.of(args[0]).toAbsolutePath();
+        Path home = Files.createDirectories(root.resolve("home"));
+        Path project = Files.createDirectories(home.resolve("project"));
+        Path tmp = Files.createDirectories(root.resolve("tmp"));
+        Files.createDirectories(home.resolve(".ssh"));
+        Files.createDirectories(home.resolve(".cache"));
+        Files.writeString(home.resolve(".aws"), "");
+        Path config = Files.createDirectories(home.resolve(".config/agent-sandbox"));
+        Files.writeString(config.resolve("config.json"), "{\"filesystem\": {\"exclude\": [\"~/.netrc\"]}}\n");
+        Files.writeString(project.resolve(".agent-sandbox.jsonc"), """
+                {
+                  // a project policy of the usual kind
+                  "filesystem": {
+                    "presets": ["!@lint/go", "@git-strict"],
+                    "ro": ["docs/*/generated.md"],
+                    "rw": ["~/.cache"],
+                    "exclude": [".env", "secrets"],
+                  },
+                  "commands": {"rm": false},
+                  "network": true,
+                }
+                """);
+        for (String f : List.of("biome.json", "tsconfig.json", "pyproject.toml", ".editorconfig", ".env")) {
+            Files.writeString(project.resolve(f), "{}\n");
+        }
+        Files.createDirectories(project.resolve("docs/a"));
+        Files.writeString(project.resolve("docs/a/generated.md"), "x\n");
+        Path git = Files.createDirectories(project.resolve(".git"));
+        Files.createDirectories(git.resolve("hooks"));
+        Files.createDirectories(git.resolve("refs/heads"));
+        Files.createDirectories(git.resolve("refs/tags"));
+        Files.writeString(git.resolve("HEAD"), "ref: refs/heads/main\n");
+        Files.writeString(git.resolve("config"), "[core]\n");
+        Files.writeString(git.resolve("refs/heads/other"), "0000000000000000000000000000000000000000\n");
+
+        Environment system = SystemEnvironment.read();
+        Map<String, String> env = new HashMap<>(system.hostEnv());
+        env.put("HOME", home.toString());
+        env.put("TMPDIR", tmp.toString());
+        env.remove("XDG_CONFIG_HOME");
+        // A build may run as root, which agent-sandbox refuses: train as an ordinary user.
+        int uid = system.uid() == 0 ? 65534 : system.uid();
+        Environment e = new Environment(home, project, env, tmp, uid, system.osName(), system.installation());
+
+        PrintStream sink = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
+        Cli cli = Main.cli(sink, sink);
+        List<List<String>> runs = List.of(
+                List.of("--version"),
+                List.of("--help"),
+                List.of("check"),
+                List.of("--check", "-q"),
+                List.of("--dry-run", "--", "true"),
+                List.of("--dry-run", "--network=false", "--ro", "~/notes", "--rw=/tmp", "--exclude", "secrets",
+                        "--cmd", "npm=false,git=@git", "npm", "test"),
+                List.of("--debug", "--dry-run", "-C", ".", "-c", ".agent-sandbox.jsonc", "sh", "-c", "echo hi"),
+                List.of("--netwrk", "true"),
+                List.of("--", "true"),
+                List.of("--", "sh", "-c", "git --version >/dev/null; git checkout -q . 2>/dev/null; rm x 2>/dev/null;"
+                        + " exit 0"));
+        for (List<String> argv : runs) {
+            try {
+                cli.run(argv, e);
+            } catch (RuntimeException ignored) {
+                // a machine without bwrap or user namespaces still trains everything before
+            }
+        }
+        System.exit(0);
+    }
+}
