@@ -6,9 +6,10 @@
 #   lib/agent-sandbox.aot     the startup cache (JEP 483), trained on this exact
 #                             runtime and class path by agentsandbox.cli.Training
 #
-# then checks that the launcher really starts with the cache.
+# then checks that the launcher really starts with the cache, and packs the image
+# as agent-sandbox-VERSION-linux-ARCH.tar.gz beside it.
 #
-#   finish-image.sh IMAGE JDK
+#   finish-image.sh IMAGE JDK VERSION
 set -euo pipefail
 
 die() {
@@ -16,9 +17,10 @@ die() {
     exit 1
 }
 
-[[ $# -eq 2 ]] || die "usage: finish-image.sh IMAGE JDK"
+[[ $# -eq 3 ]] || die "usage: finish-image.sh IMAGE JDK VERSION"
 image=$1
 jdk=$2
+version=$3
 [[ -x $jdk/bin/jlink ]] || die "no jlink in $jdk: a full JDK 25 is needed to build the image"
 [[ -f $image/lib/agent-sandbox-cli.jar && -x $image/bin/agent-sandbox ]] ||
     die "$image lacks the launcher or the jars"
@@ -50,4 +52,7 @@ rm -f "$cache"
 # A cache the JVM silently ignores would only make agent-sandbox slow: require it once.
 AGENT_SANDBOX_REQUIRE_CACHE=1 "$image/bin/agent-sandbox" --version >/dev/null ||
     die "the launcher does not start with the startup cache $cache"
+archive=$(dirname "$image")/agent-sandbox-$version-linux-$(uname -m).tar.gz
+tar -C "$(dirname "$image")" -czf "$archive" "$(basename "$image")"
 echo "app image: $image (runtime $(du -sh "$image/runtime" | cut -f1), startup cache $(du -h "$cache" | cut -f1))"
+echo "archive: $archive ($(du -h "$archive" | cut -f1))"
