@@ -10,10 +10,9 @@
 # image built in dist/target. As root, both commands run as an unprivileged
 # user through setpriv (AGENT_SANDBOX_BENCH_UID, default 65534).
 #
-# Prints, after hyperfine's own report:
-#   raw bwrap: X ms
-#   agent-sandbox: Y ms
-#   ratio: Z
+# Prints, after hyperfine's own report, medians of: raw bwrap, agent-sandbox -- true
+# (and the ratio), the same with a project config, --dry-run, check, and the peak
+# RSS of one run,
 # and then, measured inside one sandbox, what a command wrapper adds per call:
 # the git guard (wrapped `git --version` against the real git binary), a blocked
 # command (against /usr/bin/true) and a script wrapper that execs the real
@@ -30,6 +29,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 command -v hyperfine >/dev/null || die "hyperfine not found: sudo apt-get install -y hyperfine"
 command -v bwrap >/dev/null || die "bwrap not found: sudo apt-get install -y bubblewrap"
 command -v git >/dev/null || die "git not found: sudo apt-get install -y git"
+[[ -x /usr/bin/time ]] || die "/usr/bin/time not found (for the peak memory): sudo apt-get install -y time"
 
 if [[ -n ${AGENT_SANDBOX:-} ]]; then
     launcher=$AGENT_SANDBOX
@@ -88,18 +88,51 @@ fi
 run bash -c "$dry_run" >/dev/null 2>"$work/raw.err" ||
     die "the bwrap command line from --dry-run does not run: $(tr '\n' ' ' <"$work/raw.err")"
 
-prefix="cd $(printf '%q' "$project") && $(printf '%q ' "${environment[@]}" "${as_user[@]}")"
-hyperfine --shell=bash --warmup 3 --export-json "$work/result.json" "$@" \
+# The same project with a project config, for the run that reads one.
+configured=$work/configured
+cp -a "$project" "$configured"
+cat >"$configured/.agent-sandbox.jsonc" <<'JSON'
+{
+  // a typical project policy
+  "filesystem": {
+    "presets": ["!@lint/go"],
+    "ro": ["docs"],
+    "exclude": [".env", "secrets"],
+  },
+  "commands": {"rm": false},
+}
+JSON
+mkdir -p "$configured/docs" "$configured/secrets"
+[[ -z ${as_user[*]} ]] || chown -R "$uid:$uid" "$configured"
+
+in_dir() {
+    printf 'cd %q && %s' "$1" "$(printf '%q ' "${environment[@]}" "${as_user[@]}")"
+}
+prefix=$(in_dir "$project")
+tool=$(printf '%q' "$launcher")
+hyperfine --shell=bash --warmup 3 --export-json "$work/result.json" -i "$@" \
     --command-name "raw bwrap" "$prefix$dry_run" \
-    --command-name "agent-sandbox" "$prefix$(printf '%q' "$launcher") -- true"
+    --command-name "agent-sandbox -- true" "$prefix$tool -- true" \
+    --command-name "agent-sandbox -- true, project config" "$(in_dir "$configured")$tool -- true" \
+    --command-name "agent-sandbox --dry-run -- true" "$prefix$tool --dry-run -- true >/dev/null" \
+    --command-name "agent-sandbox check" "$prefix$tool check >/dev/null"
 
 # hyperfine writes one "median" (seconds) per command, in the order given.
 mapfile -t medians < <(grep -o '"median": *[0-9.eE+-]*' "$work/result.json" | sed 's/.*: *//')
-[[ ${#medians[@]} -eq 2 ]] || die "cannot read the medians from hyperfine's JSON report"
-awk -v raw="${medians[0]}" -v tool="${medians[1]}" 'BEGIN {
+[[ ${#medians[@]} -eq 5 ]] || die "cannot read the medians from hyperfine's JSON report"
+
+# Peak memory of one run: the JVM that plans, starts and waits for the sandbox.
+rss_kb=$(cd "$project" && "${environment[@]}" "${as_user[@]}" /usr/bin/time -f '%M' "$launcher" -- true 2>&1 >/dev/null | tail -n 1)
+
+awk -v raw="${medians[0]}" -v run="${medians[1]}" -v cfg="${medians[2]}" -v dry="${medians[3]}" \
+    -v chk="${medians[4]}" -v rss="$rss_kb" 'BEGIN {
     printf "raw bwrap: %.1f ms\n", raw * 1000
-    printf "agent-sandbox: %.1f ms\n", tool * 1000
-    printf "ratio: %.2f\n", tool / raw
+    printf "agent-sandbox: %.1f ms\n", run * 1000
+    printf "ratio: %.2f\n", run / raw
+    printf "agent-sandbox with a project config: %.1f ms (ratio %.2f)\n", cfg * 1000, cfg / raw
+    printf "agent-sandbox --dry-run: %.1f ms\n", dry * 1000
+    printf "agent-sandbox check: %.1f ms\n", chk * 1000
+    printf "peak RSS of agent-sandbox -- true: %.1f MB\n", rss / 1024
 }'
 
 # ---------------------------------------------------------------- wrappers
