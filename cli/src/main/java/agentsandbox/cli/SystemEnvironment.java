@@ -66,7 +66,13 @@ final class SystemEnvironment {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"), StandardCharsets.US_ASCII)) {
                 if (line.startsWith("Uid:")) {
-                    return Integer.parseInt(line.substring(4).strip().split("\\s+")[0]);
+                    // "Uid:\t<real>\t<effective>…": the first number (no regex on the start path)
+                    String rest = line.substring(4).strip();
+                    int end = 0;
+                    while (end < rest.length() && Character.isDigit(rest.charAt(end))) {
+                        end++;
+                    }
+                    return Integer.parseInt(rest.substring(0, end));
                 }
             }
         } catch (IOException | RuntimeException e) {
