@@ -41,19 +41,24 @@ final class Cli {
         try {
             return dispatch(Flags.parse(argv), env);
         } catch (SandboxException e) {
-            err.println("agent-sandbox: " + e.oneLine());
+            err.println("agent-sandbox: " + oneLine(e.oneLine()));
             if (debug && e.getCause() != null) {
                 e.getCause().printStackTrace(err);
             }
             return 1;
         } catch (RuntimeException | StackOverflowError e) {
-            err.println("agent-sandbox: internal error: " + e
+            err.println("agent-sandbox: internal error: " + oneLine(String.valueOf(e))
                     + (debug ? "" : " (run with --debug for details)"));
             if (debug) {
                 e.printStackTrace(err);
             }
             return 1;
         }
+    }
+
+    /** A message as one printable line (see {@link SandboxException#printable}). */
+    static String oneLine(String message) {
+        return SandboxException.printable(message);
     }
 
     private int dispatch(Args args, Environment env) {

@@ -6,14 +6,14 @@ import java.nio.file.Path;
 /** A config file that cannot be used; the message starts with {@code file[:line:column]:}. */
 final class ConfigException extends SandboxException {
     ConfigException(Path file, String message) {
-        super(file + ": " + message);
+        super(printable(file + ": " + message));
     }
 
     ConfigException(Path file, String message, String hint) {
-        super(file + ": " + message, hint);
+        super(printable(file + ": " + message), hint);
     }
 
     ConfigException(Path file, int line, int column, String message) {
-        super(file + ":" + line + ":" + column + ": " + message);
+        super(printable(file + ":" + line + ":" + column + ": " + message));
     }
 }

@@ -122,7 +122,16 @@ final class ConfigReader {
     }
 
     private static PolicyLayer read(Path file, Layer layer) {
-        String text = decode(file, bytes(file));
+        return parse(file, bytes(file), layer);
+    }
+
+    /**
+     * Decodes, parses and validates the content of one config file.
+     *
+     * @throws ConfigException naming {@code file} and the position of the problem
+     */
+    static PolicyLayer parse(Path file, byte[] data, Layer layer) {
+        String text = decode(file, data);
         Jsonc.Value root;
         try {
             root = Jsonc.parse(text);

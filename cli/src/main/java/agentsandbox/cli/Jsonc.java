@@ -322,7 +322,9 @@ final class Jsonc {
                     sb.append((char) cp);
                     pos += 4;
                 }
-                default -> throw error("invalid escape '\\" + e + "' in a string");
+                default -> throw error("invalid escape '\\" + (e < 0x20 || e == 0x7f
+                        ? String.format("' followed by control character U+%04X", (int) e) + " in a string"
+                        : e + "' in a string"));
             }
             pos += 2;
         }

@@ -64,6 +64,8 @@ class CliTest {
                 bad("deep nesting", w -> w.write("home/project/.agent-sandbox.json",
                         "[".repeat(100_000)), "true"),
                 bad("reserved path", w -> {}, "--ro", "/run/agent-sandbox/x", "true"),
+                bad("newline in a flag", w -> {}, "--bogus\nflag", "true"),
+                bad("newline in a config path", w -> {}, "-c", "no\nsuch.json", "true"),
                 bad("cwd excluded", w -> {}, "--exclude", ".", "true"));
     }
 

@@ -31,4 +31,33 @@ public class SandboxException extends RuntimeException {
         String m = getMessage();
         return hint == null || hint.isEmpty() ? m : m + " (" + hint + ")";
     }
+
+    /**
+     * Text as one printable line: control characters that a path, an argument or a config
+     * key may carry (newlines above all) are shown as escapes ({@code \n}, {@code \x1b}),
+     * so that every error message stays one line.
+     */
+    public static String printable(String text) {
+        StringBuilder sb = null;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c >= 0x20 && c != 0x7f) {
+                if (sb != null) {
+                    sb.append(c);
+                }
+                continue;
+            }
+            if (sb == null) {
+                sb = new StringBuilder(text.length() + 8).append(text, 0, i);
+            }
+            switch (c) {
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                case '\t' -> sb.append("\\t");
+                default -> sb.append("\\x").append(Character.forDigit(c >> 4 & 0xf, 16))
+                        .append(Character.forDigit(c & 0xf, 16));
+            }
+        }
+        return sb == null ? text : sb.toString();
+    }
 }
