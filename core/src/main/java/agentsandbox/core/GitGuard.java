@@ -83,7 +83,10 @@ final class GitGuard {
     /** Git's global options that take a value as the next argument (or after {@code =} for the long ones). */
     private static final Set<String> GLOBAL_WITH_VALUE = Set.of(
             "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--attr-source",
-            "--super-prefix", "--list-cmds");
+            "--super-prefix", "--list-cmds", "--shallow-file");
+
+    /** The programs git is also installed as that only serve fetches and pushes. */
+    private static final Set<String> SERVERS = Set.of("git-receive-pack", "git-upload-pack", "git-upload-archive");
 
     /** Subcommands that are git builtins or shipped commands, so never aliases. */
     private static final Set<String> KNOWN = Set.of(
@@ -126,19 +129,19 @@ final class GitGuard {
     private static final GitOptions PULL = GitOptions.of("""
             q|quiet v|verbose recurse-submodules? commit e|edit cleanup= ff ff-only log? n|no-stat stat summary
             squash no-verify s|strategy= X|strategy-option= verify-signatures autostash allow-unrelated-histories
-            r|rebase? S|gpg-sign? all a|append upload-pack= f|force t|tags p|prune j|jobs= dry-run k|keep
+            r|rebase? S|gpg-sign? all a|append upload-pack= f|force t|tags p|prune j|jobs? dry-run k|keep
             depth= shallow-since= shallow-exclude= deepen= unshallow update-shallow refmap= o|server-option=
             4|ipv4 6|ipv6 negotiation-tip= show-forced-updates set-upstream signoff
             """);
     private static final GitOptions AM = GitOptions.of("""
             i|interactive 3|3way q|quiet s|signoff u|utf8 k|keep keep-non-patch keep-cr c|scissors
-            whitespace= ignore-space-change ignore-whitespace directory= exclude= include= C| p| reject
+            whitespace= ignore-space-change ignore-whitespace directory= exclude= include= C|= p|= reject
             patch-format= resolvemsg= S|gpg-sign? continue r|resolved skip abort quit show-current-patch?
-            committer-date-is-author-date ignore-date n|no-verify message-id m quoted-cr= empty= allow-empty
+            committer-date-is-author-date ignore-date n|no-verify m|message-id quoted-cr= empty= allow-empty
             """);
     private static final GitOptions REBASE = GitOptions.of("""
             onto= keep-base continue abort quit skip edit-todo show-current-patch m|merge s|strategy=
-            X|strategy-option= S|gpg-sign? q|quiet v|verbose stat n|no-stat no-verify verify C| f|force-rebase
+            X|strategy-option= S|gpg-sign? q|quiet v|verbose stat n|no-stat no-verify verify C|= f|force-rebase
             fork-point ignore-whitespace whitespace= committer-date-is-author-date ignore-date signoff
             i|interactive r|rebase-merges? x|exec= root autosquash autostash reschedule-failed-exec
             update-refs empty= keep-empty apply reapply-cherry-picks
@@ -148,15 +151,15 @@ final class GitGuard {
             pathspec-from-file= pathspec-file-nul refresh U|unified= inter-hunk-context=
             """);
     private static final GitOptions CLEAN = GitOptions.of("""
-            d f|force i|interactive n|dry-run q|quiet e|exclude= x X
+            d| f|force i|interactive n|dry-run q|quiet e|exclude= x| X|
             """);
     private static final GitOptions STASH = GitOptions.of("""
             q|quiet p|patch S|staged k|keep-index u|include-untracked a|all m|message= pathspec-from-file=
             pathspec-file-nul index
             """);
     private static final GitOptions BRANCH = GitOptions.of("""
-            v|verbose q|quiet t|track? u|set-upstream-to= unset-upstream color? r|remotes contains^ merged^
-            no-merged^ column? sort= points-at= a|all d|delete D| m|move M| c|copy C| l|list show-current
+            v|verbose q|quiet t|track? u|set-upstream-to= unset-upstream color? r|remotes contains^ no-contains^
+            merged^ no-merged^ column? sort= points-at= a|all d|delete D| m|move M| c|copy C| l|list show-current
             create-reflog edit-description f|force format= i|ignore-case omit-empty recurse-submodules abbrev?
             """);
 
@@ -168,8 +171,10 @@ final class GitGuard {
     private static Decision decide(Request request, Probe probe, int depth) {
         List<String> argv = request.argv();
         String invoked = argv.isEmpty() ? "git" : Path.of(argv.get(0)).getFileName().toString();
-        if (invoked.startsWith("git-") && !invoked.equals("git-receive-pack") && !invoked.equals("git-upload-pack")
-                && !invoked.equals("git-upload-archive")) {
+        if (SERVERS.contains(invoked)) {
+            return new Decision.Allow(invoked + " serves fetches and pushes");
+        }
+        if (invoked.startsWith("git-")) {
             // a dashed entry point (git-commit …): the same as "git commit …"
             List<String> rewritten = new ArrayList<>();
             rewritten.add("git");
@@ -177,9 +182,7 @@ final class GitGuard {
             rewritten.addAll(argv.subList(1, argv.size()));
             return decide(new Request(rewritten, request.cwd(), request.env(), request.parentExe()), probe, depth);
         }
-        if (!invoked.equals("git")) {
-            return new Decision.Allow(invoked + " serves fetches and pushes");
-        }
+        // Under any other name (exec -a) git behaves as plain git.
 
         if (REAL_BINARY.matcher(request.parentExe()).matches()) {
             return new Decision.Allow("started by git itself");
@@ -191,6 +194,7 @@ final class GitGuard {
         String dir = request.cwd();
         int i = 1;
         boolean help = false;
+        // as given: git reads a relative --git-dir or --work-tree from the directory after every -C
         String gitDirFlag = null;
         String workTreeFlag = null;
         for (; i < argv.size(); i++) {
@@ -219,29 +223,33 @@ final class GitGuard {
                             inlineConfig = checkConfigKey(keyOf(value), name + " " + value);
                         }
                     }
-                    case "--git-dir" -> gitDirFlag = resolve(dir, value);
-                    case "--work-tree" -> workTreeFlag = resolve(dir, value);
+                    case "--git-dir" -> gitDirFlag = value;
+                    case "--work-tree" -> workTreeFlag = value;
                     default -> {
-                        // --namespace, --attr-source, --super-prefix, --list-cmds: harmless
+                        // --namespace, --attr-source, --super-prefix, --list-cmds, --shallow-file: harmless
                     }
                 }
             } else if (a.equals("-h") || a.equals("--help") || a.equals("-v") || a.equals("--version")
-                    || a.startsWith("--exec-path") || a.equals("--html-path") || a.equals("--man-path")
-                    || a.equals("--info-path")) {
+                    || (a.startsWith("--exec-path") && !a.startsWith("--exec-path=")) || a.equals("--html-path")
+                    || a.equals("--man-path") || a.equals("--info-path")) {
+                // queries; --exec-path=DIR is not one: git goes on to run the command
                 help = true;
             }
             // every other global option is a flag (-p, -P, --bare, --no-pager …)
         }
 
-        String envGitDir = request.env().get("GIT_DIR");
-        String envWorkTree = request.env().get("GIT_WORK_TREE");
-        String gitDir = gitDirFlag != null ? gitDirFlag
-                : envGitDir != null && !envGitDir.isEmpty() ? resolve(dir, envGitDir) : null;
-        String workTree = workTreeFlag != null ? workTreeFlag
-                : envWorkTree != null && !envWorkTree.isEmpty() ? resolve(dir, envWorkTree) : null;
-        String repoDir = workTree != null ? workTree : gitDir != null ? gitDir : dir;
-        if (inTemp(probe, repoDir) && (gitDir == null || inTemp(probe, gitDir))
-                && probe.throwAwayRepository(real(probe, repoDir), gitDir == null ? null : real(probe, gitDir))) {
+        Map<String, String> env = request.env();
+        String gitDir = pathOf(dir, gitDirFlag != null ? gitDirFlag : env.get("GIT_DIR"));
+        String workTree = pathOf(dir, workTreeFlag != null ? workTreeFlag : env.get("GIT_WORK_TREE"));
+        String commonDir = pathOf(dir, env.get("GIT_COMMON_DIR"));
+        String indexFile = pathOf(dir, env.get("GIT_INDEX_FILE"));
+        // Without a work tree given, git works on the current directory: as the work tree of an
+        // explicit git dir, or as where it looks for the repository.
+        String tree = workTree != null ? workTree : dir;
+        if (inTemp(probe, tree) && inTemp(probe, gitDir != null ? gitDir : dir)
+                && (commonDir == null || inTemp(probe, commonDir)) && (indexFile == null || inTemp(probe, indexFile))
+                && probe.throwAwayRepository(real(probe, gitDir != null ? tree : dir),
+                        gitDir == null ? null : real(probe, gitDir))) {
             return new Decision.Allow("the repository lies in the sandbox's temp dir");
         }
         if (inlineConfig != null) {
@@ -253,13 +261,21 @@ final class GitGuard {
 
         String sub = argv.get(i);
         List<String> rest = argv.subList(i + 1, argv.size());
+        if (!rest.isEmpty() && rest.get(0).equals("--help")) {
+            // git turns "git CMD --help" into "git help CMD" before anything else
+            return new Decision.Allow("git " + sub + " --help is git help " + sub);
+        }
         Decision d = checkSubcommand(sub, rest);
         if (d != null) {
             return d;
         }
-        if (!KNOWN.contains(sub) && !probe.externalCommand(sub) && depth < MAX_ALIAS_DEPTH) {
+        if (!KNOWN.contains(sub) && !probe.externalCommand(sub)) {
             Optional<String> alias = probe.alias(real(probe, dir), sub);
             if (alias.isPresent()) {
+                if (depth >= MAX_ALIAS_DEPTH) {
+                    return deny("git " + sub, "its alias goes through too many other aliases to check",
+                            "run the git command it stands for");
+                }
                 String expansion = alias.get().strip();
                 if (expansion.startsWith("!")) {
                     return new Decision.Allow("shell alias; the git it runs is guarded again");
@@ -438,13 +454,14 @@ final class GitGuard {
                 return deny("git with GIT_CONFIG_COUNT=" + count, "the count is not a number",
                         "unset GIT_CONFIG_COUNT");
             }
-            for (int k = 0; k < n && k < 10_000; k++) {
+            for (int k = 0; k < n; k++) {
                 String key = env.get("GIT_CONFIG_KEY_" + k);
-                if (key != null) {
-                    Decision d = checkConfigKey(key, "with GIT_CONFIG_KEY_" + k + "=" + key);
-                    if (d != null) {
-                        return d;
-                    }
+                if (key == null) {
+                    break; // git stops at a missing key and runs nothing
+                }
+                Decision d = checkConfigKey(key, "with GIT_CONFIG_KEY_" + k + "=" + key);
+                if (d != null) {
+                    return d;
                 }
             }
         }
@@ -569,6 +586,11 @@ final class GitGuard {
     static String resolve(String base, String path) {
         Path p = Path.of(path);
         return (p.isAbsolute() ? p : Path.of(base).resolve(p)).normalize().toString();
+    }
+
+    /** A path setting against {@code dir}, or null when unset or empty. */
+    private static String pathOf(String dir, String value) {
+        return value == null || value.isEmpty() ? null : resolve(dir, value);
     }
 
     private static String real(GitGuard.Probe probe, String path) {

@@ -12,7 +12,7 @@ import java.util.Set;
  * way git's parse-options does: combined short flags ({@code -fdx}), attached and
  * separate values ({@code -mmsg}, {@code -m msg}), {@code --opt=value}, unambiguous
  * long-option prefixes ({@code --forc}), {@code --no-} negations, options after
- * positionals, and {@code --} ending the options.
+ * positionals, and {@code --} or {@code --end-of-options} ending the options.
  *
  * <p>The spec lists every option that takes a value (so a value is never mistaken for
  * a flag) and every option a guard rule looks at. Other options may be missing: an
@@ -42,7 +42,8 @@ final class GitOptions {
      * Builds a spec from a compact text: entries separated by spaces, each
      * {@code [s|]long[suffix]} where {@code s} is the short letter, and the suffix is
      * {@code =} (required value), {@code ?} (optional value) or {@code ^} (value when
-     * one follows). A lone short option is written {@code s|}.
+     * one follows). A lone short option is written {@code s|}, or {@code s|=} when it
+     * takes a value.
      */
     static GitOptions of(String spec) {
         GitOptions o = new GitOptions();
@@ -95,7 +96,7 @@ final class GitOptions {
         List<String> positionals = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
             String a = args.get(i);
-            if (a.equals("--")) {
+            if (a.equals("--") || a.equals("--end-of-options")) {
                 positionals.addAll(args.subList(i + 1, args.size()));
                 break;
             }
@@ -150,7 +151,9 @@ final class GitOptions {
         if (name.startsWith("no-")) {
             Option positive = longs.get(name.substring(3));
             if (positive != null) {
-                out.add(new Match(positive, "no-" + positive.name, true));
+                // "--no-no-verify" is "--verify"
+                String canonical = positive.name.startsWith("no-") ? positive.name.substring(3) : "no-" + positive.name;
+                out.add(new Match(positive, canonical, true));
                 return out;
             }
         } else {
@@ -170,6 +173,10 @@ final class GitOptions {
             }
             if (name.startsWith("no-") && !candidate.startsWith("no-") && ("no-" + candidate).startsWith(name)) {
                 out.add(new Match(longs.get(candidate), "no-" + candidate, true));
+            }
+            if (!name.startsWith("no-") && candidate.startsWith("no-") && candidate.substring(3).startsWith(name)) {
+                // "--veri" abbreviates "--verify", the negation of "no-verify"
+                out.add(new Match(longs.get(candidate), candidate.substring(3), true));
             }
         }
         return out;
