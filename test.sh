@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of agent-sandbox: unit tests, then the end-to-end tests
-# against the packaged app image under real bwrap.
+# against the packaged app image under real bwrap, then one short round of
+# fuzzing of the parsers (scripts/fuzz.sh).
 #
 #   ./test.sh [extra Maven arguments]
 #
@@ -50,5 +51,9 @@ if [[ $status -eq 0 ]]; then
     if [[ $(id -u) -eq 0 ]]; then
         [[ $e2e_skipped -eq 0 && $unit_skipped -eq 0 ]] || die "tests were skipped; every test must run"
     fi
+fi
+# A short coverage-guided fuzzing round over the parsers (scripts/fuzz.sh for longer runs).
+if [[ $status -eq 0 ]]; then
+    "$repo/scripts/fuzz.sh" || status=$?
 fi
 exit "$status"

@@ -170,7 +170,7 @@ final class GitGuard {
 
     private static Decision decide(Request request, Probe probe, int depth) {
         List<String> argv = request.argv();
-        String invoked = argv.isEmpty() ? "git" : Path.of(argv.get(0)).getFileName().toString();
+        String invoked = argv.isEmpty() ? "git" : baseName(argv.get(0));
         if (SERVERS.contains(invoked)) {
             return new Decision.Allow(invoked + " serves fetches and pushes");
         }
@@ -583,7 +583,21 @@ final class GitGuard {
     // ------------------------------------------------------------------ paths
 
     /** {@code path} against {@code base}, lexically ({@code ..} folded). */
+    /** The last component of a program name as exec'd ({@code /usr/bin/git} → {@code git}). */
+    private static String baseName(String program) {
+        String trimmed = program;
+        while (trimmed.length() > 1 && trimmed.endsWith("/")) {
+            trimmed = trimmed.substring(0, trimmed.length() - 1);
+        }
+        int slash = trimmed.lastIndexOf('/');
+        return slash < 0 ? trimmed : trimmed.substring(slash + 1);
+    }
+
     static String resolve(String base, String path) {
+        if (path.indexOf('\0') >= 0 || base.indexOf('\0') >= 0) {
+            // no real argument or environment value holds a NUL; never fail on one
+            return resolve(base.replace('\0', '?'), path.replace('\0', '?'));
+        }
         Path p = Path.of(path);
         return (p.isAbsolute() ? p : Path.of(base).resolve(p)).normalize().toString();
     }

@@ -112,7 +112,7 @@ public final class PathPattern {
                         throw new IllegalArgumentException("invalid glob '" + whole + "': unclosed [");
                     }
                     glob = true;
-                    regex.append(charClass(raw.substring(i + 1, end)));
+                    regex.append(charClass(whole, raw.substring(i + 1, end)));
                     i = end;
                 }
                 case ']' -> throw new IllegalArgumentException("invalid glob '" + whole + "': ] without [");
@@ -145,7 +145,7 @@ public final class PathPattern {
         return -1;
     }
 
-    private static String charClass(String body) {
+    private static String charClass(String whole, String body) {
         StringBuilder out = new StringBuilder("[");
         int i = 0;
         if (!body.isEmpty() && (body.charAt(0) == '!' || body.charAt(0) == '^')) {
@@ -155,6 +155,12 @@ public final class PathPattern {
         for (; i < body.length(); i++) {
             char c = body.charAt(i);
             if (c == '-' && i > 0 && i < body.length() - 1) {
+                char lo = body.charAt(i - 1);
+                char hi = body.charAt(i + 1);
+                if (lo > hi) {
+                    throw new IllegalArgumentException("invalid glob '" + whole + "': the range " + lo + "-" + hi
+                            + " is backwards");
+                }
                 out.append('-');
             } else if (Character.isLetterOrDigit(c)) {
                 out.append(c);

@@ -20,6 +20,8 @@ class PathPatternTest {
         "**|there is no **",
         "trailing\\|trailing backslash",
         "a]b|] without [",
+        "x[z-a]|the range z-a is backwards",
+        "x[,-\"]|the range ,-\" is backwards",
     })
     void Rejects_Invalid_Globs_With_A_Message_Naming_The_Problem(String pattern, String message) {
         assertThatThrownBy(() -> PathPattern.parse(pattern))
