@@ -83,8 +83,8 @@ public final class Sandbox {
         List<Specificity.Decision> decisions = Specificity.decide(candidates);
         checkWorkDirNotExcluded(env.workDir(), decisions);
 
-        Path runtimeDir = env.tempDir().resolve("agent-sandbox-" + HexFormat.of().formatHex(randomBytes()));
-        Path hiddenFile = runtimeDir.resolve("hidden");
+        Path runtimeDir = env.tempDir().resolve(RuntimeDirs.PREFIX + HexFormat.of().formatHex(randomBytes()));
+        Path hiddenFile = runtimeDir.resolve(RuntimeDirs.HIDDEN);
         List<String> mountNotes = new ArrayList<>();
         List<Mount> mounts = new ArrayList<>(Planner.plan(decisions, hiddenFile, mountNotes));
         mounts.addAll(configProtection(policy, env, decisions, mountNotes));
@@ -93,7 +93,7 @@ public final class Sandbox {
         List<String> wrapperNotes = new ArrayList<>();
         List<Wrappers.Wrapper> wrappers = Wrappers.discover(policy, env, nested ? RUNTIME : null, wrapperNotes);
         boolean guard = wrappers.stream().anyMatch(Wrappers.Wrapper::needsGuard);
-        Path guardSocket = guard ? runtimeDir.resolve("guard").resolve("socket") : null;
+        Path guardSocket = guard ? runtimeDir.resolve(RuntimeDirs.GUARD).resolve(RuntimeDirs.SOCKET) : null;
 
         Path bwrap = Preflight.findBwrap(env);
         List<String> argv = new ArrayList<>();
@@ -162,6 +162,7 @@ public final class Sandbox {
             ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
         Preflight.checkCanRun(env);
         createRuntime(plan);
+        removeStaleRuntimes(plan);
         GuardServer guard = null;
         try {
             ProcessBuilder pb = new ProcessBuilder(plan.argv());
@@ -194,6 +195,7 @@ public final class Sandbox {
         try {
             Files.createDirectory(plan.runtimeDir(),
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            RuntimeDirs.writeOwner(plan.runtimeDir());
             Files.createFile(plan.hiddenFile(),
                     PosixFilePermissions.asFileAttribute(Set.of()));
             if (plan.guardSocket() != null) {
@@ -210,12 +212,29 @@ public final class Sandbox {
         }
     }
 
+    /**
+     * Removes what runs that were killed (SIGKILL leaves no chance to clean up) left in
+     * the temp dir: their runtime directories, once their owner is gone. Only a real
+     * run does this, never a dry run.
+     */
+    private static void removeStaleRuntimes(Plan plan) {
+        try {
+            Object uid = Files.getAttribute(plan.runtimeDir(), "unix:uid", LinkOption.NOFOLLOW_LINKS);
+            RuntimeDirs.removeStale(plan.runtimeDir().getParent(), (Integer) uid,
+                    plan.runtimeDir().getFileName().toString());
+        } catch (IOException | RuntimeException e) {
+            // best effort: leftovers of other runs never stop this one
+        }
+    }
+
     static void removeRuntime(Plan plan) {
         if (plan.guardSocket() != null) {
             Execution.deleteQuietly(plan.guardSocket());
             Execution.deleteQuietly(plan.guardSocket().getParent());
         }
         Execution.deleteQuietly(plan.hiddenFile());
+        // the owner goes last: a directory that still has files keeps saying whose it is
+        Execution.deleteQuietly(plan.runtimeDir().resolve(RuntimeDirs.OWNER));
         Execution.deleteQuietly(plan.runtimeDir());
     }
 

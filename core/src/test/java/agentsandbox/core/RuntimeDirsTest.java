@@ -1,0 +1,250 @@
+package agentsandbox.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What a killed run leaves in the temp dir, and how the next run tells it from what
+ * other runs still use. The processes are real ({@code /proc}); where a process state
+ * cannot be arranged, a directory laid out like {@code /proc} stands in.
+ */
+class RuntimeDirsTest {
+    /** Above any pid_max the kernel allows (2^22): never a running process. */
+    private static final long NO_SUCH_PID = Integer.MAX_VALUE;
+
+    @TempDir
+    Path tmp;
+
+    private int uid;
+    private RuntimeDirs.Owner self;
+
+    @BeforeEach
+    void identify() throws IOException {
+        uid = (Integer) Files.getAttribute(tmp, "unix:uid");
+        self = RuntimeDirs.Owner.current();
+        assertThat(self).as("this process as /proc shows it").isNotNull();
+    }
+
+    /** A runtime directory as a run leaves it: owner record, stand-in file, guard socket. */
+    private Path runtime(String hex, String owner) throws IOException {
+        Path dir = Files.createDirectory(tmp.resolve("agent-sandbox-" + hex),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        if (owner != null) {
+            Files.writeString(dir.resolve("owner"), owner);
+        }
+        Files.createFile(dir.resolve("hidden"), PosixFilePermissions.asFileAttribute(java.util.Set.of()));
+        Path guard = Files.createDirectory(dir.resolve("guard"));
+        try (ServerSocketChannel socket = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            socket.bind(UnixDomainSocketAddress.of(guard.resolve("socket")));
+        }
+        return dir;
+    }
+
+    private String deadOwner() {
+        return new RuntimeDirs.Owner(NO_SUCH_PID, 12345, self.pidNs()).format();
+    }
+
+    private int removeStale() {
+        return RuntimeDirs.removeStale(tmp, uid, null);
+    }
+
+    @Test
+    void Removes_The_Directory_Of_A_Run_Whose_Process_Is_Gone() throws IOException {
+        runtime("00112233aabbccdd", deadOwner());
+
+        assertThat(removeStale()).isEqualTo(1);
+        assertThat(tmp).isEmptyDirectory();
+    }
+
+    @Test
+    void Keeps_The_Directory_Of_A_Run_That_Still_Runs() throws IOException {
+        Path live = runtime("00112233aabbccdd", self.format());
+
+        assertThat(removeStale()).isZero();
+        assertThat(live.resolve("owner")).exists();
+        assertThat(live.resolve("guard/socket")).exists();
+    }
+
+    @Test
+    void A_Reused_Pid_Does_Not_Pass_For_The_Owner() throws IOException {
+        runtime("00112233aabbccdd", new RuntimeDirs.Owner(self.pid(), self.start() + 1, self.pidNs()).format());
+
+        assertThat(removeStale()).isEqualTo(1);
+        assertThat(tmp).isEmptyDirectory();
+    }
+
+    @Test
+    void Owner_In_Another_Pid_Namespace_Is_Left_Alone() throws IOException {
+        Path other = runtime("00112233aabbccdd", new RuntimeDirs.Owner(NO_SUCH_PID, 1, "pid:[1]").format());
+
+        assertThat(removeStale()).isZero();
+        assertThat(other.resolve("owner")).exists();
+    }
+
+    @Test
+    void Directory_Without_A_Readable_Owner_Record_Is_Left_Alone() throws IOException {
+        Path starting = runtime("00112233aabbccdd", null); // a run between mkdir and writing its owner
+        Path garbled = runtime("00112233aabbccde", "not an owner\n");
+        Path ownerDir = runtime("00112233aabbccdf", null);
+        Files.createDirectory(ownerDir.resolve("owner"));
+
+        assertThat(removeStale()).isZero();
+        assertThat(starting.resolve("hidden")).exists();
+        assertThat(garbled.resolve("owner")).exists();
+        assertThat(ownerDir.resolve("owner")).isDirectory();
+    }
+
+    @Test
+    void Directory_Holding_Anything_Unexpected_Is_Left_Alone() throws IOException {
+        Path extra = runtime("00112233aabbccdd", deadOwner());
+        Files.writeString(extra.resolve("notes.txt"), "keep me");
+        Path deeper = runtime("00112233aabbccde", deadOwner());
+        Files.createDirectory(deeper.resolve("guard/sub"));
+
+        assertThat(removeStale()).isZero();
+        assertThat(extra.resolve("notes.txt")).hasContent("keep me");
+        assertThat(deeper.resolve("guard/sub")).isDirectory();
+    }
+
+    @Test
+    void Never_Follows_A_Symbolic_Link() throws IOException {
+        // a runtime-looking directory elsewhere, reached through a link with a runtime name
+        Path elsewhere = Files.createDirectories(tmp.resolve("elsewhere"));
+        Path target = runtime("ffffffffffffffff", deadOwner());
+        Path moved = Files.move(target, elsewhere.resolve("target"));
+        Path link = Files.createSymbolicLink(tmp.resolve("agent-sandbox-00112233aabbccdd"), moved);
+        // links inside a runtime directory, in place of its files
+        Path outsideFile = Files.writeString(elsewhere.resolve("precious"), "precious");
+        Path outsideDir = Files.createDirectories(elsewhere.resolve("dir"));
+        Files.writeString(outsideDir.resolve("socket"), "precious too");
+        Path hiddenLink = runtime("00112233aabbccde", deadOwner());
+        Files.delete(hiddenLink.resolve("hidden"));
+        Files.createSymbolicLink(hiddenLink.resolve("hidden"), outsideFile);
+        Path guardLink = runtime("00112233aabbccdf", deadOwner());
+        Files.delete(guardLink.resolve("guard/socket"));
+        Files.delete(guardLink.resolve("guard"));
+        Files.createSymbolicLink(guardLink.resolve("guard"), outsideDir);
+
+        assertThat(removeStale()).isZero();
+        assertThat(link).isSymbolicLink();
+        assertThat(moved.resolve("owner")).exists();
+        assertThat(outsideFile).hasContent("precious");
+        assertThat(outsideDir.resolve("socket")).hasContent("precious too");
+        assertThat(hiddenLink.resolve("hidden")).isSymbolicLink();
+        assertThat(guardLink.resolve("guard")).isSymbolicLink();
+    }
+
+    @Test
+    void Only_Exact_Runtime_Names_Count() throws IOException {
+        List<String> others = List.of("agent-sandbox-e2e-1234567890abcdef", "agent-sandbox-0011223344556677ff",
+                "agent-sandbox-00112233AABBCCDD", "agent-sandbox-001122", "xagent-sandbox-00112233aabbccdd");
+        for (String name : others) {
+            Path dir = Files.createDirectory(tmp.resolve(name));
+            Files.writeString(dir.resolve("owner"), deadOwner());
+        }
+        Files.writeString(tmp.resolve("agent-sandbox-0011223344556677"), deadOwner());
+
+        assertThat(removeStale()).isZero();
+        for (String name : others) {
+            assertThat(tmp.resolve(name).resolve("owner")).exists();
+        }
+        assertThat(tmp.resolve("agent-sandbox-0011223344556677")).isRegularFile();
+    }
+
+    @Test
+    void Another_Users_Directory_And_The_Runs_Own_Are_Left_Alone() throws IOException {
+        Path dir = runtime("00112233aabbccdd", deadOwner());
+
+        assertThat(RuntimeDirs.removeStale(tmp, uid + 1, null)).isZero();
+        assertThat(RuntimeDirs.removeStale(tmp, uid, dir.getFileName().toString())).isZero();
+        assertThat(dir.resolve("owner")).exists();
+    }
+
+    @Test
+    void Planning_Removes_Nothing() throws IOException {
+        TestWorld w = new TestWorld(Files.createDirectory(tmp.resolve("world")));
+        Path stale = Files.createDirectory(w.tmp.resolve("agent-sandbox-00112233aabbccdd"));
+        Files.writeString(stale.resolve("owner"), deadOwner());
+
+        Plan plan = w.plan();
+
+        assertThat(stale.resolve("owner")).exists();
+        assertThat(plan.runtimeDir()).doesNotExist();
+    }
+
+    @Test
+    void The_Owner_Record_Names_This_Process() throws IOException {
+        Path dir = Files.createDirectory(tmp.resolve("agent-sandbox-00112233aabbccdd"));
+
+        RuntimeDirs.writeOwner(dir);
+
+        Path owner = dir.resolve("owner");
+        assertThat(RuntimeDirs.Owner.parse(Files.readString(owner))).isEqualTo(self);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(owner))).isEqualTo("rw-------");
+        assertThat(self.pid()).isEqualTo(ProcessHandle.current().pid());
+        assertThat(self.pidNs()).startsWith("pid:[");
+        assertThat(RuntimeDirs.startTime(Path.of("/proc/self/stat"))).isEqualTo(self.start());
+    }
+
+    @Test
+    void Owner_Record_Parsing_Rejects_Anything_Else() {
+        RuntimeDirs.Owner o = new RuntimeDirs.Owner(42, 7, "pid:[4026531836]");
+        assertThat(RuntimeDirs.Owner.parse(o.format())).isEqualTo(o);
+        for (String bad : List.of("", "\n", "42 7\n", "42 7 pid:[1] extra\n", "x 7 pid:[1]\n", "42 -7 pid:[1]\n",
+                "0 7 pid:[1]\n", "42 7 \n", "42  7 pid:[1]\n", "42 7 pid:[1]\n\n")) {
+            assertThat(RuntimeDirs.Owner.parse(bad)).as("parse of %s", bad.replace("\n", "\\n")).isNull();
+        }
+    }
+
+    /**
+     * The owner's /proc entry decides: the same start time means it runs, whatever its
+     * name holds; a zombie or another start time means it is gone.
+     */
+    @Test
+    void Liveness_Reads_The_Start_Time_After_The_Command_Name() throws IOException {
+        Path proc = Files.createDirectories(tmp.resolve("proc"));
+        fakeProcess(proc, 100, "we) ird (name", "S", 5555);
+        fakeProcess(proc, 101, "zombie", "Z", 5555);
+        Files.createDirectories(proc.resolve("102")); // exists, stat unreadable: may be the owner
+        RuntimeDirs.Owner me = new RuntimeDirs.Owner(1, 1, self.pidNs());
+
+        assertThat(new RuntimeDirs.Owner(100, 5555, self.pidNs()).gone(me, proc)).isFalse();
+        assertThat(new RuntimeDirs.Owner(100, 5556, self.pidNs()).gone(me, proc)).isTrue();
+        assertThat(new RuntimeDirs.Owner(101, 5555, self.pidNs()).gone(me, proc)).isTrue();
+        assertThat(new RuntimeDirs.Owner(102, 5555, self.pidNs()).gone(me, proc)).isFalse();
+        assertThat(new RuntimeDirs.Owner(103, 5555, self.pidNs()).gone(me, proc)).isTrue();
+        assertThat(new RuntimeDirs.Owner(103, 5555, "pid:[1]").gone(me, proc)).isFalse();
+    }
+
+    private static void fakeProcess(Path proc, long pid, String comm, String state, long start) throws IOException {
+        StringBuilder stat = new StringBuilder(pid + " (" + comm + ") " + state);
+        for (int field = 4; field <= 52; field++) {
+            stat.append(' ').append(field == 22 ? start : field);
+        }
+        Path dir = Files.createDirectories(proc.resolve(Long.toString(pid)));
+        Files.writeString(dir.resolve("stat"), stat.append('\n'));
+    }
+
+    @Test
+    void Removing_Twice_At_Once_Is_Harmless() throws Exception {
+        for (int i = 0; i < 20; i++) {
+            runtime(String.format("%016x", i), deadOwner());
+        }
+        Thread other = Thread.ofPlatform().start(this::removeStale);
+        removeStale();
+        other.join();
+
+        assertThat(tmp).isEmptyDirectory();
+    }
+}

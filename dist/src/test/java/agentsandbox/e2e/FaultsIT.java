@@ -1,0 +1,348 @@
+package agentsandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * When things go wrong around a sandbox: agent-sandbox killed outright, signalled
+ * twice, its output closed early, a sandbox that will not stop. Nothing of the sandbox
+ * may outlive agent-sandbox, and what a killed run leaves in the temp dir is removed
+ * by the next run.
+ *
+ * <p>Sandboxed processes run through links whose names carry a random marker, so that
+ * {@code pgrep -f MARKER} on the host finds every one of them.
+ */
+class FaultsIT {
+    /** Generous: the JVM and bwrap start on a busy 2-core machine. */
+    private static final Duration STARTUP = Duration.ofSeconds(30);
+
+    /** agent-sandbox's grace period between SIGTERM and SIGKILL. */
+    private static final Duration GRACE = Duration.ofSeconds(10);
+
+    @RegisterExtension
+    final SandboxCli sandbox = new SandboxCli();
+
+    // ------------------------------------------------------------------ SIGKILL
+
+    @Test
+    void SIGKILL_Of_Agent_Sandbox_Ends_Every_Sandboxed_Process_Within_A_Second_And_The_Next_Run_Cleans_Up() {
+        String marker = marker();
+        SandboxCli.Started started = sandbox.command("--network=false", "--", "sh", "-c", family(marker)).start();
+        awaitReady(started);
+        awaitFamily(marker);
+
+        started.signal("KILL");
+        long killed = System.nanoTime();
+        List<String> left = pgrep(marker);
+        while (!left.isEmpty() && System.nanoTime() - killed < Duration.ofSeconds(1).toNanos()) {
+            pause(20);
+            left = pgrep(marker);
+        }
+        assertThat(left).as("host processes with %s in their command line 1 s after SIGKILL", marker).isEmpty();
+        started.waitFor(Duration.ofSeconds(5)).exitsWith(128 + 9);
+
+        // SIGKILL leaves no chance to clean up: the run's directory stays behind ...
+        List<Path> leftovers = sandbox.runtimeDirsInTmp();
+        assertThat(leftovers).as("runtime directories after SIGKILL").hasSize(1);
+        // ... a dry run neither removes it nor creates one ...
+        sandbox.run("--dry-run", "--", "true").succeeds();
+        assertThat(sandbox.runtimeDirsInTmp()).as("runtime directories after a dry run").isEqualTo(leftovers);
+        // ... and the next real run removes it.
+        sandbox.run("--network=false", "--", "true").succeeds().stdoutIsEmpty().stderrIsEmpty();
+        assertThat(sandbox.runtimeDirsInTmp()).as("runtime directories after the next run").isEmpty();
+    }
+
+    /**
+     * Removing what killed runs left must not touch a run in progress: its runtime
+     * directory holds the git guard's socket, which its git calls still need.
+     */
+    @Test
+    void Removing_Leftovers_Spares_The_Runtime_Of_A_Sandbox_Still_Running() {
+        sandbox.git("init", "-q");
+        SandboxCli.Started running = sandbox.command("--", "sh", "-c", ": > /tmp/ready-running; "
+                        + "while [ ! -e /tmp/go ]; do sleep 0.05; done; git status --short; echo git-ran")
+                .start();
+        awaitReady(running, "ready-running");
+        List<Path> live = sandbox.runtimeDirsInTmp();
+        assertThat(live).hasSize(1);
+        SandboxCli.Started killed = sandbox.command("--", "sh", "-c", ": > /tmp/ready-killed; exec sleep 300").start();
+        awaitReady(killed, "ready-killed");
+        killed.signal("KILL").waitFor(Duration.ofSeconds(5)).exitsWith(128 + 9);
+        assertThat(sandbox.runtimeDirsInTmp()).as("the running sandbox's and the killed one's").hasSize(2)
+                .containsAll(live);
+
+        sandbox.run("--", "true").succeeds();
+
+        assertThat(sandbox.runtimeDirsInTmp()).as("runtime directories while a sandbox still runs").isEqualTo(live);
+        sandbox.write(sandbox.tmp().resolve("go"), "");
+        running.waitFor(STARTUP).succeeds().stdoutIs("git-ran\n").stderrIsEmpty();
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    // ------------------------------------------------------------------ two signals
+
+    /** Both signals at once, to a sandbox whose command ignores them: status 130 at once, nothing left. */
+    @ParameterizedTest
+    @CsvSource({"TERM, TERM", "INT, INT", "INT, TERM"})
+    void Two_Signals_End_The_Sandbox_At_Once_With_Status_130(String first, String second) {
+        String marker = marker();
+        SandboxCli.Started started = sandbox.command("--", "sh", "-c", "trap '' INT TERM; " + family(marker)).start();
+        awaitReady(started);
+        awaitFamily(marker);
+
+        long before = System.nanoTime();
+        signalTwice(started, first, second);
+        Result result = started.waitFor(STARTUP);
+        Duration took = Duration.ofNanos(System.nanoTime() - before);
+
+        result.exitsWith(130).stderrIsEmpty();
+        assertThat(took).as("time from the signals to the exit").isLessThan(Duration.ofSeconds(5));
+        awaitNoneLeft(marker);
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    /**
+     * A sandbox that outlives the first SIGTERM (here bwrap itself ignores it, standing
+     * in for any sandbox slow to stop) is still running after it, within the grace
+     * period; the second signal kills it at once.
+     */
+    @ParameterizedTest
+    @CsvSource({"TERM, TERM", "INT, INT"})
+    void Second_Signal_Kills_At_Once_A_Sandbox_That_Outlives_The_First(String first, String second) {
+        String marker = marker();
+        SandboxCli.Started started = withStubbornBwrap(sandbox.command("--", "sh", "-c", family(marker))).start();
+        awaitReady(started);
+        awaitFamily(marker);
+
+        started.signal(first);
+        pause(1500);
+        assertThat(started.isAlive()).as("agent-sandbox 1.5 s after SIG%s, within the grace period", first).isTrue();
+        assertThat(pgrep(marker)).as("the sandbox within the grace period").isNotEmpty();
+        long before = System.nanoTime();
+        Result result = started.signal(second).waitFor(STARTUP);
+        Duration took = Duration.ofNanos(System.nanoTime() - before);
+
+        result.exitsWith(130).stderrDoesNotContain("Exception", "\tat ");
+        assertThat(took).as("time from the second signal to the exit").isLessThan(Duration.ofSeconds(3));
+        awaitNoneLeft(marker);
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    @Test
+    void Sandbox_That_Outlives_SIGTERM_Is_Killed_When_The_Grace_Period_Ends() {
+        String marker = marker();
+        SandboxCli.Started started = withStubbornBwrap(sandbox.command("--", "sh", "-c", family(marker))).start();
+        awaitReady(started);
+        awaitFamily(marker);
+
+        long before = System.nanoTime();
+        started.signal("TERM");
+        pause(GRACE.toMillis() / 2);
+        assertThat(started.isAlive()).as("agent-sandbox halfway through the grace period").isTrue();
+        Result result = started.waitFor(GRACE.plus(STARTUP));
+        Duration took = Duration.ofNanos(System.nanoTime() - before);
+
+        result.exitsWith(130).stderrDoesNotContain("Exception", "\tat ");
+        assertThat(took).as("time from SIGTERM to the exit").isBetween(GRACE.minusMillis(500), GRACE.plusSeconds(5));
+        awaitNoneLeft(marker);
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    /**
+     * A bwrap that ignores SIGTERM: a shell that runs the real bwrap as its child and
+     * waits for it. SIGKILL ends the shell, and the real bwrap with it
+     * ({@code --die-with-parent}).
+     */
+    private SandboxCli.Invocation withStubbornBwrap(SandboxCli.Invocation invocation) {
+        Path realBwrap = onPath("bwrap");
+        Path bin = sandbox.mkdirs(sandbox.world().resolve("stubborn-bin"));
+        Path fake = sandbox.write(bin.resolve("bwrap"), """
+                #!/bin/sh
+                trap '' TERM INT
+                "$FAULTS_REAL_BWRAP" "$@" &
+                child=$!
+                while :; do
+                    wait "$child"; status=$?
+                    kill -0 "$child" 2>/dev/null || exit "$status"
+                done
+                """);
+        try {
+            Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString("rwxr-xr-x"));
+        } catch (IOException e) {
+            throw new AssertionError("cannot make " + fake + " executable: " + e.getMessage(), e);
+        }
+        return invocation.env(Map.of("PATH", bin + ":" + SandboxCli.PATH, "FAULTS_REAL_BWRAP", realBwrap.toString()));
+    }
+
+    // ------------------------------------------------------------------ output closed early
+
+    @Test
+    void Command_Whose_Output_Is_Closed_Early_Inside_Ends_Normally() {
+        sandbox.run("--", "sh", "-c", "yes | head -n 1; yes no | head -c 3; echo")
+                .succeeds().stdoutIs("y\nno\n\n").stderrIsEmpty();
+    }
+
+    /**
+     * {@code agent-sandbox -- yes | head -n1} from a shell: once head has its line, yes
+     * dies of SIGPIPE and agent-sandbox ends promptly with yes's status, saying nothing.
+     */
+    @Test
+    void Reader_Closing_Agent_Sandboxs_Output_Ends_It_Promptly_Without_A_Trace() {
+        String launcher = Result.quote(sandbox.launcher().toString());
+        long before = System.nanoTime();
+        Result result = sandbox.runOnHost("sh", "-c",
+                "{ " + launcher + " -- yes; echo \"status $?\" >&2; } | head -n 1; "
+                        + "{ " + launcher + " -- sh -c 'cat /dev/zero; echo \"cat $?\" >&2'; echo \"status $?\" >&2; }"
+                        + " | head -c 5 | od -An -c");
+        Duration took = Duration.ofNanos(System.nanoTime() - before);
+
+        result.succeeds()
+                .stdoutContains("y\n", "\\0  \\0  \\0  \\0  \\0")
+                .stderrIs("status 141\ncat 141\nstatus 0\n");
+        assertThat(took).as("time for both pipelines").isLessThan(Duration.ofSeconds(15));
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /**
+     * A shell that starts three sleeps through links named after the marker: a
+     * background child, one in a session of its own ({@code setsid -f}) and one
+     * orphaned by a double fork. It creates /tmp/ready once all three are started.
+     */
+    private static String family(String marker) {
+        String link = "/tmp/" + marker;
+        return "set -e; sleep=$(command -v sleep); "
+                + "ln -s \"$sleep\" " + link + "-child; ln -s \"$sleep\" " + link + "-session; "
+                + "ln -s \"$sleep\" " + link + "-orphan; "
+                + link + "-child 300 & "
+                + "setsid -f " + link + "-session 301; "
+                + "( " + link + "-orphan 302 & ); "
+                + ": > /tmp/ready; wait";
+    }
+
+    private void awaitReady(SandboxCli.Started started) {
+        awaitReady(started, "ready");
+    }
+
+    /** Waits for the command to create {@code /tmp/NAME}. */
+    private void awaitReady(SandboxCli.Started started, String name) {
+        Path ready = sandbox.tmp().resolve(name);
+        long deadline = System.nanoTime() + STARTUP.toNanos();
+        while (!Files.exists(ready)) {
+            if (!started.isAlive()) {
+                throw new AssertionError("agent-sandbox ended before the command was ready:\n"
+                        + started.waitFor(Duration.ofSeconds(1)));
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the command did not start within " + STARTUP.toSeconds() + " s");
+            }
+            pause(50);
+        }
+    }
+
+    /** The three sleeps of {@link #family} run, seen from the host. */
+    private static void awaitFamily(String marker) {
+        List<String> wanted = List.of("-child 300", "-session 301", "-orphan 302");
+        long deadline = System.nanoTime() + STARTUP.toNanos();
+        List<String> found = pgrep(marker);
+        while (!allFound(found, marker, wanted) && System.nanoTime() < deadline) {
+            pause(50);
+            found = pgrep(marker);
+        }
+        assertThat(allFound(found, marker, wanted))
+                .as("the three sleeps among the host processes with %s in their command line: %s", marker, found)
+                .isTrue();
+    }
+
+    private static boolean allFound(List<String> processes, String marker, List<String> suffixes) {
+        return suffixes.stream().allMatch(s -> processes.stream().anyMatch(p -> p.endsWith(marker + s)));
+    }
+
+    /** Once agent-sandbox has exited, no process of its sandbox is left. */
+    private static void awaitNoneLeft(String marker) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+        List<String> left = pgrep(marker);
+        while (!left.isEmpty() && System.nanoTime() < deadline) {
+            pause(20);
+            left = pgrep(marker);
+        }
+        assertThat(left).as("host processes with %s in their command line after agent-sandbox exited", marker)
+                .isEmpty();
+    }
+
+    /** {@code pgrep -a -f MARKER} on the host: pid and command line of every match. */
+    private static List<String> pgrep(String marker) {
+        try {
+            Process p = new ProcessBuilder(onPath("pgrep").toString(), "-a", "-f", marker)
+                    .redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            int status = p.waitFor();
+            if (status > 1) {
+                throw new AssertionError("pgrep -a -f " + marker + " failed with status " + status + ": " + out);
+            }
+            return out.lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+        } catch (IOException e) {
+            throw new AssertionError("cannot run pgrep: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    /** Sends two signals to agent-sandbox from one shell, microseconds apart. */
+    private static void signalTwice(SandboxCli.Started started, String first, String second) {
+        try {
+            Process kill = new ProcessBuilder("sh", "-c", "kill -s \"$0\" \"$2\" && kill -s \"$1\" \"$2\"",
+                    first, second, Long.toString(started.pid())).redirectErrorStream(true).start();
+            String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(kill.waitFor()).as("kill -s %s, then -s %s: %s", first, second, output).isZero();
+        } catch (IOException e) {
+            throw new AssertionError("cannot signal " + started.pid() + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    /** An executable in one of the directories of the tests' PATH: a clear failure when it is missing. */
+    private static Path onPath(String program) {
+        for (String dir : SandboxCli.PATH.split(":")) {
+            Path candidate = Path.of(dir, program);
+            if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+                return candidate;
+            }
+        }
+        throw new AssertionError(program + " not found on " + SandboxCli.PATH
+                + (program.equals("pgrep") ? " (apt-get install procps)" : ""));
+    }
+
+    private static String marker() {
+        byte[] random = new byte[6];
+        ThreadLocalRandom.current().nextBytes(random);
+        return "e2e-fault-" + HexFormat.of().formatHex(random);
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+}
