@@ -27,16 +27,27 @@
  *           Unix socket <runtime>/guard/socket) and exec the real git or refuse;
  *           no answer means no git
  *
+ * Started as /run/agent-sandbox/exec (a symlink to the launcher that every
+ * sandbox has), it is the first program of the sandbox: bwrap runs it in place
+ * of the command, and it shuts the terminal-injection door before it execs the
+ * command (see start_command).
+ *
  * Every failure is one line on stderr and exit status 1.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
 #include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -51,6 +62,9 @@
 
 /* The sandbox's runtime; an outer sandbox's runtime is at <runtime>/outer. */
 #define RUNTIME "/run/agent-sandbox"
+
+/* The name bwrap starts the launcher by, in place of the sandboxed command. */
+#define COMMAND_START RUNTIME "/exec"
 #define MAX_NESTING 32
 
 /* How long the git guard may take to answer, and to appear after the sandbox starts. */
@@ -622,6 +636,86 @@ static void run_wrapper(const struct rule *rule, int argc, char *argv[])
     die("%s: unknown command rule '%s'", rule->name, rule->kind);
 }
 
+/* ------------------------------------------------------------------ start of the command */
+
+/*
+ * A process that shares the caller's terminal could push characters into its
+ * input queue with the TIOCSTI ioctl (TIOCLINUX can paste on a virtual
+ * console); the caller's shell would read and run them after the sandbox ends,
+ * outside it. A seccomp filter refuses both ioctls with EPERM, for the command
+ * and everything it starts, and leaves the terminal otherwise untouched: job
+ * control, /dev/tty and interactive programs keep working. Only the low 32 bits
+ * of the request are compared, since the kernel ignores the others.
+ */
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#define NATIVE_IOCTL 16u
+#define SECOND_IOCTL (0x40000000u | 514u) /* x32 */
+#define COMPAT_ARCH AUDIT_ARCH_I386
+#define COMPAT_IOCTL 54u
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#define NATIVE_IOCTL 29u
+#define SECOND_IOCTL 29u
+#define COMPAT_ARCH AUDIT_ARCH_ARM
+#define COMPAT_IOCTL 54u
+#else
+#error "agent-sandbox's terminal filter knows x86-64 and AArch64 only"
+#endif
+
+#define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (unsigned)(field))
+#define JUMP_IF(value, yes, no) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (value), (yes), (no))
+
+static int seal_terminal(void)
+{
+    struct sock_filter filter[] = {
+        /*  0 */ LOAD(offsetof(struct seccomp_data, arch)),
+        /*  1 */ JUMP_IF(NATIVE_ARCH, 0, 3),           /* -> 2 : 5 */
+        /*  2 */ LOAD(offsetof(struct seccomp_data, nr)),
+        /*  3 */ JUMP_IF(NATIVE_IOCTL, 4, 0),          /* -> 8 : 4 */
+        /*  4 */ JUMP_IF(SECOND_IOCTL, 3, 6),          /* -> 8 : 11 */
+        /*  5 */ JUMP_IF(COMPAT_ARCH, 0, 5),           /* -> 6 : 11 */
+        /*  6 */ LOAD(offsetof(struct seccomp_data, nr)),
+        /*  7 */ JUMP_IF(COMPAT_IOCTL, 0, 3),          /* -> 8 : 11 */
+        /*  8 */ LOAD(offsetof(struct seccomp_data, args) + sizeof(__u64)), /* request, low half */
+        /*  9 */ JUMP_IF(TIOCSTI, 2, 0),               /* -> 12 : 10 */
+        /* 10 */ JUMP_IF(TIOCLINUX, 1, 0),             /* -> 12 : 11 */
+        /* 11 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        /* 12 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+    };
+    struct sock_fprog program = {
+        .len = (unsigned short)(sizeof filter / sizeof filter[0]),
+        .filter = filter,
+    };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0) {
+        return -1;
+    }
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0L, 0L);
+}
+
+/*
+ * The sandbox's first program: seal the terminal, then become the command
+ * (same pid, same arguments, PATH lookup as a shell does). Without seccomp in
+ * the kernel, a session of its own has the same effect on TIOCSTI (the
+ * terminal is no longer the controlling one), at the price of /dev/tty.
+ */
+__attribute__((noreturn))
+static void start_command(int argc, char *argv[])
+{
+    if (argc < 2) {
+        die("no command to run");
+    }
+    if (seal_terminal() != 0) {
+        int seccomp_error = errno;
+        if (setsid() < 0) {
+            die("cannot protect the terminal from the command: seccomp: %s; new session: %s",
+                strerror(seccomp_error), strerror(errno));
+        }
+    }
+    execvp(argv[1], &argv[1]);
+    die("cannot run %s: %s", argv[1], strerror(errno));
+}
+
 /* ------------------------------------------------------------------ main */
 
 /* The launcher as `agent-sandbox`: answer `check`, or hand everything to Java. */
@@ -641,6 +735,9 @@ int main(int argc, char *argv[])
 {
     if (argc < 1 || argv[0] == NULL) {
         die("started without a program name");
+    }
+    if (strcmp(argv[0], COMMAND_START) == 0) {
+        start_command(argc, argv);
     }
     /* Which face: a wrapper when this path is a wrapped command's, else the tool. */
     char exe[PATH_MAX];

@@ -30,6 +30,13 @@ public final class Sandbox {
     public static final Path ENTRY_POINT = RUNTIME.resolve("agent-sandbox");
     /** Where the application directory is mounted inside. */
     public static final Path APP = RUNTIME.resolve("app");
+    /**
+     * The sandbox's first program: the launcher, started under this name in place of the
+     * command, installs a seccomp filter that refuses the TIOCSTI and TIOCLINUX ioctls
+     * (pushing input into the caller's terminal, which the caller's shell would run
+     * after the sandbox ends) and then execs the command, same pid and arguments.
+     */
+    public static final Path COMMAND_START = RUNTIME.resolve("exec");
 
 
     /** True when this process runs inside an agent-sandbox sandbox. */
@@ -104,6 +111,11 @@ public final class Sandbox {
         if (network) {
             argv.add("--share-net");
         }
+        if (env.installation() == null) {
+            // No launcher to seal the terminal with (see COMMAND_START): a session of
+            // its own keeps the command from pushing input into the caller's terminal.
+            argv.add("--new-session");
+        }
         argv.addAll(List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"));
         resolvConfDir().ifPresent(d -> {
             argv.addAll(List.of("--ro-bind", d.toString(), d.toString()));
@@ -120,6 +132,7 @@ public final class Sandbox {
         if (env.installation() != null) {
             argv.addAll(List.of("--ro-bind", env.installation().launcher().toString(), ENTRY_POINT.toString()));
             argv.addAll(List.of("--ro-bind", env.installation().appHome().toString(), APP.toString()));
+            argv.addAll(List.of("--symlink", ENTRY_POINT.getFileName().toString(), COMMAND_START.toString()));
         } else {
             argv.addAll(List.of("--ro-bind", hiddenFile.toString(), ENTRY_POINT.toString()));
         }
@@ -138,6 +151,9 @@ public final class Sandbox {
             argv.addAll(List.of("--setenv", "TMPDIR", "/tmp"));
         }
         argv.addAll(List.of("--chdir", env.workDir().toString(), "--"));
+        if (env.installation() != null) {
+            argv.add(COMMAND_START.toString());
+        }
         argv.addAll(command);
 
         notes.add("network: " + (network ? "on" : "off (only loopback)"));
@@ -162,7 +178,6 @@ public final class Sandbox {
             ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
         Preflight.checkCanRun(env);
         createRuntime(plan);
-        removeStaleRuntimes(plan);
         GuardServer guard = null;
         try {
             ProcessBuilder pb = new ProcessBuilder(plan.argv());
@@ -173,7 +188,10 @@ public final class Sandbox {
             if (plan.guardSocket() != null) {
                 guard = GuardServer.start(env, plan);
             }
-            return new Execution(pb.start(), plan, guard);
+            Execution execution = new Execution(pb.start(), plan, guard);
+            // while bwrap sets the sandbox up: off the path to the command's start
+            removeStaleRuntimes(plan);
+            return execution;
         } catch (IOException e) {
             closeQuietly(guard);
             removeRuntime(plan);

@@ -27,8 +27,9 @@ class SandboxPlanTest {
     void Fixed_Part_Comes_First_With_Root_Before_Dev_And_Proc() {
         TestWorld w = new TestWorld(tmp);
         List<String> argv = w.plan().argv();
-        assertThat(argv.subList(1, 13)).containsExactly("--die-with-parent", "--unshare-all", "--share-net",
-                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run");
+        // without an installed launcher to seal the terminal, a session of its own does
+        assertThat(argv.subList(1, 14)).containsExactly("--die-with-parent", "--unshare-all", "--share-net",
+                "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run");
         assertThat(argv.subList(argv.size() - 4, argv.size()))
                 .containsExactly("--chdir", w.project.toString(), "--", "true");
     }
@@ -211,7 +212,20 @@ class SandboxPlanTest {
         String s = line(w.plan(env, TestWorld.flags().command("git", new CommandRule.Unwrapped()).build()));
         assertThat(s).contains("--tmpfs /run/agent-sandbox --ro-bind " + launcher
                 + " /run/agent-sandbox/agent-sandbox --ro-bind " + w.root.resolve("app")
-                + " /run/agent-sandbox/app --remount-ro /run/agent-sandbox");
+                + " /run/agent-sandbox/app --symlink agent-sandbox /run/agent-sandbox/exec"
+                + " --remount-ro /run/agent-sandbox");
+    }
+
+    @Test
+    void With_The_Launcher_Installed_It_Starts_The_Command_And_The_Terminal_Stays_The_Callers() {
+        TestWorld w = new TestWorld(tmp);
+        Path launcher = w.file("app/bin/agent-sandbox");
+        Environment env = new Environment(w.home, w.project, Map.of(), w.tmp, 1000, "Linux",
+                new Environment.Installation(launcher, w.root.resolve("app")));
+        List<String> argv = w.plan(env, TestWorld.flags().build()).argv();
+        assertThat(argv).doesNotContain("--new-session");
+        assertThat(argv.subList(argv.size() - 5, argv.size()))
+                .containsExactly("--chdir", w.project.toString(), "--", "/run/agent-sandbox/exec", "true");
     }
 
     @Test

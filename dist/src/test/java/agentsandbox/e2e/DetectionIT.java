@@ -44,14 +44,16 @@ class DetectionIT {
         "mkdir /run/agent-sandbox/new-dir",
         "ln -s /bin/true /run/agent-sandbox/new-link",
         "mkfifo /run/agent-sandbox/new-fifo",
+        "rm -f /run/agent-sandbox/exec",
+        "ln -sfT /bin/true /run/agent-sandbox/exec",
     })
     void Entry_Point_And_Its_Directory_Cannot_Be_Changed_From_Inside(String attempt) {
         String script = "E=" + ENTRY_POINT + "; (" + attempt + ") 2>/dev/null && echo ATTEMPT SUCCEEDED; "
-                + "sha256sum < $E; ls -A /run/agent-sandbox; $E check";
+                + "sha256sum < $E; ls -A /run/agent-sandbox; readlink /run/agent-sandbox/exec; $E check";
 
         sandbox.run("--", "sh", "-c", script)
                 .succeeds()
-                .stdoutIs(sha256(sandbox.launcher()) + "  -\nagent-sandbox\napp\ncmd\nguard\nreal\ninside sandbox\n");
+                .stdoutIs(sha256(sandbox.launcher()) + "  -\nagent-sandbox\napp\ncmd\nexec\nguard\nreal\nagent-sandbox\ninside sandbox\n");
     }
 
     @Test

@@ -47,6 +47,11 @@ public record Result(List<String> command, int exitCode, String stdout, String s
         return this;
     }
 
+    public Result stdoutDoesNotContain(String... parts) {
+        assertThat(stdout).as(() -> describe("stdout")).doesNotContain(parts);
+        return this;
+    }
+
     public Result stdoutIsEmpty() {
         assertThat(stdout).as(() -> describe("empty stdout")).isEmpty();
         return this;

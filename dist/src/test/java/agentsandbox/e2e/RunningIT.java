@@ -160,6 +160,37 @@ class RunningIT {
                 .stdoutContains("name? hello, world\n");
     }
 
+    /**
+     * Pushes a character into the terminal's input queue with TIOCSTI, once plainly
+     * and once with bits above the low 32 set in the request (the kernel ignores them).
+     */
+    private static final String PUSH_INPUT = """
+            import ctypes, errno, fcntl, termios
+            libc = ctypes.CDLL(None, use_errno=True)
+            for request in (termios.TIOCSTI, termios.TIOCSTI | 1 << 32):
+                if libc.ioctl(0, ctypes.c_ulong(request), ctypes.c_char_p(b"#")) == 0:
+                    print("pushed")
+                else:
+                    print("refused", errno.errorcode[ctypes.get_errno()])
+            """;
+
+    /**
+     * A command that shares the caller's terminal cannot push input into it (which the
+     * caller's shell would read and run after the sandbox ends), while the terminal
+     * stays the controlling one: /dev/tty opens. Outside a sandbox the same push works.
+     */
+    @Test
+    void Command_Cannot_Push_Input_Into_The_Callers_Terminal_Which_Stays_Its_Terminal() {
+        sandbox.runOnHost("script", "-qec", "python3 -c '" + PUSH_INPUT + "'", "/dev/null")
+                .succeeds().stdoutContains("#pushed\r\n#pushed\r\n");
+
+        sandbox.command("--", "sh", "-c", "python3 -c \"$1\" && echo controlling > /dev/tty", "sh", PUSH_INPUT)
+                .runInTerminal()
+                .succeeds()
+                .stdoutContains("refused EPERM\nrefused EPERM\ncontrolling\n")
+                .stdoutDoesNotContain("pushed", "#");
+    }
+
     // ------------------------------------------------------------------ signals
 
     @ParameterizedTest
