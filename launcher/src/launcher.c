@@ -258,6 +258,97 @@ static void set_aside_caller_java_variables(void)
     }
 }
 
+/* The caller's LC_ALL, set aside under CALLER_VARIABLE_PREFIX "LC_ALL": "+" and the
+ * value, or "-" when it was unset. */
+#define CALLER_LC_ALL CALLER_VARIABLE_PREFIX "LC_ALL"
+
+/* The JVM reads arguments, environment and file names in the character set of the
+ * locale: in the C locale (ASCII) every other byte would become '?'. The tool's JVM
+ * runs in C.UTF-8; the tool gives the command the caller's LC_ALL back. */
+static void use_utf8_locale(void)
+{
+    const char *caller = getenv("LC_ALL");
+    char *aside = malloc((caller != NULL ? strlen(caller) : 0) + 2);
+    if (aside == NULL) {
+        die("out of memory");
+    }
+    aside[0] = caller != NULL ? '+' : '-';
+    strcpy(aside + 1, caller != NULL ? caller : "");
+    if (setenv(CALLER_LC_ALL, aside, 1) != 0 || setenv("LC_ALL", "C.UTF-8", 1) != 0) {
+        die("cannot set LC_ALL: %s", strerror(errno));
+    }
+    free(aside);
+}
+
+/* Whether a string is valid UTF-8 as Java decodes it: no overlong forms, no
+ * surrogates, nothing above U+10FFFF. */
+static int is_utf8(const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    while (*p != '\0') {
+        unsigned int c = *p;
+        size_t length;
+        unsigned int min;
+        unsigned int code;
+        if (c < 0x80) {
+            p++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            length = 2;
+            min = 0x80;
+            code = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            length = 3;
+            min = 0x800;
+            code = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            length = 4;
+            min = 0x10000;
+            code = c & 0x07;
+        } else {
+            return 0;
+        }
+        for (size_t i = 1; i < length; i++) {
+            if ((p[i] & 0xC0) != 0x80) {
+                return 0;
+            }
+            code = (code << 6) | (p[i] & 0x3F);
+        }
+        if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
+            return 0;
+        }
+        p += length;
+    }
+    return 1;
+}
+
+/* What the JVM cannot start from or represent faithfully is refused here, in one line:
+ * a working directory that is gone (the JVM would die with a stack trace) and
+ * arguments that are not UTF-8 (the JVM would silently replace their bytes, changing
+ * the command's arguments and the paths of rules). */
+static void check_startable(int argc, char *argv[])
+{
+    char *cwd = getcwd(NULL, 0);
+    if (cwd == NULL) {
+        if (errno == ENOENT) {
+            die("the current directory no longer exists (it was removed); cd to an existing directory and run again");
+        }
+        die("cannot determine the current directory: %s; cd to another directory and run again", strerror(errno));
+    }
+    if (!is_utf8(cwd)) {
+        free(cwd);
+        die("the path of the current directory is not valid UTF-8; agent-sandbox handles only UTF-8 paths:"
+            " rename the directory or start from another one");
+    }
+    free(cwd);
+    for (int i = 1; i < argc; i++) {
+        if (!is_utf8(argv[i])) {
+            die("argument %d is not valid UTF-8, and agent-sandbox passes on only UTF-8 arguments and paths"
+                " unchanged: pass such bytes another way (a file, or printf inside the command)", i);
+        }
+    }
+}
+
 /* Replaces this process with the bundled JVM running the command line tool. */
 __attribute__((noreturn))
 static void exec_java(const struct installation *self, int argc, char *argv[])
@@ -322,6 +413,7 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     java_argv[n] = NULL;
 
     set_aside_caller_java_variables();
+    use_utf8_locale();
     execv(java, java_argv);
     die("cannot start %s: %s", java, strerror(errno));
 }
@@ -726,6 +818,7 @@ static void run_tool(int argc, char *argv[])
     if (is_check(argc, argv, &quiet)) {
         exit(check(quiet));
     }
+    check_startable(argc, argv);
     struct installation self;
     find_installation(&self);
     exec_java(&self, argc, argv);

@@ -21,6 +21,14 @@ final class SystemEnvironment {
     static final List<String> CALLER_JAVA_VARIABLES = List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS");
     static final String CALLER_VARIABLE_PREFIX = "AGENT_SANDBOX_CALLER_";
 
+    /**
+     * The native launcher runs this tool's JVM with {@code LC_ALL=C.UTF-8}, so that
+     * arguments, variables and file names are read as UTF-8 whatever the caller's locale,
+     * and sets the caller's own LC_ALL aside here: {@code +} and the value, or {@code -}
+     * when the caller had none.
+     */
+    static final String CALLER_LC_ALL = CALLER_VARIABLE_PREFIX + "LC_ALL";
+
     static Environment read() {
         Map<String, String> env = callerEnvironment(System.getenv());
         return new Environment(
@@ -41,6 +49,12 @@ final class SystemEnvironment {
             if (value != null) {
                 caller.put(name, value);
             }
+        }
+        String lcAll = caller.remove(CALLER_LC_ALL);
+        if (lcAll != null && lcAll.startsWith("+")) {
+            caller.put("LC_ALL", lcAll.substring(1));
+        } else if (lcAll != null) {
+            caller.remove("LC_ALL");
         }
         return caller;
     }

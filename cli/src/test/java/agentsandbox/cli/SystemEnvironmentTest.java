@@ -28,4 +28,13 @@ class SystemEnvironmentTest {
 
         assertThat(SystemEnvironment.callerEnvironment(seen)).isEqualTo(seen);
     }
+
+    @Test
+    void Caller_Environment_Gives_Back_The_Callers_LC_ALL_Instead_Of_The_Launchers_UTF_8_Locale() {
+        Map<String, String> had = Map.of("LC_ALL", "C.UTF-8", "AGENT_SANDBOX_CALLER_LC_ALL", "+C");
+        Map<String, String> hadNone = Map.of("LC_ALL", "C.UTF-8", "AGENT_SANDBOX_CALLER_LC_ALL", "-");
+
+        assertThat(SystemEnvironment.callerEnvironment(had)).isEqualTo(Map.of("LC_ALL", "C"));
+        assertThat(SystemEnvironment.callerEnvironment(hadNone)).isEmpty();
+    }
 }

@@ -75,6 +75,7 @@ final class Resolver {
                 continue;
             }
             checkNotReserved(r, real);
+            checkNameRepresentable(r, m, real);
             String how = real.equals(m) ? "" : " (symlink to " + real + ")";
             notes.add("resolve " + r.access().word() + " " + r.pattern() + " (" + r.origin() + ") -> " + m + how);
             out.add(new Candidate(real, real, r.access(), r.origin(), !p.isGlob(), r.pattern()));
@@ -110,6 +111,19 @@ final class Resolver {
             throw new SandboxException(r.origin().source() + ": rule '" + r.written() + "' targets "
                     + p + ", but " + RESERVED + " is reserved for agent-sandbox's own runtime",
                     "remove the rule");
+        }
+    }
+
+    /**
+     * A path whose name is not valid UTF-8 cannot be written on bwrap's command line: its
+     * text form names another file (or none). Skipping it would silently drop the rule
+     * (an excluded secret would stay readable), so it is an error.
+     */
+    private static void checkNameRepresentable(Rule r, Path match, Path real) {
+        if (!Path.of(real.toString()).equals(real)) {
+            throw new SandboxException(r.origin().source() + ": rule '" + r.written() + "' matches " + match
+                    + ", whose path is not valid UTF-8, so agent-sandbox cannot pass it to bwrap",
+                    "rename it, or write the rule so that it does not match it");
         }
     }
 

@@ -9,6 +9,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -37,6 +38,8 @@ public final class Sandbox {
      * after the sandbox ends) and then execs the command, same pid and arguments.
      */
     public static final Path COMMAND_START = RUNTIME.resolve("exec");
+    /** bwrap refuses a command line with more arguments than this, its own and the command's together. */
+    static final int BWRAP_MAX_ARGS = 9000;
 
 
     /** True when this process runs inside an agent-sandbox sandbox. */
@@ -155,6 +158,12 @@ public final class Sandbox {
             argv.add(COMMAND_START.toString());
         }
         argv.addAll(command);
+        if (argv.size() - 1 > BWRAP_MAX_ARGS) {
+            throw new SandboxException("the command has " + command.size() + " arguments, more than bwrap accepts"
+                    + " (at most " + BWRAP_MAX_ARGS + " in all, of which the sandbox's own options take "
+                    + (argv.size() - 1 - command.size()) + ")",
+                    "pass fewer at once, e.g. through xargs inside the sandbox");
+        }
 
         notes.add("network: " + (network ? "on" : "off (only loopback)"));
         notes.addAll(mountNotes);
@@ -181,8 +190,7 @@ public final class Sandbox {
         GuardServer guard = null;
         try {
             ProcessBuilder pb = new ProcessBuilder(plan.argv());
-            pb.environment().clear();
-            pb.environment().putAll(env.hostEnv());
+            setEnvironment(pb.environment(), env.hostEnv());
             pb.directory(env.workDir().toFile());
             pb.redirectInput(in).redirectOutput(out).redirectError(err);
             if (plan.guardSocket() != null) {
@@ -200,6 +208,20 @@ public final class Sandbox {
             closeQuietly(guard);
             removeRuntime(plan);
             throw e;
+        }
+    }
+
+    /**
+     * Makes {@code target} (a process builder's environment, inherited from this process)
+     * equal to {@code wanted}, changing only what differs: an inherited variable keeps its
+     * original bytes, so a value that is not valid UTF-8 reaches the command unchanged.
+     */
+    static void setEnvironment(Map<String, String> target, Map<String, String> wanted) {
+        target.keySet().retainAll(wanted.keySet());
+        for (Map.Entry<String, String> e : wanted.entrySet()) {
+            if (!e.getValue().equals(target.get(e.getKey()))) {
+                target.put(e.getKey(), e.getValue());
+            }
         }
     }
 

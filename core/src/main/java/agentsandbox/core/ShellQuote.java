@@ -6,10 +6,18 @@ import java.util.List;
 public final class ShellQuote {
     private ShellQuote() {}
 
-    /** Quotes one word; words made only of safe characters stay bare. */
+    /**
+     * Quotes one word; words made only of safe characters stay bare. A word with a line
+     * break is written in ANSI-C quotes ({@code $'a\nb'}, which bash, zsh, ksh and
+     * POSIX.1-2024 shells read), so that the line stays one line.
+     */
     public static String quote(String word) {
         if (!word.isEmpty() && isSafe(word)) {
             return word;
+        }
+        if (word.indexOf('\n') >= 0 || word.indexOf('\r') >= 0) {
+            return "$'" + word.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\r", "\\r")
+                    + "'";
         }
         return "'" + word.replace("'", "'\\''") + "'";
     }

@@ -26,8 +26,9 @@ class ShellQuoteTest {
     }
 
     @Test
-    void Quotes_Newlines_Inside_Single_Quotes() {
-        assertThat(ShellQuote.quote("a\nb")).isEqualTo("'a\nb'");
+    void Quotes_Line_Breaks_In_ANSI_C_Quotes_So_The_Line_Stays_One_Line() {
+        assertThat(ShellQuote.quote("a\nb")).isEqualTo("$'a\\nb'");
+        assertThat(ShellQuote.quote("it's\r\n\\n\tx")).isEqualTo("$'it\\'s\\r\\n\\\\n\tx'");
     }
 
     @Test
