@@ -32,7 +32,9 @@ export JAVA_HOME=$jdk
 export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
 echo "testing with the JDK in $jdk"
 status=0
-mvn -B -ntp verify "$@" || status=$?
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+mvn -B -ntp verify "$@" 2>&1 | tee "$log" || status=$?
 
 # Sums the "Tests run" lines of one module's reports: prints "run skipped".
 count() {
@@ -43,9 +45,13 @@ read -r unit_run unit_skipped < <(count "$repo"/*/target/surefire-reports/*.txt)
 read -r e2e_run e2e_skipped < <(count "$repo"/dist/target/failsafe-reports/*.txt)
 echo "unit tests: $unit_run run, $unit_skipped skipped"
 echo "end-to-end tests (real bwrap, unprivileged user): $e2e_run run, $e2e_skipped skipped"
+grep -h '^escape attempts' "$log" || true
 if [[ $status -eq 0 ]]; then
     # A suite whose end-to-end part did not run, or skipped tests, proves nothing.
     [[ $e2e_run -gt 0 ]] || die "no end-to-end test ran"
+    # The whole suite (no Maven arguments narrowing it) includes the escape corpus.
+    [[ $# -gt 0 ]] || grep -q '^escape attempts: [0-9]* tried, 0 succeeded' "$log" ||
+        die "the escape corpus did not report; every test must run"
     # As root (as in CI) every test can run; as a normal user, only the test that
     # starts agent-sandbox as root cannot.
     if [[ $(id -u) -eq 0 ]]; then
