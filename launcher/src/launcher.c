@@ -65,6 +65,11 @@
 
 /* The name bwrap starts the launcher by, in place of the sandboxed command. */
 #define COMMAND_START RUNTIME "/exec"
+
+/* The command when it has more words than bwrap's command line takes: each ended
+ * by a NUL byte. COMMAND_START started without a command reads it from here. */
+#define SPILLED_COMMAND RUNTIME "/command"
+#define SPILLED_COMMAND_MAX (64L * 1024 * 1024)
 #define MAX_NESTING 32
 
 /* How long the git guard may take to answer, and to appear after the sandbox starts. */
@@ -787,16 +792,61 @@ static int seal_terminal(void)
 
 /*
  * The sandbox's first program: seal the terminal, then become the command
- * (same pid, same arguments, PATH lookup as a shell does). Without seccomp in
+ * (same pid, same arguments, PATH lookup as a shell does). The command is in
+ * the arguments, or, when there are none, in SPILLED_COMMAND. Without seccomp in
  * the kernel, a session of its own has the same effect on TIOCSTI (the
  * terminal is no longer the controlling one), at the price of /dev/tty.
  */
+/* Reads SPILLED_COMMAND into a NULL-terminated argument vector (never freed: it is
+ * handed to execvp). */
+static char **read_spilled_command(void)
+{
+    FILE *file = fopen(SPILLED_COMMAND, "rb");
+    if (file == NULL) {
+        die("no command to run (cannot read %s: %s)", SPILLED_COMMAND, strerror(errno));
+    }
+    size_t capacity = 1 << 16;
+    size_t size = 0;
+    char *text = malloc(capacity);
+    for (;;) {
+        if (text == NULL) {
+            die("out of memory reading %s", SPILLED_COMMAND);
+        }
+        size += fread(text + size, 1, capacity - size, file);
+        if (size < capacity) {
+            break;
+        }
+        if (capacity >= SPILLED_COMMAND_MAX) {
+            die("%s is larger than %ld bytes", SPILLED_COMMAND, SPILLED_COMMAND_MAX);
+        }
+        capacity *= 2;
+        text = realloc(text, capacity);
+    }
+    if (ferror(file) || fclose(file) != 0) {
+        die("cannot read %s", SPILLED_COMMAND);
+    }
+    if (size == 0 || text[size - 1] != '\0') {
+        die("%s does not hold a command", SPILLED_COMMAND);
+    }
+    size_t words = 0;
+    for (size_t i = 0; i < size; i++) {
+        words += text[i] == '\0';
+    }
+    char **vector = calloc(words + 1, sizeof *vector);
+    if (vector == NULL) {
+        die("out of memory reading %s", SPILLED_COMMAND);
+    }
+    size_t n = 0;
+    for (size_t start = 0; start < size; start += strlen(text + start) + 1) {
+        vector[n++] = text + start;
+    }
+    return vector;
+}
+
 __attribute__((noreturn))
 static void start_command(int argc, char *argv[])
 {
-    if (argc < 2) {
-        die("no command to run");
-    }
+    char **command = argc >= 2 ? &argv[1] : read_spilled_command();
     if (seal_terminal() != 0) {
         int seccomp_error = errno;
         if (setsid() < 0) {
@@ -804,8 +854,8 @@ static void start_command(int argc, char *argv[])
                 strerror(seccomp_error), strerror(errno));
         }
     }
-    execvp(argv[1], &argv[1]);
-    die("cannot run %s: %s", argv[1], strerror(errno));
+    execvp(command[0], command);
+    die("cannot run %s: %s", command[0], strerror(errno));
 }
 
 /* ------------------------------------------------------------------ main */

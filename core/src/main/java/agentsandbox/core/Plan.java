@@ -17,12 +17,16 @@ import java.util.List;
  * @param guardSocket where the git guard listens on the host (inside {@code runtimeDir}), or null
  *                   when no command has the {@code @git} rule
  * @param tmpSource  the host directory that is {@code /tmp} inside the sandbox
+ * @param spilledCommand the command with its arguments when they are too many for bwrap's
+ *                   command line: written to {@code runtimeDir} at start, read by the
+ *                   sandbox's first program; empty when the command is on the command line
  */
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
-        Path bwrap, Path guardSocket, Path tmpSource) {
+        Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand) {
 
     public Plan {
         argv = List.copyOf(argv);
+        spilledCommand = List.copyOf(spilledCommand);
         mounts = List.copyOf(mounts);
         notes = List.copyOf(notes);
     }

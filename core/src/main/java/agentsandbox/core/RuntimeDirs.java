@@ -39,6 +39,8 @@ final class RuntimeDirs {
     /** The file that names the owning process. */
     static final String OWNER = "owner";
     static final String HIDDEN = "hidden";
+    /** The command's words, when they are too many for bwrap's command line. */
+    static final String COMMAND = "command";
     static final String GUARD = "guard";
     static final String SOCKET = "socket";
     private static final int HEX_DIGITS = 16;
@@ -265,6 +267,7 @@ final class RuntimeDirs {
                 run.deleteDirectory(Path.of(GUARD));
             }
             deleteIfPresent(run, Path.of(HIDDEN));
+            deleteIfPresent(run, Path.of(COMMAND));
             run.deleteFile(Path.of(OWNER));
         }
         temp.deleteDirectory(name);
@@ -289,14 +292,14 @@ final class RuntimeDirs {
     }
 
     /**
-     * Nothing but what a run puts there: {@code owner}, {@code hidden} (files) and
+     * Nothing but what a run puts there: {@code owner}, {@code hidden}, {@code command} (files) and
      * {@code guard/} holding at most its {@code socket}.
      */
     private static boolean expectedLayout(SecureDirectoryStream<Path> run) throws IOException {
         for (Path entry : run) {
             String n = entry.getFileName().toString();
             boolean ok = switch (n) {
-                case OWNER, HIDDEN -> isRegularFile(run, Path.of(n));
+                case OWNER, HIDDEN, COMMAND -> isRegularFile(run, Path.of(n));
                 case GUARD -> isDirectory(run, Path.of(n)) && guardLayout(run);
                 default -> false;
             };

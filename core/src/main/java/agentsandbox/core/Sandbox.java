@@ -38,6 +38,12 @@ public final class Sandbox {
      * after the sandbox ends) and then execs the command, same pid and arguments.
      */
     public static final Path COMMAND_START = RUNTIME.resolve("exec");
+    /**
+     * Where the command is, one NUL-terminated word after another, when it has more
+     * arguments than bwrap's command line takes; {@link #COMMAND_START} started without
+     * a command reads it from there.
+     */
+    public static final Path SPILLED_COMMAND = RUNTIME.resolve("command");
     /** bwrap refuses a command line with more arguments than this, its own and the command's together. */
     static final int BWRAP_MAX_ARGS = 9000;
 
@@ -145,6 +151,18 @@ public final class Sandbox {
             notes.add("nested: inside another sandbox, whose runtime stays reachable at " + Wrappers.OUTER);
         }
         argv.addAll(Wrappers.args(wrappers, guardSocket == null ? null : guardSocket.getParent()));
+        List<String> spilled = List.of();
+        // the options still to come: --remount-ro, --tmpfs, --setenv, --chdir, --, the first program
+        int still = 2 + 2 + 3 + 3 + 1;
+        if (env.installation() != null && argv.size() - 1 + still + command.size() > BWRAP_MAX_ARGS) {
+            // More arguments than bwrap takes: they go to a file that the sandbox's first
+            // program reads, so the command gets them all, as the kernel allows.
+            spilled = command;
+            argv.addAll(List.of("--ro-bind", runtimeDir.resolve(RuntimeDirs.COMMAND).toString(),
+                    SPILLED_COMMAND.toString()));
+            notes.add("command: " + command.size() + " words, more than bwrap's command line takes: passed in "
+                    + SPILLED_COMMAND);
+        }
         argv.addAll(List.of("--remount-ro", RUNTIME.toString()));
         // The private runtime dir lives in the host temp dir, which is writable inside:
         // hide it so the sandbox cannot change the stand-in for excluded files.
@@ -157,7 +175,9 @@ public final class Sandbox {
         if (env.installation() != null) {
             argv.add(COMMAND_START.toString());
         }
-        argv.addAll(command);
+        if (spilled.isEmpty()) {
+            argv.addAll(command);
+        }
         if (argv.size() - 1 > BWRAP_MAX_ARGS) {
             throw new SandboxException("the command has " + command.size() + " arguments, more than bwrap accepts"
                     + " (at most " + BWRAP_MAX_ARGS + " in all, of which the sandbox's own options take "
@@ -169,7 +189,7 @@ public final class Sandbox {
         notes.addAll(mountNotes);
         notes.addAll(wrapperNotes);
         Path tmpSource = base ? env.tempDir() : Path.of("/tmp");
-        return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource);
+        return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilled);
     }
 
     /**
@@ -238,6 +258,9 @@ public final class Sandbox {
             RuntimeDirs.writeOwner(plan.runtimeDir());
             Files.createFile(plan.hiddenFile(),
                     PosixFilePermissions.asFileAttribute(Set.of()));
+            if (!plan.spilledCommand().isEmpty()) {
+                writeCommand(plan.runtimeDir().resolve(RuntimeDirs.COMMAND), plan.spilledCommand());
+            }
             if (plan.guardSocket() != null) {
                 Files.createDirectory(plan.guardSocket().getParent(),
                         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
@@ -250,6 +273,17 @@ public final class Sandbox {
             throw new SandboxException("cannot create the runtime directory " + plan.runtimeDir() + ": "
                     + e.getMessage(), "check that the temp dir (TMPDIR) exists and is writable", e);
         }
+    }
+
+    /** The command's words, each ended by a NUL byte, readable by the owner only. */
+    private static void writeCommand(Path file, List<String> command) throws IOException {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        for (String word : command) {
+            bytes.writeBytes(word.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            bytes.write(0);
+        }
+        Files.write(Files.createFile(file, PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rw-------"))), bytes.toByteArray());
     }
 
     /**
@@ -273,6 +307,9 @@ public final class Sandbox {
             Execution.deleteQuietly(plan.guardSocket().getParent());
         }
         Execution.deleteQuietly(plan.hiddenFile());
+        if (!plan.spilledCommand().isEmpty()) {
+            Execution.deleteQuietly(plan.runtimeDir().resolve(RuntimeDirs.COMMAND));
+        }
         // the owner goes last: a directory that still has files keeps saying whose it is
         Execution.deleteQuietly(plan.runtimeDir().resolve(RuntimeDirs.OWNER));
         Execution.deleteQuietly(plan.runtimeDir());

@@ -217,6 +217,33 @@ class SandboxPlanTest {
     }
 
     @Test
+    void Command_Too_Long_For_Bwrap_Is_Spilled_To_The_Runtime_When_The_Launcher_Can_Read_It() {
+        TestWorld w = new TestWorld(tmp);
+        Path launcher = w.file("app/bin/agent-sandbox");
+        Environment env = new Environment(w.home, w.project, Map.of(), w.tmp, 1000, "Linux",
+                new Environment.Installation(launcher, w.root.resolve("app")));
+        List<String> command = new java.util.ArrayList<>(List.of("echo"));
+        for (int i = 0; i < Sandbox.BWRAP_MAX_ARGS; i++) {
+            command.add("word " + i);
+        }
+
+        Plan spilled = Sandbox.plan(Policy.builder().build(), env, command);
+        assertThat(spilled.spilledCommand()).isEqualTo(command);
+        assertThat(spilled.argv().size()).isLessThan(Sandbox.BWRAP_MAX_ARGS);
+        assertThat(String.join(" ", spilled.argv())).contains("--ro-bind " + spilled.runtimeDir().resolve("command")
+                + " /run/agent-sandbox/command --remount-ro /run/agent-sandbox ");
+        assertThat(spilled.argv()).endsWith("--chdir", w.project.toString(), "--", "/run/agent-sandbox/exec");
+
+        Plan plain = Sandbox.plan(Policy.builder().build(), env, command.subList(0, 100));
+        assertThat(plain.spilledCommand()).isEmpty();
+        assertThat(plain.argv()).endsWith("word 98");
+
+        // without the launcher nothing inside can read the file: a clear error instead
+        assertThatThrownBy(() -> Sandbox.plan(Policy.builder().build(), w.env(), command))
+                .isInstanceOf(SandboxException.class).hasMessageContaining("more than bwrap accepts");
+    }
+
+    @Test
     void With_The_Launcher_Installed_It_Starts_The_Command_And_The_Terminal_Stays_The_Callers() {
         TestWorld w = new TestWorld(tmp);
         Path launcher = w.file("app/bin/agent-sandbox");
