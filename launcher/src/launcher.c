@@ -797,6 +797,24 @@ static int seal_terminal(void)
  * the kernel, a session of its own has the same effect on TIOCSTI (the
  * terminal is no longer the controlling one), at the price of /dev/tty.
  */
+/* Whether a file of this name exists in a directory of PATH. */
+static int on_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    while (path != NULL && *path != '\0') {
+        const char *end = strchr(path, ':');
+        size_t length = end != NULL ? (size_t)(end - path) : strlen(path);
+        char candidate[PATH_MAX];
+        int n = snprintf(candidate, sizeof candidate, "%.*s/%s", (int)length, path, name);
+        struct stat info;
+        if (n > 0 && (size_t)n < sizeof candidate && length > 0 && stat(candidate, &info) == 0) {
+            return 1;
+        }
+        path = end != NULL ? end + 1 : NULL;
+    }
+    return 0;
+}
+
 /* Reads SPILLED_COMMAND into a NULL-terminated argument vector (never freed: it is
  * handed to execvp). */
 static char **read_spilled_command(void)
@@ -855,7 +873,13 @@ static void start_command(int argc, char *argv[])
         }
     }
     execvp(command[0], command);
-    die("cannot run %s: %s", command[0], strerror(errno));
+    int error = errno;
+    if (strchr(command[0], '/') == NULL && (error == ENOENT || error == EACCES) && !on_path(command[0])) {
+        /* EACCES may come from a PATH directory this user cannot search, as in a shell */
+        die("%s: command not found (PATH inside the sandbox: %s)", command[0],
+            getenv("PATH") != NULL ? getenv("PATH") : "unset");
+    }
+    die("cannot run %s: %s", command[0], strerror(error));
 }
 
 /* ------------------------------------------------------------------ main */

@@ -115,10 +115,24 @@ class RunningIT {
         sandbox.run("--", "no-such-command-anywhere", "arg")
                 .exitsWith(1)
                 .stdoutIsEmpty()
-                .stderrContains("no-such-command-anywhere", "No such file or directory")
+                .stderrContains("no-such-command-anywhere: command not found")
                 .stderrSatisfies(err -> err.hasLineCount(1));
 
         assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    /** A PATH directory the user cannot search makes the lookup fail with EACCES; a shell says "not found" too. */
+    @Test
+    void Unknown_Command_Is_Not_Found_Even_When_A_Path_Directory_Cannot_Be_Searched() throws IOException {
+        Path closed = sandbox.mkdirs(sandbox.world().resolve("closed-bin"));
+        Files.setPosixFilePermissions(closed, java.util.Set.of());
+
+        sandbox.command("--", "no-such-command-anywhere")
+                .env("PATH", closed + ":" + SandboxCli.PATH)
+                .run()
+                .exitsWith(1)
+                .stderrContains("no-such-command-anywhere: command not found")
+                .stderrSatisfies(err -> err.hasLineCount(1));
     }
 
     @Test
