@@ -429,6 +429,14 @@ final class GitGuard {
             return deny("git " + spelled, "the ext transport runs commands as git's own",
                     "fetch and push over file, ssh or https");
         }
+        if (k.equals("clean.requireforce")) {
+            return deny("git " + spelled, "without requireForce git clean deletes untracked files for good",
+                    "review with git clean -n and remove files by hand");
+        }
+        if (k.startsWith("remote.") && (k.endsWith(".mirror") || k.endsWith(".push"))) {
+            return deny("git " + spelled, "a remote's mirror or push refspec set inline can force a push",
+                    "push with --force-with-lease");
+        }
         if (k.startsWith("include.") || k.startsWith("includeif.")) {
             return deny("git " + spelled, "an included config file can define aliases and hooks",
                     "configure git outside the sandbox");

@@ -248,6 +248,12 @@ class GitGuardTest {
             git --config-env alias.co=VAR co                  | git --config-env alias.co=VAR
             git --config-env=core.hooksPath=HOOKS commit      | git --config-env core.hooksPath=HOOKS
             git -c include.path=/tmp/x status                 | git -c include.path=/tmp/x
+            git -c clean.requireForce=false clean             | git -c clean.requireForce=false
+            git -c Clean.RequireForce=0 clean -d              | git -c Clean.RequireForce=0
+            git -c remote.origin.mirror=true push origin      | git -c remote.origin.mirror=true
+            git -c remote.origin.push=+refs/heads/*:refs/heads/* push | git -c remote.origin.push=+refs/heads/*:refs/heads/*
+            GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=clean.requireForce GIT_CONFIG_VALUE_0=false git clean | git with GIT_CONFIG_KEY_0=clean.requireForce
+            GIT_CONFIG_PARAMETERS="'remote.origin.mirror'='true'" git push | git with GIT_CONFIG_PARAMETERS remote.origin.mirror=true
             git -c includeIf.gitdir:/home/.path=/tmp/x status | git -c includeIf.gitdir:/home/.path=/tmp/x
             git redef -m msg                                  | git -c core.hooksPath=/dev/null
             GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.co GIT_CONFIG_VALUE_0=checkout git co | git with GIT_CONFIG_KEY_0=alias.co

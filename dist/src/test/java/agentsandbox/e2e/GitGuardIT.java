@@ -123,6 +123,8 @@ class GitGuardIT {
             "git -c core.hookspath=/tmp commit -m x",
             "git --config-env=alias.x=HOME status",
             "git -c include.path=/tmp/gitconfig status",
+            "git -c clean.requireForce=false clean",
+            "git -c remote.origin.mirror=true push origin",
             "git -c protocol.ext.allow=always fetch 'ext::sh -c true'",
             "GIT_ALLOW_PROTOCOL=ext git fetch 'ext::sh -c true'",
             "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.st GIT_CONFIG_VALUE_0=checkout git st .",
