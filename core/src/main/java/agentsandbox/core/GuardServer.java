@@ -60,20 +60,24 @@ final class GuardServer implements AutoCloseable {
         this.acceptor.setDaemon(true);
     }
 
-    /**
-     * Starts the guard on the plan's socket, in the background: opening the first Unix
-     * socket costs the JVM more than bwrap needs to set up the sandbox, so both happen
-     * at once. The launcher waits for the socket to appear.
-     */
-    static GuardServer start(Environment env, Plan plan) {
+    /** The guard for the plan's socket, not yet listening: see {@link #listen()}. */
+    static GuardServer prepare(Environment env, Plan plan) {
         Path socket = plan.guardSocket();
         if (socket.toString().getBytes(StandardCharsets.UTF_8).length > 100) {
             throw new SandboxException("the git guard's socket path " + socket + " is too long for a Unix socket",
                     "set TMPDIR to a shorter directory");
         }
-        GuardServer s = new GuardServer(socket, env, plan);
-        s.acceptor.start();
-        return s;
+        return new GuardServer(socket, env, plan);
+    }
+
+    /**
+     * Opens the socket and answers on it, in the background. Opening the JVM's first
+     * Unix socket initialises its security providers (well over 10 ms of CPU), more
+     * than bwrap needs to set up the sandbox; started once bwrap runs, this work does
+     * not compete with starting it. The launcher waits for the socket to appear.
+     */
+    void listen() {
+        acceptor.start();
     }
 
     private void run() {

@@ -214,9 +214,13 @@ public final class Sandbox {
             pb.directory(env.workDir().toFile());
             pb.redirectInput(in).redirectOutput(out).redirectError(err);
             if (plan.guardSocket() != null) {
-                guard = GuardServer.start(env, plan);
+                guard = GuardServer.prepare(env, plan);
             }
-            Execution execution = new Execution(pb.start(), plan, guard);
+            Process bwrap = pb.start();
+            if (guard != null) {
+                guard.listen();
+            }
+            Execution execution = new Execution(bwrap, plan, guard);
             // while bwrap sets the sandbox up: off the path to the command's start
             removeStaleRuntimes(plan);
             return execution;
