@@ -241,18 +241,7 @@ class FaultsIT {
 
     /** Waits for the command to create {@code /tmp/NAME}. */
     private void awaitReady(SandboxCli.Started started, String name) {
-        Path ready = sandbox.tmp().resolve(name);
-        long deadline = System.nanoTime() + STARTUP.toNanos();
-        while (!Files.exists(ready)) {
-            if (!started.isAlive()) {
-                throw new AssertionError("agent-sandbox ended before the command was ready:\n"
-                        + started.waitFor(Duration.ofSeconds(1)));
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the command did not start within " + STARTUP.toSeconds() + " s");
-            }
-            pause(50);
-        }
+        started.awaitFile(sandbox.tmp().resolve(name), STARTUP);
     }
 
     /** The three sleeps of {@link #family} run, seen from the host. */

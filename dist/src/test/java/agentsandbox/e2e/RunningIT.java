@@ -253,18 +253,7 @@ class RunningIT {
     }
 
     private void awaitReady(SandboxCli.Started started) {
-        Path ready = sandbox.tmp().resolve("ready");
-        long deadline = System.nanoTime() + STARTUP.toNanos();
-        while (!Files.exists(ready)) {
-            if (!started.isAlive()) {
-                throw new AssertionError("agent-sandbox ended before the command was ready:\n"
-                        + started.waitFor(Duration.ofSeconds(1)));
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the command did not start within " + STARTUP.toSeconds() + " s");
-            }
-            pause(50);
-        }
+        started.awaitFile(sandbox.tmp().resolve("ready"), STARTUP);
     }
 
     /** Both sleeps of {@link #longRunning} run, seen from the host: what must be gone after the signal. */

@@ -491,6 +491,30 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
             return process.isAlive();
         }
 
+        /**
+         * Waits until {@code ready} exists (the command creates it once it runs): a clear
+         * failure when agent-sandbox ends first or the timeout passes.
+         */
+        public Started awaitFile(Path ready, Duration timeout) {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (!Files.exists(ready)) {
+                if (!isAlive()) {
+                    throw new AssertionError("agent-sandbox ended before the command was ready:\n"
+                            + waitFor(Duration.ofSeconds(1)));
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("the command did not start within " + timeout.toSeconds() + " s");
+                }
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError("interrupted", e);
+                }
+            }
+            return this;
+        }
+
         /** Sends a signal by name ({@code TERM}, {@code INT}, …) to agent-sandbox alone, not to its children. */
         public Started signal(String name) {
             try {
