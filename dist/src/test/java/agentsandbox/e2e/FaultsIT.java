@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * by the next run.
  *
  * <p>Sandboxed processes run through links whose names carry a random marker, so that
- * {@code pgrep -f MARKER} on the host finds every one of them.
+ * {@link SandboxCli#hostProcessesWith} finds every one of them on the host.
  */
 class FaultsIT {
     /** Generous: the JVM and bwrap start on a busy 2-core machine. */
@@ -46,13 +46,7 @@ class FaultsIT {
         awaitFamily(marker);
 
         started.signal("KILL");
-        long killed = System.nanoTime();
-        List<String> left = pgrep(marker);
-        while (!left.isEmpty() && System.nanoTime() - killed < Duration.ofSeconds(1).toNanos()) {
-            pause(20);
-            left = pgrep(marker);
-        }
-        assertThat(left).as("host processes with %s in their command line 1 s after SIGKILL", marker).isEmpty();
+        SandboxCli.awaitNoHostProcessWith(marker, Duration.ofSeconds(1), "1 s after SIGKILL");
         started.waitFor(Duration.ofSeconds(5)).exitsWith(128 + 9);
 
         // SIGKILL leaves no chance to clean up: the run's directory stays behind ...
@@ -131,7 +125,7 @@ class FaultsIT {
         started.signal(first);
         pause(1500);
         assertThat(started.isAlive()).as("agent-sandbox 1.5 s after SIG%s, within the grace period", first).isTrue();
-        assertThat(pgrep(marker)).as("the sandbox within the grace period").isNotEmpty();
+        assertThat(SandboxCli.hostProcessesWith(marker)).as("the sandbox within the grace period").isNotEmpty();
         long before = System.nanoTime();
         Result result = started.signal(second).waitFor(STARTUP);
         Duration took = Duration.ofNanos(System.nanoTime() - before);
@@ -248,10 +242,10 @@ class FaultsIT {
     private static void awaitFamily(String marker) {
         List<String> wanted = List.of("-child 300", "-session 301", "-orphan 302");
         long deadline = System.nanoTime() + STARTUP.toNanos();
-        List<String> found = pgrep(marker);
+        List<String> found = SandboxCli.hostProcessesWith(marker);
         while (!allFound(found, marker, wanted) && System.nanoTime() < deadline) {
             pause(50);
-            found = pgrep(marker);
+            found = SandboxCli.hostProcessesWith(marker);
         }
         assertThat(allFound(found, marker, wanted))
                 .as("the three sleeps among the host processes with %s in their command line: %s", marker, found)
@@ -264,33 +258,7 @@ class FaultsIT {
 
     /** Once agent-sandbox has exited, no process of its sandbox is left. */
     private static void awaitNoneLeft(String marker) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
-        List<String> left = pgrep(marker);
-        while (!left.isEmpty() && System.nanoTime() < deadline) {
-            pause(20);
-            left = pgrep(marker);
-        }
-        assertThat(left).as("host processes with %s in their command line after agent-sandbox exited", marker)
-                .isEmpty();
-    }
-
-    /** {@code pgrep -a -f MARKER} on the host: pid and command line of every match. */
-    private static List<String> pgrep(String marker) {
-        try {
-            Process p = new ProcessBuilder(onPath("pgrep").toString(), "-a", "-f", marker)
-                    .redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            int status = p.waitFor();
-            if (status > 1) {
-                throw new AssertionError("pgrep -a -f " + marker + " failed with status " + status + ": " + out);
-            }
-            return out.lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
-        } catch (IOException e) {
-            throw new AssertionError("cannot run pgrep: " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        }
+        SandboxCli.awaitNoHostProcessWith(marker, Duration.ofSeconds(2), "after agent-sandbox exited");
     }
 
     /** Sends two signals to agent-sandbox from one shell, microseconds apart. */
@@ -316,8 +284,7 @@ class FaultsIT {
                 return candidate;
             }
         }
-        throw new AssertionError(program + " not found on " + SandboxCli.PATH
-                + (program.equals("pgrep") ? " (apt-get install procps)" : ""));
+        throw new AssertionError(program + " not found on " + SandboxCli.PATH);
     }
 
     private static String marker() {

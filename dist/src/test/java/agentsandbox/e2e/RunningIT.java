@@ -3,18 +3,15 @@ package agentsandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -259,10 +256,10 @@ class RunningIT {
     /** Both sleeps of {@link #longRunning} run, seen from the host: what must be gone after the signal. */
     private static void assertSleepsVisible(String marker) {
         long deadline = System.nanoTime() + STARTUP.toNanos();
-        List<String> found = processesWith(marker);
+        List<String> found = SandboxCli.hostProcessesWith(marker);
         while (!bothSleeps(found, marker) && System.nanoTime() < deadline) {
             pause(50);
-            found = processesWith(marker);
+            found = SandboxCli.hostProcessesWith(marker);
         }
         assertThat(bothSleeps(found, marker)).as("both sleeps among the host processes with %s in their"
                 + " command line: %s", marker, found).isTrue();
@@ -275,40 +272,7 @@ class RunningIT {
 
     /** Once agent-sandbox has exited, every process of its sandbox is gone, almost at once. */
     private static void assertNoneLeft(String marker) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-        List<String> left = processesWith(marker);
-        while (!left.isEmpty() && System.nanoTime() < deadline) {
-            pause(50);
-            left = processesWith(marker);
-        }
-        assertThat(left).as("host processes with %s in their command line after agent-sandbox exited", marker)
-                .isEmpty();
-    }
-
-    /** pid and command line of every host process whose command line contains the marker. */
-    private static List<String> processesWith(String marker) {
-        List<String> found = new ArrayList<>();
-        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
-            for (Path proc : (Iterable<Path>) procs::iterator) {
-                String name = proc.getFileName().toString();
-                if (!name.chars().allMatch(Character::isDigit) || name.equals(Long.toString(ProcessHandle.current().pid()))) {
-                    continue;
-                }
-                String cmdline;
-                try {
-                    cmdline = new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8)
-                            .replace('\0', ' ');
-                } catch (IOException e) {
-                    continue; // ended meanwhile
-                }
-                if (cmdline.contains(marker)) {
-                    found.add(name + ": " + cmdline.strip());
-                }
-            }
-        } catch (IOException e) {
-            throw new AssertionError("cannot list /proc: " + e.getMessage(), e);
-        }
-        return found;
+        SandboxCli.awaitNoHostProcessWith(marker, Duration.ofSeconds(3), "after agent-sandbox exited");
     }
 
     private static String marker() {

@@ -469,6 +469,53 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
     }
 
     /** agent-sandbox running in the background (see {@link Invocation#start()}). */
+    /**
+     * pid and command line ({@code PID: COMMAND LINE}) of every host process, this JVM
+     * aside, whose command line contains the marker; read from /proc.
+     */
+    public static List<String> hostProcessesWith(String marker) {
+        List<String> found = new ArrayList<>();
+        String self = Long.toString(ProcessHandle.current().pid());
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path proc : (Iterable<Path>) procs::iterator) {
+                String name = proc.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit) || name.equals(self)) {
+                    continue;
+                }
+                String cmdline;
+                try {
+                    cmdline = new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8)
+                            .replace('\0', ' ');
+                } catch (IOException e) {
+                    continue; // ended meanwhile
+                }
+                if (cmdline.contains(marker)) {
+                    found.add(name + ": " + cmdline.strip());
+                }
+            }
+        } catch (IOException e) {
+            throw new AssertionError("cannot list /proc: " + e.getMessage(), e);
+        }
+        return found;
+    }
+
+    /** Waits up to {@code within} for every host process with the marker in its command line to be gone. */
+    public static void awaitNoHostProcessWith(String marker, Duration within, String when) {
+        long deadline = System.nanoTime() + within.toNanos();
+        List<String> left = hostProcessesWith(marker);
+        while (!left.isEmpty() && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+            left = hostProcessesWith(marker);
+        }
+        org.assertj.core.api.Assertions.assertThat(left)
+                .as("host processes with %s in their command line %s", marker, when).isEmpty();
+    }
+
     public static final class Started {
         private final List<String> command;
         private final Process process;
