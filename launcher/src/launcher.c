@@ -34,13 +34,17 @@
  *
  * Every failure is one line on stderr and exit status 1.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,8 +54,10 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -746,48 +752,385 @@ static void run_wrapper(const struct rule *rule, int argc, char *argv[])
  */
 #if defined(__x86_64__)
 #define NATIVE_ARCH AUDIT_ARCH_X86_64
-#define NATIVE_IOCTL 16u
-#define SECOND_IOCTL (0x40000000u | 514u) /* x32 */
 #define COMPAT_ARCH AUDIT_ARCH_I386
-#define COMPAT_IOCTL 54u
+#define X32 0x40000000u
+/* ioctl, then add_key, request_key, keyctl: x86-64, then x32 */
+static const unsigned NATIVE_IOCTLS[] = {16u, X32 | 514u};
+static const unsigned NATIVE_KEY_CALLS[] = {248u, 249u, 250u, X32 | 248u, X32 | 249u, X32 | 250u};
+/* i386 */
+static const unsigned COMPAT_IOCTLS[] = {54u};
+static const unsigned COMPAT_KEY_CALLS[] = {286u, 287u, 288u};
 #elif defined(__aarch64__)
 #define NATIVE_ARCH AUDIT_ARCH_AARCH64
-#define NATIVE_IOCTL 29u
-#define SECOND_IOCTL 29u
 #define COMPAT_ARCH AUDIT_ARCH_ARM
-#define COMPAT_IOCTL 54u
+static const unsigned NATIVE_IOCTLS[] = {29u};
+static const unsigned NATIVE_KEY_CALLS[] = {217u, 218u, 219u};
+static const unsigned COMPAT_IOCTLS[] = {54u};
+static const unsigned COMPAT_KEY_CALLS[] = {309u, 310u, 311u};
 #else
-#error "agent-sandbox's terminal filter knows x86-64 and AArch64 only"
+#error "agent-sandbox's seccomp filter knows x86-64 and AArch64 only"
 #endif
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
-#define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (unsigned)(field))
-#define JUMP_IF(value, yes, no) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (value), (yes), (no))
+/* A BPF program built with forward jumps to named places, resolved at the end. */
+enum place { NEXT, COMPAT, IOCTL_REQUEST, ALLOW, REFUSE, PLACES };
+struct program {
+    struct sock_filter code[48];
+    unsigned char true_place[48];
+    unsigned char false_place[48];
+    unsigned short at[PLACES];
+    unsigned short length;
+};
 
-static int seal_terminal(void)
+static void emit(struct program *p, struct sock_filter statement, enum place yes, enum place no)
 {
-    struct sock_filter filter[] = {
-        /*  0 */ LOAD(offsetof(struct seccomp_data, arch)),
-        /*  1 */ JUMP_IF(NATIVE_ARCH, 0, 3),           /* -> 2 : 5 */
-        /*  2 */ LOAD(offsetof(struct seccomp_data, nr)),
-        /*  3 */ JUMP_IF(NATIVE_IOCTL, 4, 0),          /* -> 8 : 4 */
-        /*  4 */ JUMP_IF(SECOND_IOCTL, 3, 6),          /* -> 8 : 11 */
-        /*  5 */ JUMP_IF(COMPAT_ARCH, 0, 5),           /* -> 6 : 11 */
-        /*  6 */ LOAD(offsetof(struct seccomp_data, nr)),
-        /*  7 */ JUMP_IF(COMPAT_IOCTL, 0, 3),          /* -> 8 : 11 */
-        /*  8 */ LOAD(offsetof(struct seccomp_data, args) + sizeof(__u64)), /* request, low half */
-        /*  9 */ JUMP_IF(TIOCSTI, 2, 0),               /* -> 12 : 10 */
-        /* 10 */ JUMP_IF(TIOCLINUX, 1, 0),             /* -> 12 : 11 */
-        /* 11 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        /* 12 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-    };
+    if (p->length >= COUNT(p->code)) {
+        die("seccomp filter too long");
+    }
+    p->true_place[p->length] = (unsigned char)yes;
+    p->false_place[p->length] = (unsigned char)no;
+    p->code[p->length++] = statement;
+}
+
+static void load(struct program *p, unsigned offset)
+{
+    emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offset), NEXT, NEXT);
+}
+
+static void jump_if(struct program *p, unsigned value, enum place yes, enum place no)
+{
+    emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, value, 0, 0), yes, no);
+}
+
+static void give(struct program *p, unsigned action)
+{
+    emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action), NEXT, NEXT);
+}
+
+static void mark(struct program *p, enum place place)
+{
+    p->at[place] = p->length;
+}
+
+static unsigned char offset_to(const struct program *p, unsigned short from, enum place place)
+{
+    if (place == NEXT) {
+        return 0;
+    }
+    if (p->at[place] <= from) {
+        die("seccomp filter: backward jump");
+    }
+    return (unsigned char)(p->at[place] - from - 1);
+}
+
+static void syscalls(struct program *p, const unsigned *ioctls, size_t n_ioctls, const unsigned *keys, size_t n_keys)
+{
+    load(p, offsetof(struct seccomp_data, nr));
+    for (size_t i = 0; i < n_ioctls; i++) {
+        jump_if(p, ioctls[i], IOCTL_REQUEST, NEXT);
+    }
+    for (size_t i = 0; i < n_keys; i++) {
+        jump_if(p, keys[i], REFUSE, NEXT);
+    }
+    give(p, SECCOMP_RET_ALLOW);
+}
+
+/*
+ * The sandbox's seccomp filter, for the command and everything it starts:
+ * - TIOCSTI and TIOCLINUX are refused: a process sharing the caller's terminal
+ *   could push characters into its input queue, which the caller's shell would
+ *   read and run after the sandbox ends, outside it. Only the low 32 bits of the
+ *   request are compared, since the kernel ignores the others. Job control,
+ *   /dev/tty and interactive programs keep working.
+ * - add_key, request_key and keyctl are refused: the kernel keyrings are not
+ *   namespaced by path, and a key of the host (the caller's session keyring is
+ *   linkable by its owner) could be read, changed, or planted to outlive the run.
+ */
+static int install_filter(void)
+{
+    struct program p;
+    memset(&p, 0, sizeof p);
+    load(&p, offsetof(struct seccomp_data, arch));
+    jump_if(&p, NATIVE_ARCH, NEXT, COMPAT);
+    syscalls(&p, NATIVE_IOCTLS, COUNT(NATIVE_IOCTLS), NATIVE_KEY_CALLS, COUNT(NATIVE_KEY_CALLS));
+    mark(&p, COMPAT);
+    jump_if(&p, COMPAT_ARCH, NEXT, ALLOW);
+    syscalls(&p, COMPAT_IOCTLS, COUNT(COMPAT_IOCTLS), COMPAT_KEY_CALLS, COUNT(COMPAT_KEY_CALLS));
+    mark(&p, IOCTL_REQUEST);
+    load(&p, offsetof(struct seccomp_data, args) + sizeof(__u64)); /* request, low half */
+    jump_if(&p, TIOCSTI, REFUSE, NEXT);
+    jump_if(&p, TIOCLINUX, REFUSE, NEXT);
+    mark(&p, ALLOW);
+    give(&p, SECCOMP_RET_ALLOW);
+    mark(&p, REFUSE);
+    give(&p, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+    for (unsigned short i = 0; i < p.length; i++) {
+        if (BPF_CLASS(p.code[i].code) == BPF_JMP) {
+            p.code[i].jt = offset_to(&p, i, (enum place)p.true_place[i]);
+            p.code[i].jf = offset_to(&p, i, (enum place)p.false_place[i]);
+        }
+    }
     struct sock_fprog program = {
-        .len = (unsigned short)(sizeof filter / sizeof filter[0]),
-        .filter = filter,
+        .len = p.length,
+        .filter = p.code,
     };
     if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0) {
         return -1;
     }
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0L, 0L);
+}
+
+/* A session keyring of its own, so that none of the caller's keys is the command's
+ * (the filter above closes the key calls; where it cannot be installed this still holds). */
+static void fresh_session_keyring(void)
+{
+    /* KEYCTL_JOIN_SESSION_KEYRING (1) with no name: a new anonymous keyring */
+    if (syscall(SYS_keyctl, 1L, (long)0) < 0 && errno != ENOSYS && errno != EPERM) {
+        die("cannot give the command a session keyring of its own: %s", strerror(errno));
+    }
+}
+
+/* ------------------------------------------------------------------ network */
+
+/*
+ * With the network on, the sandbox has a network namespace of its own with only a
+ * loopback. The host writes NET_LISTEN: one line per port to listen on in the
+ * sandbox's loopback, "proxy PORT" (HTTP proxy clients, named by HTTP_PROXY) or
+ * "port PORT" (a host port the user granted). A forwarder, started here before
+ * the command and left to the sandbox's init, hands every connection to the
+ * agent-sandbox process outside over NET_SOCKET, after one line saying what it is:
+ * "P" or "H PORT".
+ */
+#define NET_LISTEN RUNTIME "/net/listen"
+#define NET_SOCKET RUNTIME "/net/socket"
+#define NET_PORTS_MAX 64
+#define NET_CONNECT_MILLIS 3000
+
+struct listener {
+    int fd;
+    int port;
+    int proxy;
+};
+
+static int listen_on(int family, int port)
+{
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return -1;
+    }
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    int ok;
+    if (family == AF_INET) {
+        struct sockaddr_in a;
+        memset(&a, 0, sizeof a);
+        a.sin_family = AF_INET;
+        a.sin_port = htons((unsigned short)port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    } else {
+        struct sockaddr_in6 a;
+        memset(&a, 0, sizeof a);
+        a.sin6_family = AF_INET6;
+        a.sin6_port = htons((unsigned short)port);
+        a.sin6_addr = in6addr_loopback;
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &yes, sizeof yes);
+        ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    }
+    if (!ok || listen(fd, 128) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int connect_host(void)
+{
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    snprintf(address.sun_path, sizeof address.sun_path, "%s", NET_SOCKET);
+    for (int waited = 0;; waited += 5) {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            return -1;
+        }
+        if (connect(fd, (struct sockaddr *)&address, sizeof address) == 0) {
+            return fd;
+        }
+        int error = errno;
+        close(fd);
+        if ((error != ENOENT && error != ECONNREFUSED) || waited >= NET_CONNECT_MILLIS) {
+            return -1;
+        }
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+static int write_all(int fd, const char *data, size_t length)
+{
+    while (length > 0) {
+        ssize_t n = send(fd, data, length, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        data += n;
+        length -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Copies both ways between two sockets until both directions have ended. */
+static void relay(int a, int b)
+{
+    int fds[2] = {a, b};
+    int open_in[2] = {1, 1};
+    char buffer[32768];
+    while (open_in[0] || open_in[1]) {
+        struct pollfd watch[2];
+        nfds_t n = 0;
+        int side[2];
+        for (int i = 0; i < 2; i++) {
+            if (open_in[i]) {
+                watch[n].fd = fds[i];
+                watch[n].events = POLLIN;
+                watch[n].revents = 0;
+                side[n++] = i;
+            }
+        }
+        if (poll(watch, n, -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return;
+        }
+        for (nfds_t k = 0; k < n; k++) {
+            if (watch[k].revents == 0) {
+                continue;
+            }
+            int from = side[k];
+            ssize_t got = recv(fds[from], buffer, sizeof buffer, 0);
+            if (got < 0 && errno == EINTR) {
+                continue;
+            }
+            if (got <= 0) {
+                open_in[from] = 0;
+                shutdown(fds[1 - from], SHUT_WR);
+                continue;
+            }
+            if (write_all(fds[1 - from], buffer, (size_t)got) != 0) {
+                return;
+            }
+        }
+    }
+}
+
+__attribute__((noreturn))
+static void forward(const struct listener *listeners, int count)
+{
+    struct pollfd watch[2 * NET_PORTS_MAX];
+    for (int i = 0; i < count; i++) {
+        watch[i].fd = listeners[i].fd;
+        watch[i].events = POLLIN;
+    }
+    for (;;) {
+        if (poll(watch, (nfds_t)count, -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            _exit(1);
+        }
+        for (int i = 0; i < count; i++) {
+            if ((watch[i].revents & POLLIN) == 0) {
+                continue;
+            }
+            int client = accept4(listeners[i].fd, NULL, NULL, SOCK_CLOEXEC);
+            if (client < 0) {
+                continue;
+            }
+            pid_t pid = fork();
+            if (pid == 0) {
+                for (int j = 0; j < count; j++) {
+                    close(listeners[j].fd);
+                }
+                int host = connect_host();
+                if (host < 0) {
+                    _exit(1);
+                }
+                char header[32];
+                int length = listeners[i].proxy ? snprintf(header, sizeof header, "P\n")
+                                                : snprintf(header, sizeof header, "H %d\n", listeners[i].port);
+                if (length > 0 && write_all(host, header, (size_t)length) == 0) {
+                    relay(client, host);
+                }
+                _exit(0);
+            }
+            close(client);
+        }
+    }
+}
+
+/* Starts the forwarder when the sandbox has the network on (NET_LISTEN exists). */
+static void start_network(void)
+{
+    FILE *file = fopen(NET_LISTEN, "re");
+    if (file == NULL) {
+        if (errno == ENOENT) {
+            return;
+        }
+        die("cannot read %s: %s", NET_LISTEN, strerror(errno));
+    }
+    struct listener listeners[2 * NET_PORTS_MAX];
+    int count = 0;
+    char line[64];
+    while (fgets(line, sizeof line, file) != NULL) {
+        char kind[16];
+        int port;
+        if (sscanf(line, "%15s %d", kind, &port) != 2 || port < 1 || port > 65535 || count + 2 > 2 * NET_PORTS_MAX) {
+            die("malformed %s", NET_LISTEN);
+        }
+        int proxy = strcmp(kind, "proxy") == 0;
+        int fd = listen_on(AF_INET, port);
+        if (fd < 0) {
+            die("cannot listen on 127.0.0.1:%d inside the sandbox: %s", port, strerror(errno));
+        }
+        listeners[count++] = (struct listener){.fd = fd, .port = port, .proxy = proxy};
+        int fd6 = listen_on(AF_INET6, port);
+        if (fd6 >= 0) {
+            listeners[count++] = (struct listener){.fd = fd6, .port = port, .proxy = proxy};
+        }
+    }
+    fclose(file);
+    pid_t child = fork();
+    if (child < 0) {
+        die("cannot start the sandbox's network forwarder: %s", strerror(errno));
+    }
+    if (child == 0) {
+        /* the forwarder is the grandchild: the sandbox's init adopts it, never the command */
+        if (fork() != 0) {
+            _exit(0);
+        }
+        setsid();
+        signal(SIGCHLD, SIG_IGN);
+        signal(SIGPIPE, SIG_IGN);
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        forward(listeners, count);
+    }
+    int status;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    for (int i = 0; i < count; i++) {
+        close(listeners[i].fd);
+    }
 }
 
 /*
@@ -865,13 +1208,15 @@ __attribute__((noreturn))
 static void start_command(int argc, char *argv[])
 {
     char **command = argc >= 2 ? &argv[1] : read_spilled_command();
-    if (seal_terminal() != 0) {
+    fresh_session_keyring();
+    if (install_filter() != 0) {
         int seccomp_error = errno;
         if (setsid() < 0) {
             die("cannot protect the terminal from the command: seccomp: %s; new session: %s",
                 strerror(seccomp_error), strerror(errno));
         }
     }
+    start_network();
     execvp(command[0], command);
     int error = errno;
     if (strchr(command[0], '/') == NULL && (error == ENOENT || error == EACCES) && !on_path(command[0])) {

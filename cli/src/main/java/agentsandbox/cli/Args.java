@@ -15,6 +15,9 @@ import java.util.Map;
  * @param config   {@code --config}, or {@code null}
  * @param network  {@code --network}, or {@code null} when not given
  * @param docker   {@code --docker}, or {@code null} when not given
+ * @param shareTmp {@code --share-tmp}, or {@code null} when not given
+ * @param sshAgent {@code --ssh-agent}, or {@code null} when not given
+ * @param hostPorts {@code --host-port} ports in order
  * @param dryRun   {@code --dry-run}
  * @param debug    {@code --debug}
  * @param ro       {@code --ro} paths in order
@@ -30,6 +33,9 @@ record Args(
         String config,
         Boolean network,
         Boolean docker,
+        Boolean shareTmp,
+        Boolean sshAgent,
+        List<Integer> hostPorts,
         boolean dryRun,
         boolean debug,
         List<String> ro,
@@ -47,6 +53,7 @@ record Args(
         rw.forEach(b::rw);
         exclude.forEach(b::exclude);
         commands.forEach(b::command);
-        return b.network(network).docker(docker).build();
+        hostPorts.forEach(b::hostPort);
+        return b.network(network).docker(docker).shareTmp(shareTmp).sshAgent(sshAgent).build();
     }
 }

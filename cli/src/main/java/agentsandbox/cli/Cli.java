@@ -165,6 +165,15 @@ final class Cli {
         if (l.docker() != null) {
             sb.append(" docker ").append(l.docker());
         }
+        if (l.shareTmp() != null) {
+            sb.append(" shareTmp ").append(l.shareTmp());
+        }
+        if (l.sshAgent() != null) {
+            sb.append(" sshAgent ").append(l.sshAgent());
+        }
+        if (!l.hostPorts().isEmpty()) {
+            sb.append(" hostPorts ").append(l.hostPorts());
+        }
         if (sb.length() == len) {
             sb.append(" (nothing)");
         }

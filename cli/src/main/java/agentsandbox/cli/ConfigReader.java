@@ -218,8 +218,26 @@ final class ConfigReader {
                     case "commands" -> commands(m.value());
                     case "network" -> b.network(bool(m.value(), "network"));
                     case "docker" -> b.docker(bool(m.value(), "docker"));
-                    default -> throw unknown(m, "", "filesystem, commands, network, docker");
+                    case "shareTmp" -> b.shareTmp(bool(m.value(), "shareTmp"));
+                    case "sshAgent" -> b.sshAgent(bool(m.value(), "sshAgent"));
+                    case "hostPorts" -> hostPorts(m.value());
+                    default -> throw unknown(m, "", "filesystem, commands, network, docker, hostPorts, shareTmp,"
+                            + " sshAgent");
                 }
+            }
+        }
+
+        private void hostPorts(Jsonc.Value v) {
+            if (!(v instanceof Jsonc.Arr a)) {
+                throw at(v, "hostPorts: expected an array of port numbers, got " + v.kind());
+            }
+            for (Jsonc.Value item : a.items()) {
+                int port = item instanceof Jsonc.Num n ? Ports.parse(n.text()) : -1;
+                if (port < 0) {
+                    String got = item instanceof Jsonc.Num n2 ? n2.text() : item.kind();
+                    throw at(item, "hostPorts: " + Ports.PROBLEM + " (got " + got + ")");
+                }
+                b.hostPort(port);
             }
         }
 

@@ -39,6 +39,10 @@ final class Flags {
               -c, --config PATH      use this config file instead of the project config
                   --network[=BOOL]   network access (default true)
                   --docker[=BOOL]    expose the Docker socket (default false)
+                  --host-port PORT   let the sandbox reach this port of the host's loopback
+                                     (repeatable, also comma-separated: --host-port 5432,6379)
+                  --share-tmp[=BOOL] /tmp is the host's temp dir, not a private one (default false)
+                  --ssh-agent[=BOOL] let the sandbox use your ssh-agent (default false)
                   --dry-run          print the bwrap command line and exit
                   --debug            explain every startup decision on stderr
                   --ro PATH          add a read-only path (repeatable)
@@ -88,6 +92,9 @@ final class Flags {
         private String config;
         private Boolean network;
         private Boolean docker;
+        private Boolean shareTmp;
+        private Boolean sshAgent;
+        private final List<Integer> hostPorts = new ArrayList<>();
         private boolean dryRun;
         private boolean debug;
         private final List<String> ro = new ArrayList<>();
@@ -192,6 +199,9 @@ final class Flags {
                 case "-c", "--config" -> config = value(name, inline);
                 case "--network" -> network = bool(name, inline);
                 case "--docker" -> docker = bool(name, inline);
+                case "--share-tmp" -> shareTmp = bool(name, inline);
+                case "--ssh-agent" -> sshAgent = bool(name, inline);
+                case "--host-port" -> hostPorts(value(name, inline));
                 case "--dry-run" -> dryRun = bool(name, inline);
                 case "--debug" -> debug = bool(name, inline);
                 case "--ro" -> ro.add(path(name, value(name, inline)));
@@ -247,6 +257,16 @@ final class Flags {
             return value;
         }
 
+        private void hostPorts(String value) {
+            for (String item : value.split(",", -1)) {
+                int port = Ports.parse(item);
+                if (port < 0) {
+                    throw new UsageException("--host-port " + item + ": " + Ports.PROBLEM);
+                }
+                hostPorts.add(port);
+            }
+        }
+
         private void commandRules(String value) {
             for (String item : value.split(",", -1)) {
                 int eq = item.indexOf('=');
@@ -264,7 +284,8 @@ final class Flags {
         }
 
         private Args result(Args.Mode m) {
-            return new Args(m, quiet, cwd, config, network, docker, dryRun, debug,
+            return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, List.copyOf(hostPorts),
+                    dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
                     m == Args.Mode.RUN ? command : List.of());
         }

@@ -76,7 +76,7 @@ final class CliWorld {
     /** A printed line with this world's paths and the per-run directory name made stable. */
     String normalize(String text) {
         return text.replace(root.toString(), "$W")
-                .replaceAll("agent-sandbox-[0-9a-f]{16}", "agent-sandbox-RUN")
+                .replaceAll("agent-sandbox/run/[0-9a-f]{16}", "agent-sandbox/run/RUN")
                 // a host whose /etc/resolv.conf points into /run gets one more bind
                 .replaceAll(" --ro-bind (/run/\\S+) \\1", "");
     }

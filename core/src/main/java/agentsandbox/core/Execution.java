@@ -6,8 +6,9 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A running sandbox. {@link #waitFor()} returns the command's exit status and removes
- * the private runtime directory, whatever happened. {@link #terminate()} is what the
+ * A running sandbox. {@link #waitFor()} returns the command's exit status, stops the
+ * host-side servers (git guard, network proxy) and removes the run directory (with the
+ * private {@code /tmp}), whatever happened. {@link #terminate()} is what the
  * caller does on SIGINT/SIGTERM: the first call sends SIGTERM to bwrap and SIGKILL after
  * a grace period; a second call kills at once.
  */
@@ -17,13 +18,17 @@ public final class Execution {
 
     private final Process process;
     private final Plan plan;
+    private final RunDir run;
     private final GuardServer guard;
+    private final NetworkProxy proxy;
     private volatile boolean terminated;
 
-    Execution(Process process, Plan plan, GuardServer guard) {
+    Execution(Process process, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy) {
         this.process = process;
         this.plan = plan;
+        this.run = run;
         this.guard = guard;
+        this.proxy = proxy;
     }
 
     /** True once {@link #terminate()} was called. */
@@ -50,7 +55,10 @@ public final class Execution {
             if (guard != null) {
                 guard.close();
             }
-            Sandbox.removeRuntime(plan);
+            if (proxy != null) {
+                proxy.close();
+            }
+            run.close();
         }
         if (status == 1 && !terminated && plan.bwrap() != null) {
             // bwrap reports its own failures with status 1, like many commands do: only

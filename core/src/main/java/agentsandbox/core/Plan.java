@@ -9,8 +9,9 @@ import java.util.List;
  * Making a plan creates nothing; {@link Sandbox#start} does.
  *
  * @param argv       the full command line, starting with the bwrap executable
- * @param mounts     the policy mounts, shallow to deep
- * @param runtimeDir the private per-run directory on the host (created at start, removed after)
+ * @param mounts     every mount the run makes, in bwrap's order: the fixed ones, the policy
+ *                   shallow to deep, what no rule may open up, Docker, the runtime
+ * @param runtimeDir the per-run directory on the host (see {@link RunDir}; created at start, removed after)
  * @param hiddenFile the empty mode-000 file inside {@code runtimeDir} that stands in for excluded files
  * @param notes      human-readable decisions, for {@code --debug}
  * @param bwrap      the bwrap executable, or null when none was found (a plan can still be printed)
@@ -20,15 +21,20 @@ import java.util.List;
  * @param spilledCommand the command with its arguments when they are too many for bwrap's
  *                   command line: written to {@code runtimeDir} at start, read by the
  *                   sandbox's first program; empty when the command is on the command line
+ * @param netSocket  where the network proxy listens on the host (inside {@code runtimeDir}), or null
+ *                   when the network is off (or is the outer sandbox's)
+ * @param hostPorts  host loopback ports the proxy connects to on request
  */
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
-        Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand) {
+        Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand, Path netSocket,
+        List<Integer> hostPorts) {
 
     public Plan {
         argv = List.copyOf(argv);
         spilledCommand = List.copyOf(spilledCommand);
         mounts = List.copyOf(mounts);
         notes = List.copyOf(notes);
+        hostPorts = List.copyOf(hostPorts);
     }
 
     /** The command line as one shell-quoted line that can be pasted into a shell. */

@@ -57,6 +57,38 @@ public record Policy(List<PolicyLayer> layers, List<Path> configFiles) {
         return v != null && v;
     }
 
+    /** Whether {@code /tmp} is the host's temp dir: the last layer that sets it wins (default: private). */
+    public boolean shareTmp() {
+        return last(Flag.SHARE_TMP);
+    }
+
+    /** Whether the caller's ssh-agent is reachable: the last layer that sets it wins (default: no). */
+    public boolean sshAgent() {
+        return last(Flag.SSH_AGENT);
+    }
+
+    /** The host loopback ports the sandbox may reach, every layer's, in order, without repeats. */
+    public List<Integer> hostPorts() {
+        java.util.Set<Integer> ports = new java.util.LinkedHashSet<>();
+        for (PolicyLayer l : layers) {
+            ports.addAll(l.hostPorts());
+        }
+        return List.copyOf(ports);
+    }
+
+    private enum Flag { SHARE_TMP, SSH_AGENT }
+
+    private boolean last(Flag flag) {
+        Boolean v = null;
+        for (PolicyLayer l : layers) {
+            Boolean here = flag == Flag.SHARE_TMP ? l.shareTmp() : l.sshAgent();
+            if (here != null) {
+                v = here;
+            }
+        }
+        return v != null && v;
+    }
+
     /** Command rules after merging: a later layer overrides a name an earlier one set. */
     public Map<String, CommandRule> commands() {
         Map<String, CommandRule> merged = new LinkedHashMap<>();

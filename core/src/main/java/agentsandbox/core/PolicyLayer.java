@@ -21,6 +21,10 @@ import java.util.Objects;
  * @param commands command rules, in insertion order
  * @param network  network access, or {@code null} when this layer does not say
  * @param docker   Docker socket access, or {@code null} when this layer does not say
+ * @param shareTmp whether {@code /tmp} is the host's temp dir instead of a private one, or
+ *                 {@code null} when this layer does not say
+ * @param sshAgent whether the caller's ssh-agent socket is reachable, or {@code null}
+ * @param hostPorts host loopback ports the sandbox may reach (concatenated across layers)
  */
 public record PolicyLayer(
         Layer layer,
@@ -31,7 +35,10 @@ public record PolicyLayer(
         List<String> exclude,
         Map<String, CommandRule> commands,
         Boolean network,
-        Boolean docker) {
+        Boolean docker,
+        Boolean shareTmp,
+        Boolean sshAgent,
+        List<Integer> hostPorts) {
 
     public PolicyLayer {
         Objects.requireNonNull(layer, "layer");
@@ -41,6 +48,7 @@ public record PolicyLayer(
         rw = List.copyOf(rw);
         exclude = List.copyOf(exclude);
         commands = Collections.unmodifiableMap(new LinkedHashMap<>(commands));
+        hostPorts = List.copyOf(hostPorts);
     }
 
     /** The origin every rule of this layer carries. */
@@ -63,6 +71,9 @@ public record PolicyLayer(
         private final Map<String, CommandRule> commands = new LinkedHashMap<>();
         private Boolean network;
         private Boolean docker;
+        private Boolean shareTmp;
+        private Boolean sshAgent;
+        private final List<Integer> hostPorts = new ArrayList<>();
 
         private Builder(Layer layer, String source) {
             this.layer = Objects.requireNonNull(layer, "layer");
@@ -112,8 +123,28 @@ public record PolicyLayer(
             return this;
         }
 
+        public Builder shareTmp(Boolean value) {
+            shareTmp = value;
+            return this;
+        }
+
+        public Builder sshAgent(Boolean value) {
+            sshAgent = value;
+            return this;
+        }
+
+        /** A host loopback port the sandbox may reach (1 to 65535). */
+        public Builder hostPort(int port) {
+            if (port < 1 || port > 65535) {
+                throw new IllegalArgumentException("port " + port + " is not between 1 and 65535");
+            }
+            hostPorts.add(port);
+            return this;
+        }
+
         public PolicyLayer build() {
-            return new PolicyLayer(layer, source, presets, ro, rw, exclude, commands, network, docker);
+            return new PolicyLayer(layer, source, presets, ro, rw, exclude, commands, network, docker,
+                    shareTmp, sshAgent, hostPorts);
         }
     }
 }

@@ -90,7 +90,6 @@ final class PresetExpander {
                             out.add(Rule.literal(home.resolve(s), Access.EXCLUDE, o));
                         }
                     }
-                    out.add(new Rule(Path.of("/tmp"), null, Access.RW, o, env.tempDir()));
                 }
                 case "@caches" -> homeRules(out, home, CACHES, Access.RW, o);
                 case "@agents" -> homeRules(out, home, AGENTS, Access.RW, o);

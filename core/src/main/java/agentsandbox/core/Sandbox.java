@@ -53,6 +53,11 @@ public final class Sandbox {
         return Files.exists(ENTRY_POINT, LinkOption.NOFOLLOW_LINKS);
     }
 
+    /** Where the network proxy's socket and the first program's listen file are inside. */
+    public static final Path NET = RUNTIME.resolve("net");
+    /** Where the sandbox's private temp dir is, inside. */
+    static final Path TMP = Path.of("/tmp");
+
     /**
      * Resolves the policy for this environment and command. Creates nothing.
      *
@@ -87,6 +92,12 @@ public final class Sandbox {
                             + ", branch " + g.currentBranch().orElse("(detached HEAD)"))
                     .orElse("git: no repository above " + env.workDir() + "; git presets add nothing"));
         }
+        boolean shareTmp = base && policy.shareTmp();
+        Path sharedTmp = shareTmp ? Resolver.realPath(env.tempDir()) : null;
+        if (shareTmp && sharedTmp == null) {
+            throw new SandboxException("the host temp dir " + env.tempDir() + " (shared with the sandbox) does not exist",
+                    "create it, set TMPDIR to an existing directory, or do not share it");
+        }
 
         List<Rule> rules = new ArrayList<>(PresetExpander.rules(active, env, git));
         for (PolicyLayer layer : policy.layers()) {
@@ -95,101 +106,276 @@ public final class Sandbox {
             layer.rw().forEach(p -> rules.add(Rule.pattern(p, Access.RW, o)));
             layer.exclude().forEach(p -> rules.add(Rule.pattern(p, Access.EXCLUDE, o)));
         }
+        Path agentSocket = null;
+        if (policy.sshAgent()) {
+            agentSocket = sshAgentSocket(env);
+            Origin o = new Origin(Layer.FLAG, "--ssh-agent");
+            if (env.home() != null) {
+                rules.add(Rule.literal(env.home().resolve(".ssh/known_hosts"), Access.RO, o));
+                rules.add(Rule.literal(env.home().resolve(".ssh/config"), Access.RO, o));
+            }
+        }
+        if (shareTmp) {
+            rules.add(Rule.literal(sharedTmp, Access.RW, new Origin(Layer.PRESET, "@base (shared temp dir)")));
+        }
+        rules.addAll(configProtection(policy, env));
         List<Candidate> candidates = new Resolver(env, notes).resolve(rules);
-        List<Specificity.Decision> decisions = Specificity.decide(candidates);
+        List<Specificity.Decision> decisions = new ArrayList<>(Specificity.decide(candidates));
         checkWorkDirNotExcluded(env.workDir(), decisions);
 
-        Path runtimeDir = env.tempDir().resolve(RuntimeDirs.PREFIX + HexFormat.of().formatHex(randomBytes()));
-        Path hiddenFile = runtimeDir.resolve(RuntimeDirs.HIDDEN);
+        Path stateDir = RunDir.stateDir(env);
+        Path runDir = RunDir.newPath(stateDir, randomBytes());
+        Path hiddenFile = RunDir.hidden(runDir);
+        Origin baseOrigin = Origin.preset("@base");
+        if (shareTmp) {
+            decisions.addAll(mirror(decisions, sharedTmp, TMP));
+            notes.add("tmp: /tmp is the host temp dir " + sharedTmp + " (shared), every rule below it applies at"
+                    + " /tmp too");
+        } else if (base) {
+            Candidate tmp = new Candidate(TMP, RunDir.tmp(runDir), Access.RW, baseOrigin, true,
+                    "a private temp dir");
+            decisions.add(new Specificity.Decision(tmp, List.of()));
+            notes.add("tmp: /tmp is private to this run (" + RunDir.tmp(runDir) + "), removed when it ends");
+        }
+
+        List<Mount> mounts = new ArrayList<>();
+        Origin sandbox = new Origin(Layer.PRESET, "sandbox");
+        mounts.add(Mount.of(Mount.Kind.ROOT, Path.of("/"), Path.of("/"), Access.RO, sandbox));
+        mounts.add(Mount.of(Mount.Kind.DEVICES, null, Path.of("/dev"), Access.RW, sandbox));
+        mounts.add(Mount.of(Mount.Kind.PROCESSES, null, Path.of("/proc"), Access.RO, sandbox));
+        mounts.add(Mount.of(Mount.Kind.FRESH_DIR, null, Path.of("/run"), Access.RW, sandbox));
+        resolvConfDir().ifPresent(d -> {
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, d, d, Access.RO, new Origin(Layer.PRESET, "dns")));
+            notes.add("dns: /etc/resolv.conf points into " + d + ", bound read-only");
+        });
         List<String> mountNotes = new ArrayList<>();
-        List<Mount> mounts = new ArrayList<>(Planner.plan(decisions, hiddenFile, mountNotes));
-        mounts.addAll(configProtection(policy, env, decisions, mountNotes));
+        mounts.addAll(Planner.plan(decisions, hiddenFile, mountNotes));
+
+        // What no rule may open up: agent-sandbox's own state (every run's directory, the
+        // trust store), the kernel's key lists, the host session's sockets.
+        Origin own = new Origin(Layer.PRESET, "agent-sandbox's own state, hidden in every sandbox");
+        for (Path inside : views(stateDir, mounts)) {
+            mounts.add(Mount.of(Mount.Kind.EMPTY_DIR, inside, inside, Access.EXCLUDE, own));
+        }
+        Origin keys = new Origin(Layer.PRESET, "no kernel keys");
+        for (String f : List.of("/proc/keys", "/proc/key-users")) {
+            if (Files.exists(Path.of(f))) {
+                mounts.add(Mount.of(Mount.Kind.NULL_DEVICE, null, Path.of(f), Access.EXCLUDE, keys));
+            }
+        }
+        java.util.Set<String> keep = agentSocket != null ? java.util.Set.of("SSH_AUTH_SOCK") : java.util.Set.of();
+        HostSockets.Found sockets = HostSockets.find(env, keep, sharedTmp);
+        notes.addAll(sockets.notes());
+        Origin session = new Origin(Layer.PRESET, "host session sockets");
+        for (Path d : sockets.directories()) {
+            for (Path inside : views(d, mounts)) {
+                mounts.add(Mount.of(Mount.Kind.EMPTY_DIR, inside, inside, Access.EXCLUDE, session));
+            }
+        }
+        for (Path f : sockets.sockets()) {
+            for (Path inside : views(f, mounts)) {
+                mounts.add(Mount.of(Mount.Kind.NULL_DEVICE, null, inside, Access.EXCLUDE, session));
+            }
+        }
+        if (agentSocket != null) {
+            mounts.add(Mount.of(Mount.Kind.READ_WRITE, agentSocket, agentSocket, Access.RW,
+                    new Origin(Layer.FLAG, "--ssh-agent")));
+            notes.add("ssh-agent: " + agentSocket + " reachable (--ssh-agent); ~/.ssh/known_hosts and ~/.ssh/config"
+                    + " readable, the keys stay hidden");
+        }
+        mounts.addAll(dockerMounts(policy.docker(), env, notes));
 
         boolean nested = isInside();
         List<String> wrapperNotes = new ArrayList<>();
         List<Wrappers.Wrapper> wrappers = Wrappers.discover(policy, env, nested ? RUNTIME : null, wrapperNotes);
-        boolean guard = wrappers.stream().anyMatch(Wrappers.Wrapper::needsGuard);
-        Path guardSocket = guard ? runtimeDir.resolve(RuntimeDirs.GUARD).resolve(RuntimeDirs.SOCKET) : null;
+        boolean guard = false;
+        for (Wrappers.Wrapper w : wrappers) {
+            guard |= w.needsGuard();
+        }
+        Path guardSocket = guard ? RunDir.guardSocket(runDir) : null;
+        boolean network = policy.network();
+        Path netSocket = null;
+        Path outerNet = null;
+        if (network && nested) {
+            outerNet = Files.exists(NET.resolve(RunDir.SOCKET)) ? NET : null;
+            if (outerNet == null) {
+                network = false;
+                notes.add("network: off, since the outer sandbox has none");
+            } else if (!policy.hostPorts().isEmpty()) {
+                notes.add("network: through the outer sandbox's proxy; host ports are those the outer sandbox grants");
+            }
+        } else if (network && env.installation() == null) {
+            network = false;
+            notes.add("network: off, since only the agent-sandbox launcher can connect the sandbox to the proxy"
+                    + " (no installation given)");
+        } else if (network) {
+            netSocket = RunDir.netSocket(runDir);
+        }
+        for (Path socket : java.util.Arrays.asList(guardSocket, netSocket)) {
+            if (socket != null && socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length
+                    > RunDir.MAX_SOCKET_PATH) {
+                throw new SandboxException("agent-sandbox's state directory " + stateDir
+                        + " has too long a path for its sockets (" + socket + ")",
+                        "set XDG_STATE_HOME to a shorter directory, e.g. XDG_STATE_HOME=~/.state");
+            }
+        }
 
-        Path bwrap = Preflight.findBwrap(env);
+        Origin runtime = new Origin(Layer.PRESET, "agent-sandbox runtime");
+        if (env.installation() != null) {
+            mounts.addAll(Wrappers.overlayMounts(wrappers, env.installation().launcher()));
+        }
+        mounts.add(Mount.of(Mount.Kind.FRESH_DIR, null, RUNTIME, Access.RO, runtime));
+        if (env.installation() != null) {
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, env.installation().launcher(), ENTRY_POINT, Access.RO, runtime));
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, env.installation().appHome(), APP, Access.RO, runtime));
+            mounts.add(Mount.of(Mount.Kind.SYMLINK, ENTRY_POINT.getFileName(), COMMAND_START, Access.RO, runtime));
+        } else {
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, hiddenFile, ENTRY_POINT, Access.RO, runtime));
+        }
+        if (nested) {
+            // the outer sandbox's runtime: its wrappers' rules and real binaries, its git guard
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, RUNTIME, Wrappers.OUTER, Access.RO, runtime));
+            notes.add("nested: inside another sandbox, whose runtime stays reachable at " + Wrappers.OUTER);
+        }
+        mounts.addAll(Wrappers.runtimeMounts(wrappers, guardSocket == null ? null : guardSocket.getParent()));
+        if (netSocket != null) {
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, netSocket.getParent(), NET, Access.RO,
+                    new Origin(Layer.PRESET, "network proxy")));
+        } else if (outerNet != null) {
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, outerNet, NET, Access.RO,
+                    new Origin(Layer.PRESET, "network proxy of the outer sandbox")));
+        }
+
         List<String> argv = new ArrayList<>();
+        Path bwrap = Preflight.findBwrap(env);
         argv.add(bwrap == null ? "bwrap" : bwrap.toString());
         argv.add("--die-with-parent");
         argv.add("--unshare-all");
-        boolean network = policy.network();
-        if (network) {
-            argv.add("--share-net");
-        }
         if (env.installation() == null) {
             // No launcher to seal the terminal with (see COMMAND_START): a session of
             // its own keeps the command from pushing input into the caller's terminal.
             argv.add("--new-session");
         }
-        argv.addAll(List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"));
-        resolvConfDir().ifPresent(d -> {
-            argv.addAll(List.of("--ro-bind", d.toString(), d.toString()));
-            notes.add("dns: /etc/resolv.conf points into " + d + ", bound read-only");
-        });
-        for (Mount m : mounts) {
-            argv.addAll(m.args());
-        }
-        if (env.installation() != null) {
-            argv.addAll(Wrappers.overlays(wrappers, env.installation().launcher()));
-        }
-        argv.addAll(dockerArgs(policy.docker(), env, notes));
-        argv.addAll(List.of("--tmpfs", RUNTIME.toString()));
-        if (env.installation() != null) {
-            argv.addAll(List.of("--ro-bind", env.installation().launcher().toString(), ENTRY_POINT.toString()));
-            argv.addAll(List.of("--ro-bind", env.installation().appHome().toString(), APP.toString()));
-            argv.addAll(List.of("--symlink", ENTRY_POINT.getFileName().toString(), COMMAND_START.toString()));
-        } else {
-            argv.addAll(List.of("--ro-bind", hiddenFile.toString(), ENTRY_POINT.toString()));
-        }
-        if (nested) {
-            // the outer sandbox's runtime: its wrappers' rules and real binaries, its git guard
-            argv.addAll(List.of("--ro-bind", RUNTIME.toString(), Wrappers.OUTER.toString()));
-            notes.add("nested: inside another sandbox, whose runtime stays reachable at " + Wrappers.OUTER);
-        }
-        argv.addAll(Wrappers.args(wrappers, guardSocket == null ? null : guardSocket.getParent()));
+        argv.addAll(Mount.render(mounts));
         List<String> spilled = List.of();
-        // the options still to come: --remount-ro, --tmpfs, --setenv, --chdir, --, the first program
-        int still = 2 + 2 + 3 + 3 + 1;
-        if (env.installation() != null && argv.size() - 1 + still + command.size() > BWRAP_MAX_ARGS) {
+        List<String> tail = new ArrayList<>();
+        tail.addAll(List.of("--remount-ro", RUNTIME.toString()));
+        for (String v : sockets.dropped()) {
+            tail.addAll(List.of("--unsetenv", v));
+        }
+        if (base) {
+            tail.addAll(List.of("--setenv", "TMPDIR", "/tmp"));
+        }
+        if (network) {
+            String proxy = "http://127.0.0.1:" + NetworkProxy.PROXY_PORT;
+            for (String v : PROXY_VARIABLES) {
+                tail.addAll(List.of("--setenv", v, proxy));
+            }
+            tail.addAll(List.of("--setenv", "NO_PROXY", NO_PROXY, "--setenv", "no_proxy", NO_PROXY));
+        }
+        tail.addAll(List.of("--chdir", env.workDir().toString(), "--"));
+        if (env.installation() != null) {
+            tail.add(COMMAND_START.toString());
+        }
+        if (env.installation() != null && argv.size() - 1 + 3 + tail.size() + command.size() > BWRAP_MAX_ARGS) {
             // More arguments than bwrap takes: they go to a file that the sandbox's first
             // program reads, so the command gets them all, as the kernel allows.
             spilled = command;
-            argv.addAll(List.of("--ro-bind", runtimeDir.resolve(RuntimeDirs.COMMAND).toString(),
-                    SPILLED_COMMAND.toString()));
+            Mount m = Mount.of(Mount.Kind.READ_ONLY, RunDir.command(runDir), SPILLED_COMMAND, Access.RO, runtime);
+            mounts.add(m);
+            argv.addAll(m.args());
             notes.add("command: " + command.size() + " words, more than bwrap's command line takes: passed in "
                     + SPILLED_COMMAND);
         }
-        argv.addAll(List.of("--remount-ro", RUNTIME.toString()));
-        // The private runtime dir lives in the host temp dir, which is writable inside:
-        // hide it so the sandbox cannot change the stand-in for excluded files.
-        Path privateInside = base ? Path.of("/tmp").resolve(runtimeDir.getFileName()) : runtimeDir;
-        argv.addAll(List.of("--tmpfs", privateInside.toString()));
-        if (base) {
-            argv.addAll(List.of("--setenv", "TMPDIR", "/tmp"));
-        }
-        argv.addAll(List.of("--chdir", env.workDir().toString(), "--"));
-        if (env.installation() != null) {
-            argv.add(COMMAND_START.toString());
-        }
+        mounts.add(Mount.of(Mount.Kind.REMOUNT_READ_ONLY, null, RUNTIME, Access.RO, runtime));
+        argv.addAll(tail);
         if (spilled.isEmpty()) {
             argv.addAll(command);
         }
         if (argv.size() - 1 > BWRAP_MAX_ARGS) {
+            int ownArgs = argv.size() - 1 - (spilled.isEmpty() ? command.size() : 0);
+            if (ownArgs > BWRAP_MAX_ARGS) {
+                throw new SandboxException("the rules produce " + mounts.size() + " mounts, " + ownArgs
+                        + " bwrap arguments, more than bwrap accepts (at most " + BWRAP_MAX_ARGS + ")",
+                        "match fewer paths: exclude a directory instead of every file in it");
+            }
             throw new SandboxException("the command has " + command.size() + " arguments, more than bwrap accepts"
-                    + " (at most " + BWRAP_MAX_ARGS + " in all, of which the sandbox's own options take "
-                    + (argv.size() - 1 - command.size()) + ")",
+                    + " (at most " + BWRAP_MAX_ARGS + " in all, of which the sandbox's own options take " + ownArgs + ")",
                     "pass fewer at once, e.g. through xargs inside the sandbox");
         }
 
-        notes.add("network: " + (network ? "on" : "off (only loopback)"));
+        notes.add("network: " + (network ? "on, through agent-sandbox's proxy at http://127.0.0.1:"
+                + NetworkProxy.PROXY_PORT + " (no host loopback, no host abstract sockets"
+                + (policy.hostPorts().isEmpty() || netSocket == null ? "" : "; host ports " + policy.hostPorts())
+                + ")" : "off (only loopback)"));
         notes.addAll(mountNotes);
         notes.addAll(wrapperNotes);
-        Path tmpSource = base ? env.tempDir() : Path.of("/tmp");
-        return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilled);
+        Path tmpSource = shareTmp ? sharedTmp : base ? RunDir.tmp(runDir) : TMP;
+        return new Plan(argv, mounts, runDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilled, netSocket,
+                policy.hostPorts());
+    }
+
+    /** The variables that point clients at the proxy. */
+    static final List<String> PROXY_VARIABLES = List.of("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
+            "https_proxy", "all_proxy");
+    static final String NO_PROXY = "localhost,127.0.0.1,::1";
+
+    /**
+     * The decisions at and below {@code source}, repeated below {@code target}: a host
+     * directory shown at a second path gets every rule at both (a rule holds on every view).
+     */
+    static List<Specificity.Decision> mirror(List<Specificity.Decision> decisions, Path source, Path target) {
+        List<Specificity.Decision> out = new ArrayList<>();
+        for (Specificity.Decision d : decisions) {
+            Candidate w = d.winner();
+            if (w.source().startsWith(source) && w.source().equals(w.path())) {
+                Path at = target.resolve(source.relativize(w.path()).toString());
+                out.add(new Specificity.Decision(new Candidate(at, w.source(), w.access(), w.origin(), w.exact(),
+                        w.rule()), d.overridden()));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Every path inside at which a host path can be reached: its own, unless a fresh file
+     * system or another host directory is shown there ({@code /run}, a private
+     * {@code /tmp}), and the same place below every mount that shows a host directory at
+     * another path (a shared temp dir at {@code /tmp}).
+     */
+    static List<Path> views(Path host, List<Mount> mounts) {
+        List<Path> out = new ArrayList<>();
+        Mount shows = null; // the mount whose content is seen at the host path: the deepest, then the last
+        for (Mount m : mounts) {
+            if (m.isView() && host.startsWith(m.source())) {
+                out.add(m.target().resolve(m.source().relativize(host).toString()));
+            }
+            if (host.startsWith(m.target()) && m.kind() != Mount.Kind.REMOUNT_READ_ONLY
+                    && (shows == null || m.target().getNameCount() >= shows.target().getNameCount())) {
+                shows = m;
+            }
+        }
+        boolean own = shows == null || shows.kind() == Mount.Kind.ROOT
+                || (shows.kind() == Mount.Kind.READ_ONLY || shows.kind() == Mount.Kind.READ_WRITE) && !shows.isView();
+        if (own) {
+            out.add(0, host);
+        }
+        return out;
+    }
+
+    /** The caller's ssh-agent socket, for {@code --ssh-agent}. */
+    private static Path sshAgentSocket(Environment env) {
+        String v = env.env("SSH_AUTH_SOCK").orElse("");
+        if (v.isEmpty()) {
+            throw new SandboxException("--ssh-agent: SSH_AUTH_SOCK is not set, so there is no ssh-agent to reach",
+                    "start one (eval \"$(ssh-agent)\" && ssh-add), or run without --ssh-agent");
+        }
+        Path p = HostSockets.socketNamedBy("SSH_AUTH_SOCK", v);
+        if (p == null) {
+            throw new SandboxException("--ssh-agent: SSH_AUTH_SOCK=" + v + " is not a socket",
+                    "start the agent again (eval \"$(ssh-agent)\"), or run without --ssh-agent");
+        }
+        return p;
     }
 
     /**
@@ -206,9 +392,11 @@ public final class Sandbox {
     public static Execution start(Plan plan, Environment env, ProcessBuilder.Redirect in,
             ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
         Preflight.checkCanRun(env);
-        createRuntime(plan);
+        RunDir run = RunDir.create(plan.runtimeDir(), env.uid());
         GuardServer guard = null;
+        NetworkProxy proxy = null;
         try {
+            prepareRun(run, plan);
             ProcessBuilder pb = new ProcessBuilder(plan.argv());
             setEnvironment(pb.environment(), env.hostEnv());
             pb.directory(env.workDir().toFile());
@@ -216,22 +404,46 @@ public final class Sandbox {
             if (plan.guardSocket() != null) {
                 guard = GuardServer.prepare(env, plan);
             }
+            if (plan.netSocket() != null) {
+                proxy = new NetworkProxy(plan.netSocket(), plan.hostPorts());
+            }
             Process bwrap = pb.start();
             if (guard != null) {
                 guard.listen();
             }
-            Execution execution = new Execution(bwrap, plan, guard);
+            if (proxy != null) {
+                proxy.listen();
+            }
+            Execution execution = new Execution(bwrap, plan, run, guard, proxy);
             // while bwrap sets the sandbox up: off the path to the command's start
-            removeStaleRuntimes(plan);
+            RunDir.removeStale(plan.runtimeDir().getParent(), env.uid(), plan.runtimeDir().getFileName().toString());
             return execution;
         } catch (IOException e) {
             closeQuietly(guard);
-            removeRuntime(plan);
+            closeQuietly(proxy);
+            run.close();
             throw new SandboxException("cannot start bwrap: " + e.getMessage(), Preflight.INSTALL_HINT, e);
         } catch (RuntimeException e) {
             closeQuietly(guard);
-            removeRuntime(plan);
+            closeQuietly(proxy);
+            run.close();
             throw e;
+        }
+    }
+
+    /** What the plan needs in the run directory beyond what every run has. */
+    private static void prepareRun(RunDir run, Plan plan) throws IOException {
+        if (!plan.spilledCommand().isEmpty()) {
+            writeCommand(RunDir.command(run.path()), plan.spilledCommand());
+        }
+        if (plan.guardSocket() != null) {
+            run.subdir(RunDir.GUARD);
+        }
+        if (plan.netSocket() != null) {
+            Path net = run.subdir(RunDir.NET);
+            Files.write(Files.createFile(net.resolve("listen"), PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rw-------"))),
+                    NetworkProxy.listenFile(plan.hostPorts()).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         }
     }
 
@@ -249,33 +461,13 @@ public final class Sandbox {
         }
     }
 
-    private static void closeQuietly(GuardServer guard) {
-        if (guard != null) {
-            guard.close();
-        }
-    }
-
-    private static void createRuntime(Plan plan) {
-        try {
-            Files.createDirectory(plan.runtimeDir(),
-                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            RuntimeDirs.writeOwner(plan.runtimeDir());
-            Files.createFile(plan.hiddenFile(),
-                    PosixFilePermissions.asFileAttribute(Set.of()));
-            if (!plan.spilledCommand().isEmpty()) {
-                writeCommand(plan.runtimeDir().resolve(RuntimeDirs.COMMAND), plan.spilledCommand());
+    private static void closeQuietly(AutoCloseable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                // closing a server that never listened does not fail in a way that matters
             }
-            if (plan.guardSocket() != null) {
-                Files.createDirectory(plan.guardSocket().getParent(),
-                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            }
-        } catch (FileAlreadyExistsException e) {
-            throw new SandboxException("runtime directory " + plan.runtimeDir() + " already exists",
-                    "plans are for one run; make a new plan");
-        } catch (IOException e) {
-            removeRuntime(plan);
-            throw new SandboxException("cannot create the runtime directory " + plan.runtimeDir() + ": "
-                    + e.getMessage(), "check that the temp dir (TMPDIR) exists and is writable", e);
         }
     }
 
@@ -288,35 +480,6 @@ public final class Sandbox {
         }
         Files.write(Files.createFile(file, PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rw-------"))), bytes.toByteArray());
-    }
-
-    /**
-     * Removes what runs that were killed (SIGKILL leaves no chance to clean up) left in
-     * the temp dir: their runtime directories, once their owner is gone. Only a real
-     * run does this, never a dry run.
-     */
-    private static void removeStaleRuntimes(Plan plan) {
-        try {
-            Object uid = Files.getAttribute(plan.runtimeDir(), "unix:uid", LinkOption.NOFOLLOW_LINKS);
-            RuntimeDirs.removeStale(plan.runtimeDir().getParent(), (Integer) uid,
-                    plan.runtimeDir().getFileName().toString());
-        } catch (IOException | RuntimeException e) {
-            // best effort: leftovers of other runs never stop this one
-        }
-    }
-
-    static void removeRuntime(Plan plan) {
-        if (plan.guardSocket() != null) {
-            Execution.deleteQuietly(plan.guardSocket());
-            Execution.deleteQuietly(plan.guardSocket().getParent());
-        }
-        Execution.deleteQuietly(plan.hiddenFile());
-        if (!plan.spilledCommand().isEmpty()) {
-            Execution.deleteQuietly(plan.runtimeDir().resolve(RuntimeDirs.COMMAND));
-        }
-        // the owner goes last: a directory that still has files keeps saying whose it is
-        Execution.deleteQuietly(plan.runtimeDir().resolve(RuntimeDirs.OWNER));
-        Execution.deleteQuietly(plan.runtimeDir());
     }
 
     /**
@@ -357,56 +520,23 @@ public final class Sandbox {
         }
     }
 
-    /** Loaded config files and the project config files stay read-only wherever they are writable. */
-    private static List<Mount> configProtection(Policy policy, Environment env,
-            List<Specificity.Decision> decisions, List<String> notes) {
+    /**
+     * Loaded config files and the project config files stay read-only: rules of the
+     * highest layer on each existing file (symlinks resolved), so they hold on every view.
+     */
+    private static List<Rule> configProtection(Policy policy, Environment env) {
         List<Path> files = new ArrayList<>(policy.configFiles());
         files.add(env.workDir().resolve(".agent-sandbox.json"));
         files.add(env.workDir().resolve(".agent-sandbox.jsonc"));
-        List<Mount> out = new ArrayList<>();
-        java.util.Set<Path> seen = new java.util.HashSet<>();
+        List<Rule> out = new ArrayList<>();
         Origin origin = new Origin(Layer.FLAG, "config protection");
         for (Path f : files) {
             Path real = Resolver.realPath(f);
-            if (real == null) {
-                continue;
-            }
-            for (Path inside : pathsInside(real, decisions)) {
-                if (!seen.add(inside) || effectiveAccess(inside, decisions) != Access.RW) {
-                    continue;
-                }
-                out.add(new Mount(Mount.Kind.READ_ONLY, real, inside, Access.RO, origin));
-                notes.add(Planner.pad("ro") + inside + "  <- " + origin
-                        + (inside.equals(real) ? "" : " (" + real + ")"));
+            if (real != null) {
+                out.add(Rule.literal(real, Access.RO, origin));
             }
         }
         return out;
-    }
-
-    /**
-     * Where a host file can be reached inside: at its own path, and below every mount
-     * that shows a host directory at another path (the host temp dir at {@code /tmp}).
-     */
-    private static List<Path> pathsInside(Path real, List<Specificity.Decision> decisions) {
-        List<Path> out = new ArrayList<>(List.of(real));
-        for (Specificity.Decision d : decisions) {
-            Candidate w = d.winner();
-            if (!w.source().equals(w.path()) && real.startsWith(w.source())) {
-                out.add(w.path().resolve(w.source().relativize(real)));
-            }
-        }
-        return out;
-    }
-
-    /** The level a path ends up with: that of the deepest decision at or above it (root: ro). */
-    private static Access effectiveAccess(Path p, List<Specificity.Decision> decisions) {
-        Specificity.Decision best = null;
-        for (Specificity.Decision d : decisions) {
-            if (p.startsWith(d.path()) && (best == null || d.path().getNameCount() > best.path().getNameCount())) {
-                best = d;
-            }
-        }
-        return best == null ? Access.RO : best.winner().access();
     }
 
     /** When /etc/resolv.conf is a symlink into /run, the directory that holds its target. */
@@ -422,24 +552,44 @@ public final class Sandbox {
         return Optional.of(real.getParent());
     }
 
-    private static List<String> dockerArgs(boolean docker, Environment env, List<String> notes) {
+    private static List<Mount> dockerMounts(boolean docker, Environment env, List<String> notes) {
         String host = env.env("DOCKER_HOST").orElse("");
         Path socket = host.startsWith("unix://") ? Path.of(host.substring("unix://".length()))
                 : Path.of("/var/run/docker.sock");
         Path real = Resolver.realPath(socket);
+        Origin origin = new Origin(Layer.PRESET, docker ? "docker on" : "docker off");
         if (docker) {
             if (real == null) {
                 throw new SandboxException("Docker is enabled but there is no Docker socket at " + socket,
                         "start Docker, set DOCKER_HOST=unix:///path/to/docker.sock, or run without --docker");
             }
             notes.add("docker: socket " + real + " bound in");
-            return List.of("--bind", real.toString(), real.toString());
+            return List.of(Mount.of(Mount.Kind.READ_WRITE, real, real, Access.RW, origin));
         }
-        if (real == null) {
+        List<Mount> out = new ArrayList<>();
+        List<Path> sockets = new ArrayList<>();
+        if (real != null) {
+            sockets.add(real);
+        }
+        // Docker Desktop and rootless Docker keep theirs in the home or the runtime dir
+        if (env.home() != null) {
+            Path desktop = Resolver.realPath(env.home().resolve(".docker/run/docker.sock"));
+            if (desktop != null && !sockets.contains(desktop)) {
+                sockets.add(desktop);
+            }
+        }
+        if (sockets.isEmpty()) {
             notes.add("docker: off (no socket at " + socket + ")");
-            return List.of();
         }
-        notes.add("docker: off, /dev/null bound over " + real);
-        return List.of("--ro-bind", "/dev/null", real.toString());
+        for (Path p : sockets) {
+            if (!p.startsWith(Path.of("/run"))) {
+                notes.add("docker: off, /dev/null bound over " + p);
+                out.add(Mount.of(Mount.Kind.NULL_DEVICE, null, p, Access.EXCLUDE, origin));
+            } else {
+                notes.add("docker: off, " + p + " is under the sandbox's fresh /run");
+                out.add(Mount.of(Mount.Kind.NULL_DEVICE, null, p, Access.EXCLUDE, origin));
+            }
+        }
+        return out;
     }
 }

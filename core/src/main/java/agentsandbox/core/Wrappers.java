@@ -223,39 +223,50 @@ final class Wrappers {
         }
     }
 
-    /** The bwrap arguments for the runtime part of the wrappers, after {@code --tmpfs /run/agent-sandbox}. */
-    static List<String> args(List<Wrapper> wrappers, Path guardDir) {
-        List<String> a = new ArrayList<>();
+    /** The runtime part of the wrappers, after the fresh {@code /run/agent-sandbox}. */
+    static List<Mount> runtimeMounts(List<Wrapper> wrappers, Path guardDir) {
+        List<Mount> a = new ArrayList<>();
         if (wrappers.isEmpty()) {
             return a;
         }
-        a.addAll(List.of("--perms", "0111", "--dir", COMMANDS.toString()));
-        boolean anyReal = wrappers.stream().anyMatch(w -> w.realSlot() != null);
+        Origin origin = new Origin(Layer.PRESET, "command wrappers");
+        a.add(Mount.of(Mount.Kind.SEARCH_ONLY_DIR, null, COMMANDS, Access.RO, origin));
+        boolean anyReal = false;
+        for (Wrapper w : wrappers) {
+            anyReal |= w.realSlot() != null;
+        }
         if (anyReal) {
-            a.addAll(List.of("--perms", "0111", "--dir", REAL.toString()));
+            a.add(Mount.of(Mount.Kind.SEARCH_ONLY_DIR, null, REAL, Access.RO, origin));
         }
         for (Wrapper w : wrappers) {
+            Origin why = new Origin(w.origin().layer(), "command " + w.name() + " = " + w.rule().describe());
             for (Path p : w.overlaid()) {
-                a.addAll(List.of("--symlink", w.instruction(), COMMANDS.resolve(lookupName(p)).toString()));
+                a.add(Mount.of(Mount.Kind.SYMLINK, Path.of(w.instruction()), COMMANDS.resolve(lookupName(p)),
+                        Access.RO, why));
             }
             if (w.realSlot() != null) {
                 Path slot = Sandbox.RUNTIME.resolve(w.realSlot());
-                a.addAll(List.of("--perms", "0111", "--dir", slot.getParent().toString()));
-                a.addAll(List.of("--ro-bind", w.real().toString(), slot.toString()));
+                a.add(Mount.of(Mount.Kind.SEARCH_ONLY_DIR, null, slot.getParent(), Access.RO, why));
+                a.add(Mount.of(Mount.Kind.READ_ONLY, w.real(), slot, Access.RO, why));
             }
         }
-        if (guardDir != null && wrappers.stream().anyMatch(Wrapper::needsGuard)) {
-            a.addAll(List.of("--ro-bind-try", guardDir.toString(), GUARD.toString()));
+        boolean guard = false;
+        for (Wrapper w : wrappers) {
+            guard |= w.needsGuard();
+        }
+        if (guardDir != null && guard) {
+            a.add(Mount.of(Mount.Kind.READ_ONLY, guardDir, GUARD, Access.RO, new Origin(Layer.PRESET, "git guard")));
         }
         return a;
     }
 
     /** The overlays themselves: the launcher bound read-only over every wrapped path. */
-    static List<String> overlays(List<Wrapper> wrappers, Path launcher) {
-        List<String> a = new ArrayList<>();
+    static List<Mount> overlayMounts(List<Wrapper> wrappers, Path launcher) {
+        List<Mount> a = new ArrayList<>();
         for (Wrapper w : wrappers) {
+            Origin why = new Origin(w.origin().layer(), "command " + w.name() + " = " + w.rule().describe());
             for (Path p : w.overlaid()) {
-                a.addAll(List.of("--ro-bind", launcher.toString(), p.toString()));
+                a.add(Mount.of(Mount.Kind.READ_ONLY, launcher, p, Access.RO, why));
             }
         }
         return a;

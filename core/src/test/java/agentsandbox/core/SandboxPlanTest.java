@@ -20,7 +20,7 @@ class SandboxPlanTest {
 
     /** The argv with the per-run directory name replaced, for comparisons. */
     private static String stable(Plan p) {
-        return p.shellLine().replace(p.runtimeDir().getFileName().toString(), "agent-sandbox-RUN");
+        return p.shellLine().replace(p.runtimeDir().getFileName().toString(), "RUN");
     }
 
     @Test
@@ -28,18 +28,70 @@ class SandboxPlanTest {
         TestWorld w = new TestWorld(tmp);
         List<String> argv = w.plan().argv();
         // without an installed launcher to seal the terminal, a session of its own does
-        assertThat(argv.subList(1, 14)).containsExactly("--die-with-parent", "--unshare-all", "--share-net",
+        assertThat(argv.subList(1, 13)).containsExactly("--die-with-parent", "--unshare-all",
                 "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run");
         assertThat(argv.subList(argv.size() - 4, argv.size()))
                 .containsExactly("--chdir", w.project.toString(), "--", "true");
     }
 
     @Test
-    void Network_Off_Drops_Share_Net() {
+    void Network_Never_Shares_The_Hosts_Namespace_And_On_Goes_Through_The_Proxy() {
         TestWorld w = new TestWorld(tmp);
-        assertThat(w.plan(TestWorld.flags().network(false).build()).argv()).doesNotContain("--share-net");
-        assertThat(w.plan(TestWorld.project().network(false).build(), TestWorld.flags().network(true).build())
-                .argv()).contains("--share-net");
+        Path launcher = w.file("app/bin/agent-sandbox");
+        Environment env = new Environment(w.home, w.project, Map.of(), w.tmp, 1000, "Linux",
+                new Environment.Installation(launcher, w.root.resolve("app")));
+        Plan off = w.plan(env, TestWorld.flags().network(false).build());
+        Plan on = w.plan(env, TestWorld.project().network(false).build(), TestWorld.flags().network(true).build());
+        assertThat(w.plan().netSocket()).as("without the launcher nothing connects to a proxy").isNull();
+        assertThat(off.argv()).doesNotContain("--share-net");
+        assertThat(on.argv()).doesNotContain("--share-net");
+        assertThat(off.netSocket()).isNull();
+        assertThat(off.shellLine()).doesNotContain("HTTPS_PROXY");
+        assertThat(on.netSocket()).isEqualTo(on.runtimeDir().resolve("net/socket"));
+        assertThat(on.shellLine()).contains("--ro-bind " + on.runtimeDir().resolve("net") + " /run/agent-sandbox/net")
+                .contains("--setenv HTTPS_PROXY http://127.0.0.1:3128").contains("--setenv no_proxy localhost,");
+    }
+
+    @Test
+    void Host_Session_Variables_Are_Not_Passed_On_And_Their_Sockets_Are_Hidden() throws Exception {
+        TestWorld w = new TestWorld(tmp);
+        Path socketDir = w.dir("home/.local/state/x");
+        Path socket = socketDir.resolve("x.sock");
+        try (java.nio.channels.ServerSocketChannel ch = java.nio.channels.ServerSocketChannel.open(
+                java.net.StandardProtocolFamily.UNIX)) {
+            ch.bind(java.net.UnixDomainSocketAddress.of(socket));
+            Environment env = new Environment(w.home, w.project, Map.of("TMUX", "/tmp/tmux-1000/default,1,0",
+                    "DISPLAY", ":0", "MY_SOCKET", socket.toString(), "DBUS_SESSION_BUS_ADDRESS",
+                    "unix:path=" + socket + ",guid=1", "HOME", w.home.toString()), w.tmp, 1000, "Linux", null);
+            String s = line(w.plan(env));
+            assertThat(s).contains("--unsetenv TMUX", "--unsetenv DISPLAY", "--unsetenv MY_SOCKET",
+                    "--unsetenv DBUS_SESSION_BUS_ADDRESS", "--ro-bind /dev/null " + socket).doesNotContain(
+                    "--unsetenv HOME");
+        }
+    }
+
+    @Test
+    void Tmp_Is_Private_Unless_Shared_And_Then_Every_Rule_Holds_At_Tmp_Too() {
+        TestWorld w = new TestWorld(tmp);
+        w.file("tmp/proj/.env");
+        Plan own = w.plan();
+        assertThat(line(own)).contains("--bind " + own.runtimeDir().resolve("tmp") + " /tmp");
+        assertThat(own.tmpSource()).isEqualTo(own.runtimeDir().resolve("tmp"));
+        Plan shared = w.plan(TestWorld.flags().shareTmp(true).exclude(w.tmp + "/proj/.env").build());
+        String s = line(shared);
+        assertThat(s).contains("--bind " + w.tmp + " /tmp").contains("--ro-bind " + shared.hiddenFile() + " "
+                + w.tmp.resolve("proj/.env")).contains("--ro-bind " + shared.hiddenFile() + " /tmp/proj/.env");
+        assertThat(shared.tmpSource()).isEqualTo(w.tmp);
+    }
+
+    @Test
+    void Agent_Sandboxs_Own_State_Is_Hidden_Whatever_The_Rules() {
+        TestWorld w = new TestWorld(tmp);
+        Plan p = w.plan(TestWorld.flags().rw("~").build());
+        Path state = w.home.resolve(".local/state/agent-sandbox");
+        String s = line(p);
+        assertThat(p.runtimeDir().startsWith(state)).isTrue();
+        assertThat(s.indexOf("--tmpfs " + state)).isGreaterThan(s.indexOf("--bind-try " + w.home + " " + w.home));
     }
 
     @Test
@@ -53,22 +105,24 @@ class SandboxPlanTest {
         Plan a = w.plan(l);
         Plan b = w.plan(l);
         assertThat(a.runtimeDir()).isNotEqualTo(b.runtimeDir());
-        assertThat(a.runtimeDir().getParent()).isEqualTo(w.tmp);
+        assertThat(a.runtimeDir().getParent()).isEqualTo(w.home.resolve(".local/state/agent-sandbox/run"));
         assertThat(stable(a)).isEqualTo(stable(b));
     }
 
     @Test
-    void Default_Plan_Mounts_Workdir_Rw_Hides_Secrets_And_Binds_Temp_At_Tmp() {
+    void Default_Plan_Mounts_Workdir_Rw_Hides_Secrets_And_Gives_A_Private_Tmp() {
         TestWorld w = new TestWorld(tmp);
         w.dir("home/.ssh");
         w.file("home/.aws");
-        String s = stable(w.plan());
+        Plan p = w.plan();
+        String s = stable(p);
+        Path run = p.runtimeDir().resolveSibling("RUN");
         assertThat(s).contains("--bind-try " + w.project + " " + w.project);
         assertThat(s).contains("--tmpfs " + w.home.resolve(".ssh"));
-        assertThat(s).contains("--ro-bind " + w.tmp + "/agent-sandbox-RUN/hidden " + w.home.resolve(".aws"));
-        assertThat(s).contains("--bind-try " + w.tmp + " /tmp");
+        assertThat(s).contains("--ro-bind " + run + "/hidden " + w.home.resolve(".aws"));
+        assertThat(s).contains("--bind " + run + "/tmp /tmp");
         assertThat(s).contains("--setenv TMPDIR /tmp");
-        assertThat(s).contains("--tmpfs /tmp/agent-sandbox-RUN");
+        assertThat(s).doesNotContain(" " + w.tmp + " ");
     }
 
     @Test
@@ -80,9 +134,9 @@ class SandboxPlanTest {
     }
 
     @Test
-    void Paths_Under_Tmp_Are_Mounted_Because_Tmp_Shows_The_Host_Temp_Dir() {
-        // The test world lives under /tmp while its temp dir is elsewhere: inside the
-        // sandbox /tmp is that temp dir, so the home must be bound explicitly.
+    void Paths_Under_Tmp_Are_Mounted_Because_Tmp_Is_Private() {
+        // The test world lives under /tmp: inside the sandbox /tmp is a private one, so
+        // the home must be bound explicitly.
         TestWorld w = new TestWorld(tmp);
         assertThat(w.home.startsWith("/tmp")).isTrue();
         assertThat(w.plan().mounts()).anyMatch(m -> m.target().equals(w.home) && m.access() == Access.RO);
@@ -118,8 +172,9 @@ class SandboxPlanTest {
         w.file("home/project/a/b/c/d");
         w.file("home/project/z");
         Plan p = w.plan(TestWorld.project().ro("a/b/c/d").ro("z").ro("a/b").exclude("a/b/c").build());
-        List<Integer> depths = p.mounts().stream().map(m -> m.target().getNameCount()).toList();
-        assertThat(depths).isSorted();
+        List<Integer> depths = p.mounts().stream().filter(m -> m.origin().layer() == Layer.PROJECT)
+                .map(m -> m.target().getNameCount()).toList();
+        assertThat(depths).hasSize(4).isSorted();
     }
 
     @Test
@@ -191,16 +246,16 @@ class SandboxPlanTest {
     }
 
     @Test
-    void Config_Files_In_The_Host_Temp_Dir_Stay_Read_Only_Where_It_Appears_At_Tmp() {
+    void Config_Files_In_A_Shared_Temp_Dir_Stay_Read_Only_Where_It_Appears_At_Tmp() {
         TestWorld w = new TestWorld(tmp);
         Path config = w.file("tmp/conf/custom.json");
-        Policy policy = Policy.builder().configFile(config).build();
+        Policy policy = Policy.builder().configFile(config).layer(TestWorld.flags().shareTmp(true).build()).build();
         Plan p = Sandbox.plan(policy, w.env(), List.of("true"));
-        assertThat(p.mounts()).anyMatch(m -> m.source().equals(config)
+        assertThat(p.mounts()).anyMatch(m -> config.equals(m.source())
                 && m.target().equals(Path.of("/tmp/conf/custom.json")) && m.access() == Access.RO);
         String s = line(p);
-        assertThat(s.indexOf("--ro-bind-try " + config + " /tmp/conf/custom.json"))
-                .isGreaterThan(s.indexOf("--bind-try " + w.tmp + " /tmp"));
+        assertThat(s.indexOf("--ro-bind " + config + " /tmp/conf/custom.json"))
+                .isGreaterThan(s.indexOf("--bind " + w.tmp + " /tmp"));
     }
 
     @Test
@@ -212,8 +267,9 @@ class SandboxPlanTest {
         String s = line(w.plan(env, TestWorld.flags().command("git", new CommandRule.Unwrapped()).build()));
         assertThat(s).contains("--tmpfs /run/agent-sandbox --ro-bind " + launcher
                 + " /run/agent-sandbox/agent-sandbox --ro-bind " + w.root.resolve("app")
-                + " /run/agent-sandbox/app --symlink agent-sandbox /run/agent-sandbox/exec"
-                + " --remount-ro /run/agent-sandbox");
+                + " /run/agent-sandbox/app --symlink agent-sandbox /run/agent-sandbox/exec --ro-bind "
+                + w.home.resolve(".local/state/agent-sandbox/run") + "/");
+        assertThat(s).contains("/net /run/agent-sandbox/net --remount-ro /run/agent-sandbox");
     }
 
     @Test
@@ -271,6 +327,6 @@ class SandboxPlanTest {
         Environment env = new Environment(w.home, w.project, Map.of("DOCKER_HOST", "unix://" + sock), w.tmp, 1000,
                 "Linux", null);
         assertThat(line(w.plan(env))).contains("--ro-bind /dev/null " + sock);
-        assertThat(line(w.plan(env, TestWorld.flags().docker(true).build()))).contains("--bind " + sock + " " + sock);
+        assertThat(line(w.plan(env, TestWorld.flags().docker(true).build()))).contains("--bind-try " + sock + " " + sock);
     }
 }

@@ -91,9 +91,9 @@ class WrappersTest {
             assertThat(x.realSlot()).isNull();
             assertThat(x.instruction()).isEqualTo("block\trm\t-\t-");
         });
-        List<String> args = Wrappers.args(ws, null);
+        List<String> args = Mount.render(Wrappers.runtimeMounts(ws, null));
         assertThat(String.join(" ", args)).doesNotContain("/run/agent-sandbox/real");
-        assertThat(Wrappers.overlays(ws, launcher)).containsExactly(
+        assertThat(Mount.render(Wrappers.overlayMounts(ws, launcher))).containsExactly(
                 "--ro-bind", launcher.toString(), a.toString(), "--ro-bind", launcher.toString(), b.toString());
         assertThat(notes).anyMatch(n -> n.contains("command git: no wrapper"));
     }
@@ -111,7 +111,7 @@ class WrappersTest {
         assertThat(x.script()).isEqualTo(guard);
         assertThat(x.realSlot()).isEqualTo("real/1/npm");
         assertThat(x.instruction()).isEqualTo("script\tnpm\treal/1/npm\t" + guard);
-        assertThat(Wrappers.args(ws, null)).containsSubsequence(
+        assertThat(Mount.render(Wrappers.runtimeMounts(ws, null))).containsSubsequence(
                 "--perms", "0111", "--dir", "/run/agent-sandbox/cmd",
                 "--perms", "0111", "--dir", "/run/agent-sandbox/real",
                 "--symlink", x.instruction(), "/run/agent-sandbox/cmd/" + Wrappers.lookupName(npm),
@@ -161,8 +161,8 @@ class WrappersTest {
         assertThat(git.needsGuard()).isTrue();
         assertThat(git.overlaid()).contains(usrBin.resolve("git"));
         Path guardDir = w.tmp.resolve("run/guard");
-        assertThat(Wrappers.args(ws, guardDir)).containsSubsequence(
-                "--ro-bind-try", guardDir.toString(), "/run/agent-sandbox/guard");
+        assertThat(Mount.render(Wrappers.runtimeMounts(ws, guardDir))).containsSubsequence(
+                "--ro-bind", guardDir.toString(), "/run/agent-sandbox/guard");
     }
 
     @Test

@@ -1,6 +1,7 @@
 package agentsandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * other runs still use. The processes are real ({@code /proc}); where a process state
  * cannot be arranged, a directory laid out like {@code /proc} stands in.
  */
-class RuntimeDirsTest {
+class RunDirTest {
     /** Above any pid_max the kernel allows (2^22): never a running process. */
     private static final long NO_SUCH_PID = Integer.MAX_VALUE;
 
@@ -27,24 +28,27 @@ class RuntimeDirsTest {
     Path tmp;
 
     private int uid;
-    private RuntimeDirs.Owner self;
+    private RunDir.Owner self;
 
     @BeforeEach
     void identify() throws IOException {
         uid = (Integer) Files.getAttribute(tmp, "unix:uid");
-        self = RuntimeDirs.Owner.current();
+        self = RunDir.Owner.current();
         assertThat(self).as("this process as /proc shows it").isNotNull();
     }
 
-    /** A runtime directory as a run leaves it: owner record, stand-in file, guard socket. */
+    /** A run directory as a run leaves it: owner record, stand-in file, guard socket, a /tmp with things in it. */
     private Path runtime(String hex, String owner) throws IOException {
-        Path dir = Files.createDirectory(tmp.resolve("agent-sandbox-" + hex),
+        Path dir = Files.createDirectory(tmp.resolve(hex),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         if (owner != null) {
             Files.writeString(dir.resolve("owner"), owner);
         }
         Files.createFile(dir.resolve("hidden"), PosixFilePermissions.asFileAttribute(java.util.Set.of()));
         Path guard = Files.createDirectory(dir.resolve("guard"));
+        Path tmpDir = Files.createDirectories(dir.resolve("tmp/build/deep"));
+        Files.writeString(tmpDir.resolve("out.o"), "object");
+        Files.createSymbolicLink(dir.resolve("tmp/home"), Path.of("/"));
         try (ServerSocketChannel socket = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             socket.bind(UnixDomainSocketAddress.of(guard.resolve("socket")));
         }
@@ -52,11 +56,11 @@ class RuntimeDirsTest {
     }
 
     private String deadOwner() {
-        return new RuntimeDirs.Owner(NO_SUCH_PID, 12345, self.pidNs()).format();
+        return new RunDir.Owner(NO_SUCH_PID, 12345, self.pidNs()).format();
     }
 
     private int removeStale() {
-        return RuntimeDirs.removeStale(tmp, uid, null);
+        return RunDir.removeStale(tmp, uid, null);
     }
 
     @Test
@@ -78,7 +82,7 @@ class RuntimeDirsTest {
 
     @Test
     void A_Reused_Pid_Does_Not_Pass_For_The_Owner() throws IOException {
-        runtime("00112233aabbccdd", new RuntimeDirs.Owner(self.pid(), self.start() + 1, self.pidNs()).format());
+        runtime("00112233aabbccdd", new RunDir.Owner(self.pid(), self.start() + 1, self.pidNs()).format());
 
         assertThat(removeStale()).isEqualTo(1);
         assertThat(tmp).isEmptyDirectory();
@@ -86,7 +90,7 @@ class RuntimeDirsTest {
 
     @Test
     void Owner_In_Another_Pid_Namespace_Is_Left_Alone() throws IOException {
-        Path other = runtime("00112233aabbccdd", new RuntimeDirs.Owner(NO_SUCH_PID, 1, "pid:[1]").format());
+        Path other = runtime("00112233aabbccdd", new RunDir.Owner(NO_SUCH_PID, 1, "pid:[1]").format());
 
         assertThat(removeStale()).isZero();
         assertThat(other.resolve("owner")).exists();
@@ -106,15 +110,15 @@ class RuntimeDirsTest {
     }
 
     @Test
-    void Directory_Holding_Anything_Unexpected_Is_Left_Alone() throws IOException {
-        Path extra = runtime("00112233aabbccdd", deadOwner());
-        Files.writeString(extra.resolve("notes.txt"), "keep me");
-        Path deeper = runtime("00112233aabbccde", deadOwner());
-        Files.createDirectory(deeper.resolve("guard/sub"));
+    void Removes_Whatever_The_Sandbox_Left_In_Its_Tmp_Even_Unwritable_Directories() throws IOException {
+        Path run = runtime("00112233aabbccdd", deadOwner());
+        Path locked = Files.createDirectories(run.resolve("tmp/locked/inner"));
+        Files.writeString(locked.resolve("file"), "x");
+        Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("r-x------"));
+        Files.setPosixFilePermissions(locked.getParent(), PosixFilePermissions.fromString("--x------"));
 
-        assertThat(removeStale()).isZero();
-        assertThat(extra.resolve("notes.txt")).hasContent("keep me");
-        assertThat(deeper.resolve("guard/sub")).isDirectory();
+        assertThat(removeStale()).isEqualTo(1);
+        assertThat(tmp).isEmptyDirectory();
     }
 
     @Test
@@ -123,7 +127,7 @@ class RuntimeDirsTest {
         Path elsewhere = Files.createDirectories(tmp.resolve("elsewhere"));
         Path target = runtime("ffffffffffffffff", deadOwner());
         Path moved = Files.move(target, elsewhere.resolve("target"));
-        Path link = Files.createSymbolicLink(tmp.resolve("agent-sandbox-00112233aabbccdd"), moved);
+        Path link = Files.createSymbolicLink(tmp.resolve("00112233aabbccdd"), moved);
         // links inside a runtime directory, in place of its files
         Path outsideFile = Files.writeString(elsewhere.resolve("precious"), "precious");
         Path outsideDir = Files.createDirectories(elsewhere.resolve("dir"));
@@ -136,45 +140,74 @@ class RuntimeDirsTest {
         Files.delete(guardLink.resolve("guard"));
         Files.createSymbolicLink(guardLink.resolve("guard"), outsideDir);
 
-        assertThat(removeStale()).isZero();
+        // the runs with links in them are removed (the links unlinked), the link with a run's name is no run
+        assertThat(removeStale()).isEqualTo(2);
         assertThat(link).isSymbolicLink();
         assertThat(moved.resolve("owner")).exists();
         assertThat(outsideFile).hasContent("precious");
         assertThat(outsideDir.resolve("socket")).hasContent("precious too");
-        assertThat(hiddenLink.resolve("hidden")).isSymbolicLink();
-        assertThat(guardLink.resolve("guard")).isSymbolicLink();
+        assertThat(hiddenLink).doesNotExist();
+        assertThat(guardLink).doesNotExist();
+        assertThat(Path.of("/etc/passwd")).exists();
     }
 
     @Test
-    void Only_Exact_Runtime_Names_Count() throws IOException {
-        List<String> others = List.of("agent-sandbox-e2e-1234567890abcdef", "agent-sandbox-0011223344556677ff",
-                "agent-sandbox-00112233AABBCCDD", "agent-sandbox-001122", "xagent-sandbox-00112233aabbccdd");
+    void Only_Exact_Run_Names_Count() throws IOException {
+        List<String> others = List.of("agent-sandbox-1234567890abcdef", "0011223344556677ff",
+                "00112233AABBCCDD", "001122", "x00112233aabbccdd");
         for (String name : others) {
             Path dir = Files.createDirectory(tmp.resolve(name));
             Files.writeString(dir.resolve("owner"), deadOwner());
         }
-        Files.writeString(tmp.resolve("agent-sandbox-0011223344556677"), deadOwner());
+        Files.writeString(tmp.resolve("0011223344556677"), deadOwner());
 
         assertThat(removeStale()).isZero();
         for (String name : others) {
             assertThat(tmp.resolve(name).resolve("owner")).exists();
         }
-        assertThat(tmp.resolve("agent-sandbox-0011223344556677")).isRegularFile();
+        assertThat(tmp.resolve("0011223344556677")).isRegularFile();
     }
 
     @Test
-    void Another_Users_Directory_And_The_Runs_Own_Are_Left_Alone() throws IOException {
+    void The_Runs_Own_Directory_Is_Left_Alone() throws IOException {
         Path dir = runtime("00112233aabbccdd", deadOwner());
 
-        assertThat(RuntimeDirs.removeStale(tmp, uid + 1, null)).isZero();
-        assertThat(RuntimeDirs.removeStale(tmp, uid, dir.getFileName().toString())).isZero();
+        assertThat(RunDir.removeStale(tmp, uid, dir.getFileName().toString())).isZero();
         assertThat(dir.resolve("owner")).exists();
+    }
+
+    @Test
+    void A_State_Directory_That_Is_A_Link_Or_Not_Ours_Is_Refused() throws IOException {
+        Path real = Files.createDirectory(tmp.resolve("real"));
+        Path link = Files.createSymbolicLink(tmp.resolve("state"), real);
+
+        assertThatThrownBy(() -> RunDir.ensurePrivateDir(link, uid)).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("symbolic link");
+        assertThatThrownBy(() -> RunDir.ensurePrivateDir(real, uid + 1)).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("owned by uid " + uid);
+    }
+
+    @Test
+    void Close_Removes_The_Run_And_Its_Tmp_Without_Following_Links() throws IOException {
+        Path outside = Files.writeString(tmp.resolve("precious"), "precious");
+        RunDir run = RunDir.create(tmp.resolve("state/run/00112233aabbccdd"), uid);
+        Files.createSymbolicLink(RunDir.tmp(run.path()).resolve("link"), outside);
+        Files.createSymbolicLink(RunDir.tmp(run.path()).resolve("up"), tmp);
+
+        run.close();
+        run.close();
+
+        assertThat(run.path()).doesNotExist();
+        assertThat(outside).hasContent("precious");
+        assertThat(tmp.resolve("state/run")).isEmptyDirectory();
+        assertThat(Files.getPosixFilePermissions(tmp.resolve("state"))).isEqualTo(
+                PosixFilePermissions.fromString("rwx------"));
     }
 
     @Test
     void Planning_Removes_Nothing() throws IOException {
         TestWorld w = new TestWorld(Files.createDirectory(tmp.resolve("world")));
-        Path stale = Files.createDirectory(w.tmp.resolve("agent-sandbox-00112233aabbccdd"));
+        Path stale = Files.createDirectories(RunDir.runsDir(RunDir.stateDir(w.env())).resolve("00112233aabbccdd"));
         Files.writeString(stale.resolve("owner"), deadOwner());
 
         Plan plan = w.plan();
@@ -187,23 +220,23 @@ class RuntimeDirsTest {
     void The_Owner_Record_Names_This_Process() throws IOException {
         Path dir = Files.createDirectory(tmp.resolve("agent-sandbox-00112233aabbccdd"));
 
-        RuntimeDirs.writeOwner(dir);
+        RunDir.writeOwner(dir);
 
         Path owner = dir.resolve("owner");
-        assertThat(RuntimeDirs.Owner.parse(Files.readString(owner))).isEqualTo(self);
+        assertThat(RunDir.Owner.parse(Files.readString(owner))).isEqualTo(self);
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(owner))).isEqualTo("rw-------");
         assertThat(self.pid()).isEqualTo(ProcessHandle.current().pid());
         assertThat(self.pidNs()).startsWith("pid:[");
-        assertThat(RuntimeDirs.startTime(Path.of("/proc/self/stat"))).isEqualTo(self.start());
+        assertThat(RunDir.startTime(Path.of("/proc/self/stat"))).isEqualTo(self.start());
     }
 
     @Test
     void Owner_Record_Parsing_Rejects_Anything_Else() {
-        RuntimeDirs.Owner o = new RuntimeDirs.Owner(42, 7, "pid:[4026531836]");
-        assertThat(RuntimeDirs.Owner.parse(o.format())).isEqualTo(o);
+        RunDir.Owner o = new RunDir.Owner(42, 7, "pid:[4026531836]");
+        assertThat(RunDir.Owner.parse(o.format())).isEqualTo(o);
         for (String bad : List.of("", "\n", "42 7\n", "42 7 pid:[1] extra\n", "x 7 pid:[1]\n", "42 -7 pid:[1]\n",
                 "0 7 pid:[1]\n", "42 7 \n", "42  7 pid:[1]\n", "42 7 pid:[1]\n\n")) {
-            assertThat(RuntimeDirs.Owner.parse(bad)).as("parse of %s", bad.replace("\n", "\\n")).isNull();
+            assertThat(RunDir.Owner.parse(bad)).as("parse of %s", bad.replace("\n", "\\n")).isNull();
         }
     }
 
@@ -217,14 +250,14 @@ class RuntimeDirsTest {
         fakeProcess(proc, 100, "we) ird (name", "S", 5555);
         fakeProcess(proc, 101, "zombie", "Z", 5555);
         Files.createDirectories(proc.resolve("102")); // exists, stat unreadable: may be the owner
-        RuntimeDirs.Owner me = new RuntimeDirs.Owner(1, 1, self.pidNs());
+        RunDir.Owner me = new RunDir.Owner(1, 1, self.pidNs());
 
-        assertThat(new RuntimeDirs.Owner(100, 5555, self.pidNs()).gone(me, proc)).isFalse();
-        assertThat(new RuntimeDirs.Owner(100, 5556, self.pidNs()).gone(me, proc)).isTrue();
-        assertThat(new RuntimeDirs.Owner(101, 5555, self.pidNs()).gone(me, proc)).isTrue();
-        assertThat(new RuntimeDirs.Owner(102, 5555, self.pidNs()).gone(me, proc)).isFalse();
-        assertThat(new RuntimeDirs.Owner(103, 5555, self.pidNs()).gone(me, proc)).isTrue();
-        assertThat(new RuntimeDirs.Owner(103, 5555, "pid:[1]").gone(me, proc)).isFalse();
+        assertThat(new RunDir.Owner(100, 5555, self.pidNs()).gone(me, proc)).isFalse();
+        assertThat(new RunDir.Owner(100, 5556, self.pidNs()).gone(me, proc)).isTrue();
+        assertThat(new RunDir.Owner(101, 5555, self.pidNs()).gone(me, proc)).isTrue();
+        assertThat(new RunDir.Owner(102, 5555, self.pidNs()).gone(me, proc)).isFalse();
+        assertThat(new RunDir.Owner(103, 5555, self.pidNs()).gone(me, proc)).isTrue();
+        assertThat(new RunDir.Owner(103, 5555, "pid:[1]").gone(me, proc)).isFalse();
     }
 
     private static void fakeProcess(Path proc, long pid, String comm, String state, long start) throws IOException {

@@ -1,0 +1,28 @@
+package agentsandbox.cli;
+
+/** Host port numbers as flags and config files write them. */
+final class Ports {
+    private Ports() {}
+
+    /** The proxy's port inside the sandbox, which a host port cannot take. */
+    static final int PROXY = 3128;
+
+    static final String PROBLEM = "expected a port number from 1 to 65535 (other than " + PROXY
+            + ", agent-sandbox's proxy inside the sandbox)";
+
+    /** The port, or -1 when the text is not a usable one. */
+    static int parse(String text) {
+        if (text.isEmpty() || text.length() > 5) {
+            return -1;
+        }
+        int v = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            v = v * 10 + (c - '0');
+        }
+        return v >= 1 && v <= 65535 && v != PROXY ? v : -1;
+    }
+}
