@@ -36,10 +36,15 @@ import java.util.Set;
  *   owner     the process that runs it (pid, start time, pid namespace)
  *   hidden    the empty mode-000 file bound over excluded files
  *   command   the command's words, when they are too many for bwrap's command line
- *   guard/    the git guard's socket
- *   net/      the network proxy's socket
  *   tmp/      the sandbox's private /tmp
  * </pre>
+ *
+ * <p>The sockets (the git guard's in {@code guard/}, the network proxy's in {@code net/})
+ * are in a second directory of the same name under a short base, so that their paths
+ * fit a Unix socket address whatever the home's length: {@code $XDG_RUNTIME_DIR/agent-sandbox}
+ * when the session has one of the user's own (under {@code /run}, which every sandbox gets
+ * fresh), else {@code /tmp/agent-sandbox-<uid>} (owner-only; the sandbox's {@code /tmp}
+ * is private, and with a shared one it is hidden like the state directory).
  *
  * <p>Runs killed outright (SIGKILL) leave their directory behind; the next run removes
  * the directories whose owner is gone. Removal never follows a symbolic link: every step
@@ -61,10 +66,34 @@ public final class RunDir implements AutoCloseable {
     private static final int MAX_DEPTH = 2000;
 
     private final Path dir;
+    private final Path sockets;
     private boolean closed;
 
-    private RunDir(Path dir) {
+    private RunDir(Path dir, Path sockets) {
         this.dir = dir;
+        this.sockets = sockets;
+    }
+
+    /** The short base for the sockets' directories (not created). */
+    public static Path socketsBase(Environment env) {
+        String xdg = env.env("XDG_RUNTIME_DIR").orElse("");
+        if (xdg.startsWith("/") && xdg.length() < 48) {
+            Path dir = Path.of(xdg).normalize();
+            try {
+                Object owner = Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+                if (Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS) && Integer.valueOf(env.uid()).equals(owner)) {
+                    return dir.resolve("agent-sandbox");
+                }
+            } catch (IOException | RuntimeException e) {
+                // not usable: the fallback below
+            }
+        }
+        return Path.of("/tmp/agent-sandbox-" + env.uid());
+    }
+
+    /** The directory of a run's sockets: the run's name under the sockets' base. */
+    static Path socketsDir(Path socketsBase, Path run) {
+        return socketsBase.resolve(run.getFileName().toString());
     }
 
     /** agent-sandbox's own state directory for this environment (not created). */
@@ -97,12 +126,12 @@ public final class RunDir implements AutoCloseable {
         return run.resolve(COMMAND);
     }
 
-    static Path guardSocket(Path run) {
-        return run.resolve(GUARD).resolve(SOCKET);
+    static Path guardSocket(Path sockets) {
+        return sockets.resolve(GUARD).resolve(SOCKET);
     }
 
-    static Path netSocket(Path run) {
-        return run.resolve(NET).resolve(SOCKET);
+    static Path netSocket(Path sockets) {
+        return sockets.resolve(NET).resolve(SOCKET);
     }
 
     static Path tmp(Path run) {
@@ -120,7 +149,7 @@ public final class RunDir implements AutoCloseable {
      *
      * @throws SandboxException when it cannot, or when the state directory is not this user's own
      */
-    static RunDir create(Path run, int uid) {
+    static RunDir create(Path run, Path sockets, int uid) {
         Path runs = run.getParent();
         Path state = runs.getParent();
         try {
@@ -133,21 +162,30 @@ public final class RunDir implements AutoCloseable {
             throw new SandboxException("cannot create agent-sandbox's run directory " + run + ": " + describe(e),
                     "check that " + state + " can be created and written by you (or set XDG_STATE_HOME)", e);
         }
-        RunDir created = new RunDir(run);
+        RunDir created = new RunDir(run, null);
         try {
+            ensurePrivateDir(sockets.getParent(), uid);
+            Files.createDirectory(sockets, PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rwx------")));
+            created = new RunDir(run, sockets);
+            writeOwner(sockets);
             writeOwner(run);
             Files.createFile(hidden(run), PosixFilePermissions.asFileAttribute(Set.of()));
             Files.createDirectory(tmp(run), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        } catch (IOException e) {
+        } catch (IOException | SandboxException e) {
             created.close();
-            throw new SandboxException("cannot set up the run directory " + run + ": " + describe(e), null, e);
+            if (e instanceof SandboxException se) {
+                throw se;
+            }
+            throw new SandboxException("cannot set up the run directory " + run + ": " + describe((IOException) e),
+                    null, e);
         }
         return created;
     }
 
-    /** Creates an owner-only subdirectory ({@code guard}, {@code net}). */
-    Path subdir(String name) throws IOException {
-        return Files.createDirectory(dir.resolve(name),
+    /** Creates an owner-only subdirectory of the sockets' directory ({@code guard}, {@code net}). */
+    Path socketDir(String name) throws IOException {
+        return Files.createDirectory(sockets.resolve(name),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     }
 
@@ -188,6 +226,9 @@ public final class RunDir implements AutoCloseable {
             return;
         }
         closed = true;
+        if (sockets != null) {
+            removeTree(sockets.getParent(), sockets.getFileName());
+        }
         removeTree(dir.getParent(), dir.getFileName());
     }
 

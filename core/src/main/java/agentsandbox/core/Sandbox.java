@@ -154,8 +154,10 @@ public final class Sandbox {
         // What no rule may open up: agent-sandbox's own state (every run's directory, the
         // trust store), the kernel's key lists, the host session's sockets.
         Origin own = new Origin(Layer.PRESET, "agent-sandbox's own state, hidden in every sandbox");
-        for (Path inside : views(stateDir, mounts)) {
-            mounts.add(Mount.of(Mount.Kind.EMPTY_DIR, inside, inside, Access.EXCLUDE, own));
+        for (Path dir : List.of(stateDir, RunDir.socketsBase(env))) {
+            for (Path inside : views(dir, mounts)) {
+                mounts.add(Mount.of(Mount.Kind.EMPTY_DIR, inside, inside, Access.EXCLUDE, own));
+            }
         }
         Origin keys = new Origin(Layer.PRESET, "no kernel keys");
         for (String f : List.of("/proc/keys", "/proc/key-users")) {
@@ -192,7 +194,9 @@ public final class Sandbox {
         for (Wrappers.Wrapper w : wrappers) {
             guard |= w.needsGuard();
         }
-        Path guardSocket = guard ? RunDir.guardSocket(runDir) : null;
+        Path socketsBase = RunDir.socketsBase(env);
+        Path socketsDir = RunDir.socketsDir(socketsBase, runDir);
+        Path guardSocket = guard ? RunDir.guardSocket(socketsDir) : null;
         boolean network = policy.network();
         Path netSocket = null;
         Path outerNet = null;
@@ -209,14 +213,13 @@ public final class Sandbox {
             notes.add("network: off, since only the agent-sandbox launcher can connect the sandbox to the proxy"
                     + " (no installation given)");
         } else if (network) {
-            netSocket = RunDir.netSocket(runDir);
+            netSocket = RunDir.netSocket(socketsDir);
         }
         for (Path socket : java.util.Arrays.asList(guardSocket, netSocket)) {
             if (socket != null && socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length
                     > RunDir.MAX_SOCKET_PATH) {
-                throw new SandboxException("agent-sandbox's state directory " + stateDir
-                        + " has too long a path for its sockets (" + socket + ")",
-                        "set XDG_STATE_HOME to a shorter directory, e.g. XDG_STATE_HOME=~/.state");
+                throw new SandboxException("the path of agent-sandbox's socket " + socket + " is too long for a Unix"
+                        + " socket", "set XDG_RUNTIME_DIR to a shorter directory of your own, or unset it");
             }
         }
 
@@ -392,7 +395,8 @@ public final class Sandbox {
     public static Execution start(Plan plan, Environment env, ProcessBuilder.Redirect in,
             ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
         Preflight.checkCanRun(env);
-        RunDir run = RunDir.create(plan.runtimeDir(), env.uid());
+        RunDir run = RunDir.create(plan.runtimeDir(), RunDir.socketsDir(RunDir.socketsBase(env), plan.runtimeDir()),
+                env.uid());
         GuardServer guard = null;
         NetworkProxy proxy = null;
         try {
@@ -416,7 +420,9 @@ public final class Sandbox {
             }
             Execution execution = new Execution(bwrap, plan, run, guard, proxy);
             // while bwrap sets the sandbox up: off the path to the command's start
-            RunDir.removeStale(plan.runtimeDir().getParent(), env.uid(), plan.runtimeDir().getFileName().toString());
+            String keep = plan.runtimeDir().getFileName().toString();
+            RunDir.removeStale(plan.runtimeDir().getParent(), env.uid(), keep);
+            RunDir.removeStale(RunDir.socketsBase(env), env.uid(), keep);
             return execution;
         } catch (IOException e) {
             closeQuietly(guard);
@@ -437,10 +443,10 @@ public final class Sandbox {
             writeCommand(RunDir.command(run.path()), plan.spilledCommand());
         }
         if (plan.guardSocket() != null) {
-            run.subdir(RunDir.GUARD);
+            run.socketDir(RunDir.GUARD);
         }
         if (plan.netSocket() != null) {
-            Path net = run.subdir(RunDir.NET);
+            Path net = run.socketDir(RunDir.NET);
             Files.write(Files.createFile(net.resolve("listen"), PosixFilePermissions.asFileAttribute(
                     PosixFilePermissions.fromString("rw-------"))),
                     NetworkProxy.listenFile(plan.hostPorts()).getBytes(java.nio.charset.StandardCharsets.US_ASCII));

@@ -190,7 +190,8 @@ class RunDirTest {
     @Test
     void Close_Removes_The_Run_And_Its_Tmp_Without_Following_Links() throws IOException {
         Path outside = Files.writeString(tmp.resolve("precious"), "precious");
-        RunDir run = RunDir.create(tmp.resolve("state/run/00112233aabbccdd"), uid);
+        RunDir run = RunDir.create(tmp.resolve("state/run/00112233aabbccdd"), tmp.resolve("sockets/00112233aabbccdd"),
+                uid);
         Files.createSymbolicLink(RunDir.tmp(run.path()).resolve("link"), outside);
         Files.createSymbolicLink(RunDir.tmp(run.path()).resolve("up"), tmp);
 
@@ -200,6 +201,7 @@ class RunDirTest {
         assertThat(run.path()).doesNotExist();
         assertThat(outside).hasContent("precious");
         assertThat(tmp.resolve("state/run")).isEmptyDirectory();
+        assertThat(tmp.resolve("sockets")).isEmptyDirectory();
         assertThat(Files.getPosixFilePermissions(tmp.resolve("state"))).isEqualTo(
                 PosixFilePermissions.fromString("rwx------"));
     }

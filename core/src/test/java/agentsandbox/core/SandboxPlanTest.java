@@ -47,8 +47,9 @@ class SandboxPlanTest {
         assertThat(on.argv()).doesNotContain("--share-net");
         assertThat(off.netSocket()).isNull();
         assertThat(off.shellLine()).doesNotContain("HTTPS_PROXY");
-        assertThat(on.netSocket()).isEqualTo(on.runtimeDir().resolve("net/socket"));
-        assertThat(on.shellLine()).contains("--ro-bind " + on.runtimeDir().resolve("net") + " /run/agent-sandbox/net")
+        assertThat(on.netSocket()).isEqualTo(Path.of("/tmp/agent-sandbox-1000", on.runtimeDir().getFileName()
+                .toString(), "net/socket"));
+        assertThat(on.shellLine()).contains("--ro-bind " + on.netSocket().getParent() + " /run/agent-sandbox/net")
                 .contains("--setenv HTTPS_PROXY http://127.0.0.1:3128").contains("--setenv no_proxy localhost,");
     }
 
@@ -268,7 +269,7 @@ class SandboxPlanTest {
         assertThat(s).contains("--tmpfs /run/agent-sandbox --ro-bind " + launcher
                 + " /run/agent-sandbox/agent-sandbox --ro-bind " + w.root.resolve("app")
                 + " /run/agent-sandbox/app --symlink agent-sandbox /run/agent-sandbox/exec --ro-bind "
-                + w.home.resolve(".local/state/agent-sandbox/run") + "/");
+                + "/tmp/agent-sandbox-1000/");
         assertThat(s).contains("/net /run/agent-sandbox/net --remount-ro /run/agent-sandbox");
     }
 

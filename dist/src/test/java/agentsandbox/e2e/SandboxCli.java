@@ -299,6 +299,36 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
         return execute(asTestUser(List.of(command)), baseEnvironment(), project(), null);
     }
 
+    /**
+     * Starts a host program in the background, in the project, as the test user (not
+     * through agent-sandbox), with the base environment plus {@code env}; it is killed,
+     * with what it started, when the test ends.
+     */
+    public Started startOnHost(Map<String, String> env, String... command) {
+        Map<String, String> all = new LinkedHashMap<>(baseEnvironment());
+        all.putAll(env);
+        Path io = requireWorld().resolve(".io");
+        int n = runs.incrementAndGet();
+        List<String> full = asTestUser(List.of(command));
+        try {
+            Path out = io.resolve("stdout-" + n);
+            Path err = io.resolve("stderr-" + n);
+            Started process = new Started(full, Processes.start(full, all, project(), new File("/dev/null"), out, err),
+                    out, err);
+            started.add(process);
+            return process;
+        } catch (IOException e) {
+            throw new AssertionError("cannot start " + String.join(" ", command) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Runs a host program (not through agent-sandbox) as the test user with extra environment variables. */
+    public Result runOnHost(Map<String, String> env, String... command) {
+        Map<String, String> all = new LinkedHashMap<>(baseEnvironment());
+        all.putAll(env);
+        return execute(asTestUser(List.of(command)), all, project(), null);
+    }
+
     // ------------------------------------------------------------------ write probes
 
     /** The line a write probe appends to a file. */
