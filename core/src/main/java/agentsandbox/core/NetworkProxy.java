@@ -145,7 +145,7 @@ final class NetworkProxy implements AutoCloseable {
                     return;
                 }
                 deadline.cancel();
-                pipe(client, remote, in);
+                pipe(client, remote, ByteBuffer.allocate(0));
                 return;
             }
             if (!first.equals("P")) {
