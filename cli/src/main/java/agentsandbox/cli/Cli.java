@@ -2,6 +2,7 @@ package agentsandbox.cli;
 
 import agentsandbox.core.Environment;
 import agentsandbox.core.Execution;
+import agentsandbox.core.GitAftercheck;
 import agentsandbox.core.Loosening;
 import agentsandbox.core.Plan;
 import agentsandbox.core.Policy;
@@ -23,6 +24,8 @@ import java.util.function.Consumer;
 final class Cli {
     /** Exit status after SIGINT or SIGTERM. */
     static final int INTERRUPTED = 130;
+    /** The check of git metadata after a run never holds the terminal longer than this. */
+    static final java.time.Duration GIT_CHECK_LIMIT = java.time.Duration.ofSeconds(5);
 
     private final PrintStream out;
     private final PrintStream err;
@@ -122,11 +125,15 @@ final class Cli {
             out.println(plan.shellLine());
             return 0;
         }
+        GitAftercheck git = GitAftercheck.before(effective.workDir());
         Interrupt interrupt = new Interrupt();
         interrupts.accept(interrupt::fire);
         Execution execution = Sandbox.start(plan, effective);
         interrupt.attach(execution);
         int status = execution.waitFor();
+        for (GitAftercheck.Finding f : git.after(GIT_CHECK_LIMIT)) {
+            err.println("agent-sandbox: after the run: " + oneLine(f.message()));
+        }
         return execution.terminated() ? INTERRUPTED : status;
     }
 
@@ -149,13 +156,13 @@ final class Cli {
             return "project config: trusted (sha256 " + Trust.sha256(config.projectBytes()) + "), loosens: "
                     + String.join(", ", loosens);
         }
-        String why = status == Trust.Status.CHANGED ? "changed since you trusted it" : "not trusted";
+        String why = status == Trust.Status.CHANGED ? "has changed since it was trusted, so it is not trusted," : "is not trusted";
         if (Sandbox.isInside()) {
-            throw new SandboxException(file + " is " + why + " and loosens the policy: " + summary(loosens)
+            throw new SandboxException(file + " " + why + " and loosens the policy: " + summary(loosens)
                     + "; inside a sandbox no project config is trusted",
                     "run outside the sandbox, or name a config with -c");
         }
-        throw new SandboxException(file + " is " + why + " and loosens the policy: " + summary(loosens),
+        throw new SandboxException(file + " " + why + " and loosens the policy: " + summary(loosens),
                 "review it, then run: agent-sandbox trust" + (cwdFlag == null ? "" : " -C " + env.workDir()));
     }
 
