@@ -65,8 +65,22 @@ public final class Loosening {
                     || now instanceof CommandRule.Blocked) {
                 continue;
             }
-            out.add("commands." + e.getKey() + " " + now.describe() + " (was " + was.describe() + ")");
+            out.add("commands." + e.getKey() + " " + spelling(now) + " (was " + spelling(was) + ")");
         }
+    }
+
+    /** A rule as a config file writes it. */
+    private static String spelling(CommandRule r) {
+        if (r instanceof CommandRule.Preset p) {
+            return p.name();
+        }
+        if (r instanceof CommandRule.Blocked) {
+            return "false";
+        }
+        if (r instanceof CommandRule.Unwrapped) {
+            return "true";
+        }
+        return ((CommandRule.Script) r).path();
     }
 
     /** The access decisions a plan makes for these layers: presets, rules, resolution, specificity. */
