@@ -36,7 +36,7 @@ final class GitConfigScan {
     private static final Set<String> RUNNING_KEYS = Set.of(
             "fsmonitor", "hookspath", "sshcommand", "pager", "editor", "askpass", "gitproxy", "command",
             "cmd", "textconv", "driver", "external", "program", "helper", "uploadpack", "receivepack",
-            "packobjectshook", "alternaterefscommand", "difffilter", "path", "vcs", "worktree",
+            "packobjectshook", "alternaterefscommand", "difffilter", "path", "vcs",
             "templatedir", "proxycommand");
 
     private static final Set<String> BOOLEANS = Set.of(
