@@ -112,6 +112,7 @@ public final class GitAftercheck {
 
     private List<Finding> scan() {
         List<Finding> out = new ArrayList<>();
+        GitDirs.forget();
         GitDirs dirs = GitDirs.find(workDir);
         for (Path p : dirs.watched) {
             State now = state(p);

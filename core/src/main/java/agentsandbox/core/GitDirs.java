@@ -108,8 +108,7 @@ final class GitDirs {
         Path gitmodules = workTree.resolve(".gitmodules");
         watched.add(gitmodules);
         Set<String> paths = new LinkedHashSet<>();
-        Path index = gitDir.resolve("index");
-        paths.addAll(GitIndex.gitlinks(HostRead.bytes(index, MAX_INDEX), MAX_DIRS));
+        paths.addAll(gitlinks(gitDir.resolve("index")));
         byte[] modules = HostRead.bytes(gitmodules, MAX_SMALL);
         if (modules != null) {
             for (GitConfigScan.Setting s : GitConfigScan.parse(new String(modules, StandardCharsets.UTF_8))) {
@@ -127,6 +126,39 @@ final class GitDirs {
                 nested(nested, depth + 1);
             }
         }
+    }
+
+    /** An index read earlier in this process, and the file state it was read at. */
+    private record Read(Object key, long size, java.nio.file.attribute.FileTime modified, List<String> gitlinks) {}
+
+    /** One start looks several times (policy, its comparison, the snapshot): the index is read once. */
+    private static final java.util.Map<Path, Read> INDEXES = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Forgets the indexes read so far. The check after a run reads them afresh: a sandbox
+     * can rewrite an index in place and set its times back.
+     */
+    static void forget() {
+        INDEXES.clear();
+    }
+
+    private static List<String> gitlinks(Path index) {
+        java.nio.file.attribute.BasicFileAttributes a;
+        try {
+            a = Files.readAttributes(index, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            return List.of();
+        }
+        Read cached = INDEXES.get(index);
+        if (cached != null && a.fileKey() != null && a.fileKey().equals(cached.key()) && a.size() == cached.size()
+                && a.lastModifiedTime().equals(cached.modified())) {
+            return cached.gitlinks();
+        }
+        List<String> links = GitIndex.gitlinks(HostRead.bytes(index, MAX_INDEX), MAX_DIRS);
+        if (INDEXES.size() < MAX_DIRS) {
+            INDEXES.put(index, new Read(a.fileKey(), a.size(), a.lastModifiedTime(), List.copyOf(links)));
+        }
+        return links;
     }
 
     /** The repository whose {@code .git} is in {@code workTree}, if it is one. */

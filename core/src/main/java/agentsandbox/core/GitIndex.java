@@ -62,9 +62,15 @@ final class GitIndex {
                 System.arraycopy(data, pos, name, keep, end - pos);
                 pos = end + 1;
             } else {
-                int end = nul(data, pos);
-                if (end < 0) {
+                // the name's length is in the flags unless it is 0xfff or more: no byte-by-byte search
+                int length12 = flags & 0xfff;
+                int end = length12 < 0xfff ? pos + length12 : nul(data, pos);
+                if (end < 0 || end >= data.length) {
                     return out;
+                }
+                if ((mode & MODE_TYPE) != GITLINK) {
+                    pos = start + ((end - start + 1 + 7) & ~7);
+                    continue;
                 }
                 name = java.util.Arrays.copyOfRange(data, pos, end);
                 // entries are padded with NULs to a multiple of eight bytes
