@@ -11,8 +11,9 @@
 # user through setpriv (AGENT_SANDBOX_BENCH_UID, default 65534).
 #
 # Prints, after hyperfine's own report, medians of: raw bwrap, agent-sandbox -- true
-# (and the ratio), the same with a project config, --dry-run, check, and the peak
-# RSS of one run,
+# (and the ratio), the same with a trusted project config, the same in a large
+# repository (the git metadata check before and after the run), --dry-run, check,
+# and the peak RSS of one run,
 # and then, measured inside one sandbox, what a command wrapper adds per call:
 # the git guard (wrapped `git --version` against the real git binary), a blocked
 # command (against /usr/bin/true) and a script wrapper that execs the real
@@ -104,6 +105,27 @@ cat >"$configured/.agent-sandbox.jsonc" <<'JSON'
 JSON
 mkdir -p "$configured/docs" "$configured/secrets"
 [[ -z ${as_user[*]} ]] || chown -R "$uid:$uid" "$configured"
+# It loosens the policy (.golangci.yml becomes writable): the user trusts it once.
+(cd "$configured" && "${environment[@]}" "${as_user[@]}" "$launcher" trust >/dev/null) ||
+    die "agent-sandbox trust failed in $configured"
+
+# A large repository, for the check of git metadata before and after every run:
+# 20 000 tracked files and 20 submodules (gitlinks with their own repositories).
+large=$work/large
+mkdir -p "$large"
+git -C "$large" -c init.defaultBranch=main init -q
+for d in $(seq 1 100); do
+    mkdir "$large/d$d"
+    for f in $(seq 1 200); do : >"$large/d$d/f$f"; done
+done
+for s in $(seq 1 20); do
+    git -C "$large" -c init.defaultBranch=main init -q "sub$s"
+    git -C "$large/sub$s" -c user.name=b -c user.email=b@b commit -q --allow-empty -m s
+    printf '[submodule "sub%s"]\n\tpath = sub%s\n\turl = ./sub%s\n' "$s" "$s" "$s" >>"$large/.gitmodules"
+done
+git -C "$large" add -A >/dev/null 2>&1
+git -C "$large" -c user.name=b -c user.email=b@b commit -q -m large
+[[ -z ${as_user[*]} ]] || chown -R "$uid:$uid" "$large"
 
 in_dir() {
     printf 'cd %q && %s' "$1" "$(printf '%q ' "${environment[@]}" "${as_user[@]}")"
@@ -114,22 +136,24 @@ hyperfine --shell=bash --warmup 3 --export-json "$work/result.json" -i "$@" \
     --command-name "raw bwrap" "$prefix$dry_run" \
     --command-name "agent-sandbox -- true" "$prefix$tool -- true" \
     --command-name "agent-sandbox -- true, project config" "$(in_dir "$configured")$tool -- true" \
+    --command-name "agent-sandbox -- true, large repository" "$(in_dir "$large")$tool -- true" \
     --command-name "agent-sandbox --dry-run -- true" "$prefix$tool --dry-run -- true >/dev/null" \
     --command-name "agent-sandbox check" "$prefix$tool check >/dev/null"
 
 # hyperfine writes one "median" (seconds) per command, in the order given.
 mapfile -t medians < <(grep -o '"median": *[0-9.eE+-]*' "$work/result.json" | sed 's/.*: *//')
-[[ ${#medians[@]} -eq 5 ]] || die "cannot read the medians from hyperfine's JSON report"
+[[ ${#medians[@]} -eq 6 ]] || die "cannot read the medians from hyperfine's JSON report"
 
 # Peak memory of one run: the JVM that plans, starts and waits for the sandbox.
 rss_kb=$(cd "$project" && "${environment[@]}" "${as_user[@]}" /usr/bin/time -f '%M' "$launcher" -- true 2>&1 >/dev/null | tail -n 1)
 
-awk -v raw="${medians[0]}" -v run="${medians[1]}" -v cfg="${medians[2]}" -v dry="${medians[3]}" \
-    -v chk="${medians[4]}" -v rss="$rss_kb" 'BEGIN {
+awk -v raw="${medians[0]}" -v run="${medians[1]}" -v cfg="${medians[2]}" -v big="${medians[3]}" \
+    -v dry="${medians[4]}" -v chk="${medians[5]}" -v rss="$rss_kb" 'BEGIN {
     printf "raw bwrap: %.1f ms\n", raw * 1000
     printf "agent-sandbox: %.1f ms\n", run * 1000
     printf "ratio: %.2f\n", run / raw
     printf "agent-sandbox with a project config: %.1f ms (ratio %.2f)\n", cfg * 1000, cfg / raw
+    printf "agent-sandbox in a large repository (20 000 files, 20 submodules): %.1f ms\n", big * 1000
     printf "agent-sandbox --dry-run: %.1f ms\n", dry * 1000
     printf "agent-sandbox check: %.1f ms\n", chk * 1000
     printf "peak RSS of agent-sandbox -- true: %.1f MB\n", rss / 1024

@@ -2,6 +2,8 @@ package agentsandbox.cli;
 
 import agentsandbox.core.Environment;
 import agentsandbox.core.Execution;
+import agentsandbox.core.GitAftercheck;
+import agentsandbox.core.Loosening;
 import agentsandbox.core.Plan;
 import agentsandbox.core.Policy;
 import agentsandbox.core.PolicyLayer;
@@ -22,6 +24,8 @@ import java.util.function.Consumer;
 final class Cli {
     /** Exit status after SIGINT or SIGTERM. */
     static final int INTERRUPTED = 130;
+    /** The check of git metadata after a run never holds the terminal longer than this. */
+    static final java.time.Duration GIT_CHECK_LIMIT = java.time.Duration.ofSeconds(5);
 
     private final PrintStream out;
     private final PrintStream err;
@@ -78,6 +82,9 @@ final class Cli {
                 }
                 return inside ? 0 : 1;
             }
+            case TRUST -> {
+                return trust(args, env);
+            }
             case RUN -> {
                 return runCommand(args, env);
             }
@@ -99,6 +106,9 @@ final class Cli {
 
         debug.section("config");
         config.notes().forEach(debug::line);
+        if (config.project() != null) {
+            debug.line(checkProjectConfig(policy, config, effective, args.cwd()));
+        }
         debug.section("merge (lowest priority first)");
         policy.layers().forEach(l -> debug.line(describe(l)));
         debug.line("result: network " + (policy.network() ? "on" : "off") + ", docker "
@@ -115,12 +125,84 @@ final class Cli {
             out.println(plan.shellLine());
             return 0;
         }
+        GitAftercheck git = GitAftercheck.before(effective.workDir());
         Interrupt interrupt = new Interrupt();
         interrupts.accept(interrupt::fire);
         Execution execution = Sandbox.start(plan, effective);
         interrupt.attach(execution);
         int status = execution.waitFor();
+        for (GitAftercheck.Finding f : git.after(GIT_CHECK_LIMIT)) {
+            err.println("agent-sandbox: after the run: " + oneLine(f.message()));
+        }
         return execution.terminated() ? INTERRUPTED : status;
+    }
+
+    /**
+     * An untrusted project config may only tighten the policy: one that loosens it stops
+     * the run, unless the user trusted exactly these bytes at this path.
+     *
+     * @return what was decided, for {@code --debug}
+     */
+    private static String checkProjectConfig(Policy policy, ConfigReader.Loaded config, Environment env,
+            String cwdFlag) {
+        PolicyLayer project = config.project();
+        List<String> loosens = Loosening.of(policy, project, env);
+        if (loosens.isEmpty()) {
+            return "project config: only tightens the policy (no trust needed)";
+        }
+        Path file = Path.of(project.source());
+        Trust.Status status = Trust.status(env, file, config.projectBytes());
+        if (status == Trust.Status.TRUSTED) {
+            return "project config: trusted (sha256 " + Trust.sha256(config.projectBytes()) + "), loosens: "
+                    + String.join(", ", loosens);
+        }
+        String why = status == Trust.Status.CHANGED ? "has changed since it was trusted, so it is not trusted," : "is not trusted";
+        if (Sandbox.isInside()) {
+            throw new SandboxException(file + " " + why + " and loosens the policy: " + summary(loosens)
+                    + "; inside a sandbox no project config is trusted",
+                    "run outside the sandbox, or name a config with -c");
+        }
+        throw new SandboxException(file + " " + why + " and loosens the policy: " + summary(loosens),
+                "review it, then run: agent-sandbox trust" + (cwdFlag == null ? "" : " -C " + env.workDir()));
+    }
+
+    /** The first items of a list, and how many more. */
+    static String summary(List<String> items) {
+        int shown = Math.min(3, items.size());
+        String s = String.join(", ", items.subList(0, shown));
+        return items.size() > shown ? s + " and " + (items.size() - shown) + " more" : s;
+    }
+
+    /**
+     * {@code agent-sandbox trust [-C DIR]}: says what the project config of DIR accepts
+     * and records its path and hash in the host-side store.
+     */
+    private int trust(Args args, Environment env) {
+        if (Sandbox.isInside()) {
+            throw new SandboxException("trust is refused inside a sandbox (a sandbox must not vouch for"
+                    + " the config it may have written)", "run agent-sandbox trust outside any sandbox");
+        }
+        Environment effective = withCwd(args.cwd(), env);
+        Path file = ConfigReader.projectFile(effective).orElseThrow(() -> new SandboxException(
+                "no .agent-sandbox.json or .agent-sandbox.jsonc in " + effective.workDir() + " to trust",
+                "run it in the project's directory, or give it with -C DIR"));
+        ConfigReader.Loaded config = ConfigReader.load(effective, null);
+        Policy.Builder builder = Policy.builder();
+        config.layers().forEach(builder::layer);
+        Policy policy = builder.build();
+        List<String> loosens = Loosening.of(policy, config.project(), effective);
+        Path record = Trust.record(effective, file, config.projectBytes());
+        out.println("trusted " + Trust.key(file) + " (sha256 " + Trust.sha256(config.projectBytes()) + ")");
+        if (loosens.isEmpty()) {
+            out.println("  it only tightens the policy");
+        } else {
+            out.println("  it loosens the policy:");
+            for (String item : loosens) {
+                out.println("    " + oneLine(item));
+            }
+        }
+        out.println("  recorded in " + record + "; any change to the file makes it untrusted again");
+        return 0;
     }
 
     private static Environment withCwd(String cwd, Environment env) {

@@ -41,8 +41,12 @@ final class ConfigReader {
      * @param layers the global and project layers that exist, lowest priority first
      * @param files  the files they were read from
      * @param notes  what was looked for and found, for {@code --debug}
+     * @param project      the project config found in the working directory (not one given
+     *                     with {@code -c}), or null; untrusted until the user trusts it
+     * @param projectBytes the content {@code project} was read from, or null
      */
-    record Loaded(List<PolicyLayer> layers, List<Path> files, List<String> notes) {}
+    record Loaded(List<PolicyLayer> layers, List<Path> files, List<String> notes, PolicyLayer project,
+            byte[] projectBytes) {}
 
     /**
      * @param explicit the {@code -c} argument, or {@code null}
@@ -72,16 +76,50 @@ final class ConfigReader {
             files.add(file);
             notes.add("project config: " + file + " (loaded, given with -c)");
         } else {
-            Optional<Path> project = pick(env.workDir(), ".agent-sandbox.json", ".agent-sandbox.jsonc");
-            if (project.isPresent()) {
-                layers.add(read(project.get(), Layer.PROJECT));
-                files.add(project.get());
-                notes.add("project config: " + project.get() + " (loaded)");
-            } else {
-                notes.add("project config: " + env.workDir().resolve(".agent-sandbox.json[c]") + " (not found)");
+            Optional<Path> found = projectFile(env);
+            if (found.isPresent()) {
+                byte[] data = bytes(found.get());
+                PolicyLayer project = parse(found.get(), data, Layer.PROJECT);
+                layers.add(project);
+                files.add(found.get());
+                notes.add("project config: " + found.get() + " (loaded)");
+                return new Loaded(List.copyOf(layers), List.copyOf(files), List.copyOf(notes), project, data);
             }
+            notes.add("project config: " + env.workDir().resolve(".agent-sandbox.json[c]") + " (not found)");
         }
-        return new Loaded(List.copyOf(layers), List.copyOf(files), List.copyOf(notes));
+        return new Loaded(List.copyOf(layers), List.copyOf(files), List.copyOf(notes), null, null);
+    }
+
+    /**
+     * The project config in the working directory. Both names present is an error whose
+     * line says which of them the user trusted: a sandbox can create the second file, and
+     * the cause must be plain.
+     */
+    static Optional<Path> projectFile(Environment env) {
+        Path json = env.workDir().resolve(".agent-sandbox.json");
+        Path jsonc = env.workDir().resolve(".agent-sandbox.jsonc");
+        boolean hasJson = Files.exists(json);
+        boolean hasJsonc = Files.exists(jsonc);
+        if (hasJson && hasJsonc) {
+            boolean trustedJson = trusted(env, json);
+            boolean trustedJsonc = trusted(env, jsonc);
+            String which = trustedJson == trustedJsonc
+                    ? (trustedJson ? "both are trusted" : "neither is trusted")
+                    : (trustedJson ? jsonc.getFileName() : json.getFileName())
+                            + " is not trusted (it may have been created inside a sandbox)";
+            throw new ConfigException(trustedJson == trustedJsonc ? jsonc : trustedJson ? jsonc : json,
+                    "both .agent-sandbox.json and .agent-sandbox.jsonc exist in " + env.workDir() + "; " + which,
+                    "delete the one you did not write, then run agent-sandbox trust if the other loosens the policy");
+        }
+        return hasJson ? Optional.of(json) : hasJsonc ? Optional.of(jsonc) : Optional.empty();
+    }
+
+    private static boolean trusted(Environment env, Path file) {
+        try {
+            return Trust.status(env, file, bytes(file)) == Trust.Status.TRUSTED;
+        } catch (ConfigException e) {
+            return false;
+        }
     }
 
     private static Optional<Path> globalDir(Environment env) {
@@ -143,9 +181,13 @@ final class ConfigReader {
         return b.build();
     }
 
-    private static byte[] bytes(Path file) {
+    static byte[] bytes(Path file) {
         if (Files.isDirectory(file)) {
             throw new ConfigException(file, "is a directory, not a config file");
+        }
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            // a FIFO or a device would block or never end: a sandbox can create either here
+            throw new ConfigException(file, "is not a regular file");
         }
         try {
             long size = Files.size(file);

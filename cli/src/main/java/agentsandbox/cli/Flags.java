@@ -27,6 +27,7 @@ final class Flags {
             usage:
               agent-sandbox [flags] [--] <command> [args...]
               agent-sandbox check [-q]          (also: agent-sandbox --check [-q])
+              agent-sandbox trust [-C DIR]      trust the project config of DIR (default: here)
               agent-sandbox --help | --version
 
             Flags are read up to the command or '--'; everything after belongs to the command.
@@ -55,7 +56,8 @@ final class Flags {
             to the working directory; * ? [...] match within one path segment.
 
             config: ~/.config/agent-sandbox/config.json[c] (global),
-                    .agent-sandbox.json[c] in the working directory (project)
+                    .agent-sandbox.json[c] in the working directory (project; it may only
+                    tighten the policy until you run agent-sandbox trust outside any sandbox)
 
             exit status: the command's own, 1 when agent-sandbox fails, 130 when interrupted
             """;
@@ -125,6 +127,10 @@ final class Flags {
                         checkArgs(argv.subList(i, argv.size()));
                         return result(Args.Mode.CHECK);
                     }
+                    if (arg.equals("trust") && mode == Args.Mode.RUN) {
+                        trustArgs(argv.subList(i, argv.size()));
+                        return result(Args.Mode.TRUST);
+                    }
                     command = List.copyOf(argv.subList(i - 1, argv.size()));
                     break;
                 }
@@ -156,6 +162,23 @@ final class Flags {
                 } else {
                     throw new UsageException("check takes only -q (got '" + a + "')",
                             "to run a program named check, write: agent-sandbox -- check");
+                }
+            }
+        }
+
+        /** {@code trust [-C DIR]}: the directory whose project config to trust. */
+        private void trustArgs(List<String> rest) {
+            for (int k = 0; k < rest.size(); k++) {
+                String a = rest.get(k);
+                if ((a.equals("-C") || a.equals("--cwd")) && k + 1 < rest.size() && !rest.get(k + 1).isEmpty()) {
+                    cwd = rest.get(++k);
+                } else if (a.startsWith("--cwd=") && a.length() > 6) {
+                    cwd = a.substring(6);
+                } else if (a.startsWith("-C") && a.length() > 2) {
+                    cwd = a.substring(a.startsWith("-C=") ? 3 : 2);
+                } else {
+                    throw new UsageException("trust takes only -C DIR (got '" + a + "')",
+                            "to run a program named trust, write: agent-sandbox -- trust");
                 }
             }
         }

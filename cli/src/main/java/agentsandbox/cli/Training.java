@@ -34,6 +34,7 @@ public final class Training {
         Path tmp = Files.createDirectories(root.resolve("tmp"));
         Files.createDirectories(home.resolve(".ssh"));
         Files.createDirectories(home.resolve(".cache"));
+        Files.createDirectories(home.resolve("notes"));
         Files.writeString(home.resolve(".aws"), "");
         Path config = Files.createDirectories(home.resolve(".config/agent-sandbox"));
         Files.writeString(config.resolve("config.json"), "{\"filesystem\": {\"exclude\": [\"~/.netrc\"]}}\n");
@@ -43,7 +44,7 @@ public final class Training {
                   "filesystem": {
                     "presets": ["!@lint/go", "@git-strict"],
                     "ro": ["docs/*/generated.md"],
-                    "rw": ["~/.cache"],
+                    "rw": ["~/.cache", "~/notes"],
                     "exclude": [".env", "secrets"],
                   },
                   "commands": {"rm": false},
@@ -84,6 +85,9 @@ public final class Training {
                         "--cmd", "npm=false,git=@git", "npm", "test"),
                 List.of("--debug", "--dry-run", "-C", ".", "-c", ".agent-sandbox.jsonc", "sh", "-c", "echo hi"),
                 List.of("--netwrk", "true"),
+                // the config loosens (rw ~/notes): refused, trusted, then accepted by its hash
+                List.of("--dry-run", "true"),
+                List.of("trust"),
                 List.of("--", "true"),
                 List.of("--", "sh", "-c", "git --version >/dev/null; git checkout -q . 2>/dev/null; rm x 2>/dev/null;"
                         + " exit 0"));

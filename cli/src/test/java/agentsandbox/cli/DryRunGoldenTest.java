@@ -58,6 +58,10 @@ class DryRunGoldenTest {
             w.write("home/project/.env", "TOKEN=1");
             w.mkdir("home/shared");
             w.mkdir("home/project/out");
+            // it loosens (rw ~/shared): the user trusts it first
+            if (w.run("trust").status() != 0) {
+                throw new AssertionError("agent-sandbox trust failed");
+            }
             return new String[] {"--exclude", "config/dev", "--ro=out", "--dry-run", "--", "sh", "-c",
                     "echo 'it''s' $HOME"};
         });

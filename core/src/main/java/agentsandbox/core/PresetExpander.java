@@ -93,11 +93,19 @@ final class PresetExpander {
                 }
                 case "@caches" -> homeRules(out, home, CACHES, Access.RW, o);
                 case "@agents" -> homeRules(out, home, AGENTS, Access.RW, o);
-                case "@git" -> git.ifPresent(g -> presetPaths(out, g.gitPaths(), o));
-                case "@git-strict" -> git.ifPresent(g -> {
-                    presetPaths(out, g.gitPaths(), o);
-                    presetPaths(out, g.strictPaths(), o);
-                });
+                case "@git" -> {
+                    git.ifPresent(g -> presetPaths(out, g.gitPaths(), o));
+                    otherGitDirs(out, work, git, o);
+                }
+                case "@git-strict" -> {
+                    git.ifPresent(g -> {
+                        presetPaths(out, g.gitPaths(), o);
+                        presetPaths(out, g.strictPaths(), o);
+                    });
+                    if (!active.contains("@git")) {
+                        otherGitDirs(out, work, git, o);
+                    }
+                }
                 case "@lint/ts" -> lintRules(out, work, LINT_TS, o);
                 case "@lint/go" -> lintRules(out, work, LINT_GO, o);
                 case "@lint/python" -> lintRules(out, work, LINT_PYTHON, o);
@@ -122,6 +130,25 @@ final class PresetExpander {
         }
         // Any lint preset also protects .editorconfig.
         out.add(Rule.literal(work.resolve(".editorconfig"), Access.RO, o));
+    }
+
+    /**
+     * The config and hooks of every other git dir the host's git will use from here
+     * (submodules, nested repositories, worktrees; see {@link GitDirs}) read-only, like
+     * the repository's own.
+     */
+    private static void otherGitDirs(List<Rule> out, Path work, Optional<GitLayout> git, Origin o) {
+        List<Path> own = new ArrayList<>();
+        git.ifPresent(g -> {
+            for (PresetPath p : g.gitPaths()) {
+                own.add(p.path());
+            }
+        });
+        for (Path p : GitDirs.find(work).protectable()) {
+            if (!own.contains(p)) {
+                out.add(Rule.literal(p, Access.RO, o));
+            }
+        }
     }
 
     private static void presetPaths(List<Rule> out, List<PresetPath> paths, Origin o) {

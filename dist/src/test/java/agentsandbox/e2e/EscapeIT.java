@@ -388,6 +388,60 @@ class EscapeIT {
         attack(Campaign.of("git config", List.of(), config).routes(routes).watchOriginalOnly());
     }
 
+    /** A submodule: its git dir is under the repository's .git/modules/, its work tree at lib/. */
+    private void repositoryWithSubmodule() {
+        Path upstream = sandbox.mkdirs(sandbox.world().resolve("upstream"));
+        sandbox.runOnHost("git", "-C", upstream.toString(), "init", "-q").succeeds();
+        sandbox.runOnHost("git", "-C", upstream.toString(), "-c", "user.name=a", "-c", "user.email=a@a", "commit",
+                "-q", "--allow-empty", "-m", "x").succeeds();
+        sandbox.write("a.txt", "tracked\n");
+        sandbox.git("init", "-q");
+        sandbox.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", upstream.toString(), "lib");
+    }
+
+    @Test
+    void A_Submodules_Git_Config_Cannot_Be_Changed_By_Any_Route() {
+        repositoryWithSubmodule();
+        Path config = sandbox.project(".git/modules/lib/config");
+        List<Route> routes = new ArrayList<>(List.of(
+                change("git -C lib config core.fsmonitor \"$X/run\""),
+                change("git -C lib config alias.st '!sh -c true'"),
+                change("git config --file \"$F\" core.hooksPath \"$X\"")));
+        routes.addAll(protectedRoutes(false, setfacl()));
+
+        attack(Campaign.of("submodule git config", List.of(), config).routes(routes).watchOriginalOnly());
+    }
+
+    @Test
+    void A_Submodules_Git_Hooks_Cannot_Be_Changed_By_Any_Route() {
+        repositoryWithSubmodule();
+        Path hooks = sandbox.project(".git/modules/lib/hooks");
+        sandbox.write(hooks.resolve("a"), "#!/bin/sh\nexit 0\n");
+        List<Route> routes = new ArrayList<>(List.of(change("cp /bin/true \"$T/post-checkout\"")));
+        routes.addAll(protectedRoutes(true, setfacl()));
+
+        attack(Campaign.of("submodule git hooks", List.of(), hooks).routes(routes).watchOriginalOnly());
+    }
+
+    @Test
+    void A_Nested_Repositorys_Git_Config_Cannot_Be_Changed_By_Any_Route() {
+        sandbox.write("a.txt", "tracked\n");
+        sandbox.git("init", "-q");
+        sandbox.mkdirs("zz");
+        sandbox.runOnHost("git", "-C", "zz", "init", "-q").succeeds();
+        sandbox.runOnHost("git", "-C", "zz", "-c", "user.name=a", "-c", "user.email=a@a", "commit", "-q",
+                "--allow-empty", "-m", "x").succeeds();
+        String sha = sandbox.runOnHost("git", "-C", "zz", "rev-parse", "HEAD").succeeds().stdout().strip();
+        sandbox.git("update-index", "--add", "--cacheinfo", "160000," + sha + ",zz");
+        Path config = sandbox.project("zz/.git/config");
+        List<Route> routes = new ArrayList<>(List.of(
+                change("git -C zz config core.fsmonitor \"$X/run\""),
+                change("git config --file \"$F\" core.pager \"$X/run\"")));
+        routes.addAll(protectedRoutes(false, setfacl()));
+
+        attack(Campaign.of("nested repository git config", List.of(), config).routes(routes).watchOriginalOnly());
+    }
+
     // ------------------------------------------------------------------ the excluded targets
 
     @Test

@@ -152,8 +152,15 @@ class FilesystemIT {
         switch (source) {
             case FLAGS -> flags.addAll(List.of("--ro", "docs", "--ro=" + vendor, "--rw", "~/notes",
                     "--exclude=secrets"));
-            case PROJECT_JSON -> sandbox.write(".agent-sandbox.json", config);
-            case PROJECT_JSONC -> sandbox.write(".agent-sandbox.jsonc", config);
+            // rw ~/notes loosens the policy: the user trusts the project config first
+            case PROJECT_JSON -> {
+                sandbox.write(".agent-sandbox.json", config);
+                sandbox.run("trust").succeeds();
+            }
+            case PROJECT_JSONC -> {
+                sandbox.write(".agent-sandbox.jsonc", config);
+                sandbox.run("trust").succeeds();
+            }
             case CONFIG_FLAG -> {
                 sandbox.write(sandbox.world().resolve("policies/strict.json"), config);
                 flags.addAll(List.of("-c", "../policies/strict.json"));
@@ -220,6 +227,7 @@ class FilesystemIT {
         sandbox.write(".agent-sandbox.json", """
                 {"filesystem": {"ro": ["~/a", "~/c"], "rw": ["~/b", "~/e"]}}
                 """);
+        sandbox.run("trust").succeeds(); // it loosens the policy: the user trusts it first
 
         sandbox.writeProbe(List.of("--ro", "~/b", "--rw", "~/c"), "~/a", "~/b", "~/c", "~/d", "~/e")
                 .env("XDG_CONFIG_HOME", sandbox.world().resolve("xdg").toString())
@@ -444,6 +452,7 @@ class FilesystemIT {
         sandbox.write(".agent-sandbox.json", """
                 {"filesystem": {"rw": ["~/.config/nvim"]}}
                 """);
+        sandbox.run("trust").succeeds(); // it loosens the policy: the user trusts it first
 
         sandbox.writeProbe(List.of("--ro", "docs", "--rw", "docs/drafts", "--ro", "~/.config"),
                         "docs", "docs/drafts", "docs/drafts/deep", "~/.config", "~/.config/nvim")
@@ -471,6 +480,7 @@ class FilesystemIT {
         sandbox.write(".agent-sandbox.json", """
                 {"filesystem": {"rw": ["gen/keep"]}}
                 """);
+        sandbox.run("trust").succeeds(); // it loosens the policy: the user trusts it first
 
         sandbox.writeProbe(List.of("--ro", "cfg/*", "--rw", "cfg/local", "--ro", "gen/*"),
                         "cfg/local", "cfg/shared", "gen/keep", "gen/other")

@@ -353,9 +353,11 @@ class HostileInputIT {
 
     @Test
     void Unset_HOME_Is_Fine_When_Base_Is_Off_And_Stays_Unset_Inside() {
-        sandbox.write(".agent-sandbox.json", "{\"filesystem\": {\"presets\": [\"!@base\"]}}");
+        // a policy of the user's own (-c): turning @base off loosens, so a project config would need trust
+        Path policy = sandbox.write(sandbox.world().resolve("policies/no-base.json"),
+                "{\"filesystem\": {\"presets\": [\"!@base\"]}}");
 
-        sandbox.command("--", "sh", "-c", "echo \"${HOME-unset}\"").env("HOME", null).run()
+        sandbox.command("-c", policy.toString(), "--", "sh", "-c", "echo \"${HOME-unset}\"").env("HOME", null).run()
                 .succeeds().stdoutIs("unset\n");
     }
 

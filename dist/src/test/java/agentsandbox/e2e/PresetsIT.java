@@ -191,6 +191,7 @@ class PresetsIT {
         sandbox.write(".agent-sandbox.json", """
                 {"filesystem": {"presets": ["!@all", "@base", "%s"]}}
                 """.formatted(lint.preset));
+        sandbox.run("trust").succeeds(); // it loosens the policy: the user trusts it first
 
         List<String> readOnly = new ArrayList<>(lint.files);
         readOnly.add(".editorconfig");
@@ -212,6 +213,7 @@ class PresetsIT {
         sandbox.write(".agent-sandbox.json", """
                 {"filesystem": {"presets": ["!@lint/python"]}}
                 """);
+        sandbox.run("trust").succeeds(); // it loosens the policy: the user trusts it first
 
         List<String> readOnly = new ArrayList<>(Lint.TS.files);
         readOnly.addAll(Lint.GO.files);
@@ -229,6 +231,7 @@ class PresetsIT {
         sandbox.write(".agent-sandbox.json", """
                 {"filesystem": {"presets": ["!@all", "@base"]}}
                 """);
+        sandbox.run("trust").succeeds(); // it loosens the policy: the user trusts it first
 
         List<String> probed = new ArrayList<>(List.of("~", "~/.cache", "~/.claude", ".git/hooks", ".git/config"));
         probed.addAll(files);

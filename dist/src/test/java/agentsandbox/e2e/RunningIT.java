@@ -340,9 +340,11 @@ class RunningIT {
 
     @Test
     void Missing_Home_Directory_Is_Accepted_When_Base_Is_Off() {
-        sandbox.write(".agent-sandbox.json", "{\"filesystem\": {\"presets\": [\"!@base\"]}}");
+        // a policy of the user's own (-c): turning @base off loosens, so a project config would need trust
+        Path policy = sandbox.write(sandbox.world().resolve("policies/no-base.json"),
+                "{\"filesystem\": {\"presets\": [\"!@base\"]}}");
 
-        sandbox.command("--", "echo", "ran").env("HOME", sandbox.world().resolve("no-such-home").toString()).run()
+        sandbox.command("-c", policy.toString(), "--", "echo", "ran").env("HOME", sandbox.world().resolve("no-such-home").toString()).run()
                 .succeeds().stdoutIs("ran\n");
     }
 

@@ -1,0 +1,243 @@
+package agentsandbox.core;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The git directories whose config and hooks the user's next git command in a working
+ * directory will use, found where git looks, not by walking the tree: the repository
+ * around the working directory (its git dir and, for a linked worktree, the shared
+ * one), its submodules' git dirs under {@code modules/} (nested too), the worktrees'
+ * {@code config.worktree}, and the repositories at the gitlinks of its index and the
+ * paths of its {@code .gitmodules} (git status recurses into them), to a bounded depth.
+ * Outside any repository: the repositories directly below the working directory.
+ *
+ * <p>Everything read here may have been written by a sandbox: reads are bounded
+ * ({@link HostRead}), and counts and depths are capped.
+ */
+final class GitDirs {
+    /** Nested repositories are followed this many levels below the top one. */
+    static final int MAX_DEPTH = 3;
+    /** At most this many git dirs are looked at. */
+    static final int MAX_DIRS = 256;
+    /** An index larger than this is not read for gitlinks (.gitmodules still is). */
+    static final int MAX_INDEX = 32 * 1024 * 1024;
+    static final int MAX_SMALL = 1024 * 1024;
+    private static final int MAX_LIST = 1000;
+
+    /** Git dirs, top repository first. */
+    final Set<Path> dirs = new LinkedHashSet<>();
+    /** Files whose content decides what git runs (config, config.worktree, hooks dirs, .gitmodules, .git files, indexes). */
+    final Set<Path> watched = new LinkedHashSet<>();
+
+    private GitDirs() {}
+
+    static GitDirs find(Path workDir) {
+        GitDirs g = new GitDirs();
+        Path work = workDir.toAbsolutePath().normalize();
+        Optional<GitLayout> top = GitLayout.discover(work);
+        // a repository created here would take over the user's next git command in this directory
+        g.watched.add(work.resolve(".git"));
+        if (top.isPresent()) {
+            GitLayout t = top.get();
+            g.repo(t.workTree(), t.gitDir(), t.commonDir(), 0);
+        } else {
+            g.childRepos(work);
+        }
+        return g;
+    }
+
+    /** The paths of {@link #watched} that are a git dir's {@code config}, {@code config.worktree} or {@code hooks}. */
+    List<Path> protectable() {
+        List<Path> out = new ArrayList<>();
+        for (Path p : watched) {
+            String name = p.getFileName().toString();
+            if ((name.equals("config") || name.equals("config.worktree") || name.equals("hooks"))
+                    && Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    private void childRepos(Path work) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(work)) {
+            int n = 0;
+            for (Path e : entries) {
+                if (++n > MAX_LIST) {
+                    break;
+                }
+                Path dotGit = e.resolve(".git");
+                if (Files.exists(dotGit, LinkOption.NOFOLLOW_LINKS)) {
+                    nested(e, 1);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // unreadable: nothing of it to protect
+        }
+    }
+
+    private void repo(Path workTree, Path gitDir, Path commonDir, int depth) {
+        if (dirs.size() >= MAX_DIRS || !dirs.add(gitDir)) {
+            return;
+        }
+        gitDirFiles(gitDir);
+        if (!commonDir.equals(gitDir) && dirs.add(commonDir)) {
+            gitDirFiles(commonDir);
+        }
+        if (workTree != null && depth < MAX_DEPTH) {
+            // first, so that a submodule's git dir is reached with its work tree
+            nestedRepos(workTree, gitDir, depth);
+        }
+        modules(commonDir.resolve("modules"), depth, 0);
+        worktrees(commonDir.resolve("worktrees"));
+    }
+
+    /** The repositories at the gitlinks of the index and the paths of .gitmodules. */
+    private void nestedRepos(Path workTree, Path gitDir, int depth) {
+        watched.add(workTree.resolve(".git"));
+        Path gitmodules = workTree.resolve(".gitmodules");
+        watched.add(gitmodules);
+        Set<String> paths = new LinkedHashSet<>();
+        paths.addAll(gitlinks(gitDir.resolve("index")));
+        byte[] modules = HostRead.bytes(gitmodules, MAX_SMALL);
+        if (modules != null) {
+            for (GitConfigScan.Setting s : GitConfigScan.parse(new String(modules, StandardCharsets.UTF_8))) {
+                if (s.section().equals("submodule") && s.key().equals("path") && s.value() != null) {
+                    paths.add(s.value().strip());
+                }
+            }
+        }
+        for (String p : paths) {
+            if (p.isEmpty() || p.startsWith("/")) {
+                continue;
+            }
+            Path nested = workTree.resolve(p).normalize();
+            if (nested.startsWith(workTree) && !nested.equals(workTree)) {
+                nested(nested, depth + 1);
+            }
+        }
+    }
+
+    /** An index read earlier in this process, and the file state it was read at. */
+    private record Read(Object key, long size, java.nio.file.attribute.FileTime modified, List<String> gitlinks) {}
+
+    /** One start looks several times (policy, its comparison, the snapshot): the index is read once. */
+    private static final java.util.Map<Path, Read> INDEXES = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Forgets the indexes read so far. The check after a run reads them afresh: a sandbox
+     * can rewrite an index in place and set its times back.
+     */
+    static void forget() {
+        INDEXES.clear();
+    }
+
+    private static List<String> gitlinks(Path index) {
+        java.nio.file.attribute.BasicFileAttributes a;
+        try {
+            a = Files.readAttributes(index, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            return List.of();
+        }
+        Read cached = INDEXES.get(index);
+        if (cached != null && a.fileKey() != null && a.fileKey().equals(cached.key()) && a.size() == cached.size()
+                && a.lastModifiedTime().equals(cached.modified())) {
+            return cached.gitlinks();
+        }
+        List<String> links = GitIndex.gitlinks(HostRead.bytes(index, MAX_INDEX), MAX_DIRS);
+        if (INDEXES.size() < MAX_DIRS) {
+            INDEXES.put(index, new Read(a.fileKey(), a.size(), a.lastModifiedTime(), List.copyOf(links)));
+        }
+        return links;
+    }
+
+    /** The repository whose {@code .git} is in {@code workTree}, if it is one. */
+    private void nested(Path workTree, int depth) {
+        Path dotGit = workTree.resolve(".git");
+        watched.add(dotGit);
+        Path gitDir = dotGit;
+        if (Files.isRegularFile(dotGit, LinkOption.NOFOLLOW_LINKS)) {
+            byte[] text = HostRead.bytes(dotGit, 4096);
+            String s = text == null ? "" : new String(text, StandardCharsets.UTF_8).strip();
+            if (!s.startsWith("gitdir:") || s.length() == "gitdir:".length()) {
+                return;
+            }
+            gitDir = workTree.resolve(s.substring("gitdir:".length()).strip()).normalize();
+        } else if (!Files.isDirectory(dotGit, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        if (!Files.isDirectory(gitDir)) {
+            return;
+        }
+        repo(workTree, gitDir, commonDir(gitDir), depth);
+    }
+
+    private static Path commonDir(Path gitDir) {
+        byte[] text = HostRead.bytes(gitDir.resolve("commondir"), 4096);
+        if (text == null) {
+            return gitDir;
+        }
+        String s = new String(text, StandardCharsets.UTF_8).strip();
+        return s.isEmpty() ? gitDir : gitDir.resolve(s).normalize();
+    }
+
+    private void gitDirFiles(Path gitDir) {
+        watched.add(gitDir.resolve("config"));
+        watched.add(gitDir.resolve("config.worktree"));
+        watched.add(gitDir.resolve("hooks"));
+        watched.add(gitDir.resolve("index"));
+    }
+
+    /** Submodules' git dirs: {@code modules/NAME}, where a name may hold slashes, and their own modules. */
+    private void modules(Path dir, int depth, int level) {
+        if (level > 8 || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            int n = 0;
+            for (Path e : entries) {
+                if (++n > MAX_LIST || dirs.size() >= MAX_DIRS) {
+                    break;
+                }
+                if (!Files.isDirectory(e, LinkOption.NOFOLLOW_LINKS)) {
+                    continue;
+                }
+                if (Files.isRegularFile(e.resolve("HEAD"), LinkOption.NOFOLLOW_LINKS)) {
+                    // its work tree is reached through the gitlinks; here only its own files
+                    repo(null, e, e, depth + 1);
+                } else {
+                    modules(e, depth, level + 1);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // unreadable: nothing more to find here
+        }
+    }
+
+    private void worktrees(Path dir) {
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            int n = 0;
+            for (Path e : entries) {
+                if (++n > MAX_LIST) {
+                    break;
+                }
+                watched.add(e.resolve("config.worktree"));
+            }
+        } catch (IOException | RuntimeException e) {
+            // unreadable: nothing more to find here
+        }
+    }
+}

@@ -1,0 +1,38 @@
+package agentsandbox.core;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+
+/**
+ * Reads, on the host, files that a sandbox may have written: only regular files (a
+ * FIFO would block the read forever, a device never end), never through a symlink at
+ * the last component, and never more than a bound.
+ */
+final class HostRead {
+    private HostRead() {}
+
+    /**
+     * The file's bytes, or null when it is not a regular file, cannot be read, or is
+     * larger than {@code max} bytes.
+     */
+    static byte[] bytes(Path file, int max) {
+        try {
+            BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            if (!a.isRegularFile() || a.size() > max) {
+                return null;
+            }
+            // O_NOFOLLOW: the name cannot have become a link to a FIFO since the check
+            try (InputStream in = Files.newInputStream(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+                byte[] data = in.readNBytes(max + 1);
+                return data.length > max ? null : data;
+            }
+        } catch (IOException | SecurityException e) {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,404 @@
+package agentsandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The "later" campaign: what a sandbox leaves behind must not loosen a later run or run
+ * on the host afterwards. Each case plants something inside a sandbox, the sandbox ends,
+ * and then the host does what a user does next: starts agent-sandbox again, runs
+ * {@code git status}, {@code git commit}, {@code git submodule update}. The proof is a
+ * marker file in the home directory (read-only inside, so only the host can create it)
+ * that a planted command would touch, and the host-side state of what a planted policy
+ * would open.
+ *
+ * <p>Git metadata a sandbox can create from nothing (a new nested repository, a
+ * submodule's git dir, {@code .gitmodules}) cannot be made read-only before it exists;
+ * agent-sandbox reports it when the run ends, one line per setting with the fix. Those
+ * cases prove the report names the file and the setting, that nothing ran while
+ * agent-sandbox checked, and that after the fix it prints, the user's git runs nothing.
+ *
+ * <p>At the end the class prints {@code later attempts: N tried, 0 succeeded}.
+ */
+class LaterIT {
+    private static final AtomicInteger TRIED = new AtomicInteger();
+    private static final List<String> SUCCEEDED = new ArrayList<>();
+
+    private static final String ENTRY_POINT = "/run/agent-sandbox/agent-sandbox";
+
+    @RegisterExtension
+    final SandboxCli sandbox = new SandboxCli();
+
+    @AfterAll
+    static void summary() {
+        System.out.println("later attempts: " + TRIED.get() + " tried, " + SUCCEEDED.size() + " succeeded");
+        assertThat(SUCCEEDED).as("planted things that took effect later").isEmpty();
+    }
+
+    /** Counts one attempt; records it as succeeded when {@code took} is true. */
+    private static void attempt(String name, boolean took) {
+        TRIED.incrementAndGet();
+        if (took) {
+            synchronized (SUCCEEDED) {
+                SUCCEEDED.add(name);
+            }
+        }
+        assertThat(took).as(name + " took effect after the sandbox ended").isFalse();
+    }
+
+    private Path marker() {
+        return sandbox.home("pwned");
+    }
+
+    private static String sha256(byte[] data) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
+        } catch (NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    // ------------------------------------------------------------------ policy planted for the next run
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {
+        "{\"filesystem\": {\"rw\": [\"~\", \"~/.ssh\"]}, \"commands\": {\"git\": true}}",
+        "{\"filesystem\": {\"presets\": [\"!@all\"]}}",
+        "{\"filesystem\": {\"ro\": [\"~/.ssh/id_test\"]}}",
+        "{\"docker\": true}",
+        "{\"commands\": {\"git\": true}}",
+    })
+    void A_Planted_Loosening_Project_Config_Stops_The_Next_Run(String config) {
+        sandbox.write(sandbox.home(".ssh/id_test"), "PRIVATE KEY\n");
+        sandbox.write(sandbox.home(".bashrc"), "# mine\n");
+        sandbox.run("--", "sh", "-c", "printf '%s' \"$1\" > .agent-sandbox.json", "plant", config).succeeds();
+
+        Result next = sandbox.run("--", "sh", "-c",
+                "cat ~/.ssh/id_test; echo evil >> ~/.bashrc; touch " + marker());
+        next.failsWithOneLineError().stderrContains(sandbox.project(".agent-sandbox.json").toString(),
+                "is not trusted and loosens the policy", "agent-sandbox trust");
+        attempt("planted " + config, next.stdout().contains("PRIVATE KEY")
+                || !sandbox.read(sandbox.home(".bashrc")).equals("# mine\n") || Files.exists(marker()));
+    }
+
+    @Test
+    void A_Second_Project_Config_Beside_A_Trusted_One_Names_The_Untrusted_File() {
+        sandbox.write(".agent-sandbox.json", "{\"filesystem\": {\"rw\": [\"~/notes\"]}}\n");
+        sandbox.mkdirs(sandbox.home("notes"));
+        sandbox.run("trust").succeeds();
+        sandbox.run("--", "sh", "-c", "echo '{\"filesystem\": {\"rw\": [\"~\"]}}' > .agent-sandbox.jsonc")
+                .succeeds();
+
+        Result next = sandbox.run("--", "touch", marker().toString());
+        next.failsWithOneLineError().stderrContains(".agent-sandbox.jsonc", "both .agent-sandbox.json and"
+                + " .agent-sandbox.jsonc exist", ".agent-sandbox.jsonc is not trusted");
+        attempt("second config beside a trusted one", Files.exists(marker()));
+    }
+
+    @Test
+    void An_Untrusted_Tightening_Config_Applies() {
+        sandbox.write(".env", "SECRET=1\n");
+        sandbox.mkdirs("docs");
+        sandbox.write(".agent-sandbox.json", "{\"filesystem\": {\"exclude\": [\".env\"], \"ro\": [\"docs\"]},"
+                + " \"network\": false, \"commands\": {\"rm\": false}}\n");
+        sandbox.attempts(List.of(), "cat .env", "touch docs/x", "rm -f nothing")
+                .run().succeeds().stdoutContains("cat .env: Permission denied\n",
+                        "touch docs/x: Read-only file system\n", "rm -f nothing: ")
+                .stdoutDoesNotContain("rm -f nothing: ok");
+    }
+
+    @Test
+    void Trust_Lets_A_Loosening_Config_Run_Until_One_Byte_Changes() throws IOException {
+        Path notes = sandbox.mkdirs(sandbox.home("notes"));
+        Path config = sandbox.write(".agent-sandbox.json", "{\"filesystem\": {\"rw\": [\"~/notes\"]}}\n");
+        sandbox.run("--", "touch", notes.resolve("a").toString()).failsWithOneLineError()
+                .stderrContains("rw ~/notes (was ro)");
+
+        sandbox.run("trust").succeeds().stdoutContains("trusted " + config, "sha256 ", "rw ~/notes (was ro)");
+        sandbox.run("--", "touch", notes.resolve("a").toString()).succeeds();
+        assertThat(notes.resolve("a")).exists();
+
+        sandbox.write(config, "{\"filesystem\": {\"rw\": [\"~/notes\"]}} \n");
+        sandbox.run("--", "touch", notes.resolve("b").toString()).failsWithOneLineError()
+                .stderrContains("has changed since it was trusted", "agent-sandbox trust");
+        attempt("changed trusted config", Files.exists(notes.resolve("b")));
+    }
+
+    @Test
+    void Trust_Is_Refused_Inside_A_Sandbox() {
+        sandbox.write("sub/.agent-sandbox.json", "{\"filesystem\": {\"rw\": [\"~\"]}}\n");
+        Result r = sandbox.run("--", "sh", "-c", ENTRY_POINT + " trust -C sub; echo \"status $?\"");
+        r.succeeds().stdoutContains("status 1").stderrContains("trust is refused inside a sandbox");
+        attempt("trust inside a sandbox", Files.exists(sandbox.home(".local/state/agent-sandbox")));
+    }
+
+    @Test
+    void A_Nested_Run_Trusts_No_Project_Config() {
+        sandbox.write("sub/.agent-sandbox.json", "{\"filesystem\": {\"presets\": [\"!@git\"]}, \"docker\": true}\n");
+        Result r = sandbox.run("--", "sh", "-c", ENTRY_POINT + " -C sub -- true; echo \"status $?\"");
+        r.succeeds().stdoutContains("status 1").stderrContains("inside a sandbox no project config is trusted");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"default rules", "--rw ~"})
+    void The_Trust_Store_Cannot_Be_Read_Or_Written_Inside(String rules) throws IOException {
+        sandbox.write("mine/.agent-sandbox.json", "{\"filesystem\": {\"rw\": [\"~/notes\"]}}\n");
+        sandbox.mkdirs(sandbox.home("notes"));
+        sandbox.command("trust").cwd("mine").run().succeeds();
+        Path state = sandbox.home(".local/state/agent-sandbox");
+        Map<String, String> before = tree(state);
+        assertThat(before).isNotEmpty();
+
+        // a record that would trust a config the sandbox plants beside it
+        String planted = "{\"filesystem\": {\"rw\": [\"~\"]}}\n";
+        String path = sandbox.project(".agent-sandbox.json").toString();
+        String record = "agent-sandbox trust 1\npath " + path + "\npath-sha256 "
+                + sha256(path.getBytes(StandardCharsets.UTF_8)) + "\nsha256 "
+                + sha256(planted.getBytes(StandardCharsets.UTF_8)) + "\n";
+        String store = state.resolve("trust").toString();
+        List<String> flags = rules.equals("--rw ~") ? List.of("--rw", "~") : List.of();
+        List<String> args = new ArrayList<>(flags);
+        args.addAll(List.of("--", "sh", "-c", """
+                ls -A "$1" 2>/dev/null | sed 's/^/listed: /'
+                cat "$1"/* 2>/dev/null | sed 's/^/read: /'
+                for f in "$1"/*; do printf 'x' >> "$f"; done 2>/dev/null
+                mkdir -p "$1" 2>/dev/null
+                printf '%s' "$2" > "$1/$3" 2>/dev/null
+                printf '%s' "$4" > .agent-sandbox.json
+                true
+                """, "plant", store, record, sha256(path.getBytes(StandardCharsets.UTF_8)), planted));
+        Result inside = sandbox.run(args.toArray(String[]::new)).succeeds();
+
+        Map<String, String> after = tree(state);
+        boolean written = !after.equals(before);
+        boolean read = inside.stdout().contains("listed: ") || inside.stdout().contains("read: ");
+        Result next = sandbox.run("--", "touch", marker().toString());
+        attempt("trust store with " + rules + (written ? " (written inside: " + after.keySet() + ")" : "")
+                + (read ? " (read inside)" : ""), written || read || next.exitCode() == 0 || Files.exists(marker()));
+        next.failsWithOneLineError().stderrContains("is not trusted");
+    }
+
+    /** Every file below {@code dir}: relative name to content. */
+    private static Map<String, String> tree(Path dir) throws IOException {
+        Map<String, String> out = new TreeMap<>();
+        if (!Files.exists(dir)) {
+            return out;
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                out.put(dir.relativize(f).toString(), Files.isRegularFile(f) ? Files.readString(f) : "(dir)");
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ git state the host runs later
+
+    private void repository() {
+        sandbox.write("a.txt", "tracked\n");
+        sandbox.git("init", "-q");
+        sandbox.git("add", "a.txt");
+        sandbox.git("commit", "-qm", "first");
+    }
+
+    /** Runs a script inside a sandbox in the project; it must succeed. */
+    private Result inside(String script) {
+        return sandbox.run("--", "sh", "-c", "set -e\n" + script);
+    }
+
+    /** What the user does next on the host: ordinary git commands in the project. */
+    private void userRunsGit() {
+        sandbox.runOnHost("git", "status");
+        sandbox.runOnHost("git", "-c", "user.name=u", "-c", "user.email=u@u.invalid", "commit", "-q",
+                "--allow-empty", "-m", "next");
+        sandbox.runOnHost("git", "-c", "protocol.file.allow=always", "submodule", "update", "--init");
+        sandbox.runOnHost("git", "diff", "HEAD");
+        sandbox.runOnHost("git", "log", "-1");
+    }
+
+    /** Applies the fixes the report printed: each "git config --file F --unset-all K", each hook deleted. */
+    private void userFollowsTheReport(Result run) throws IOException {
+        for (String line : run.stderr().lines().toList()) {
+            if (!line.startsWith("agent-sandbox: after the run: ")) {
+                continue;
+            }
+            int fix = line.indexOf("to remove it: git config --file ");
+            if (fix >= 0) {
+                String[] words = line.substring(fix + "to remove it: ".length()).split(" ");
+                sandbox.runOnHost(words[0], words[1], words[2], unquote(words[3]), words[4], unquote(words[5]));
+            } else if (line.contains(" git hook ")) {
+                String file = line.substring("agent-sandbox: after the run: ".length(), line.indexOf(" is a "));
+                Files.deleteIfExists(Path.of(file));
+            }
+        }
+    }
+
+    private static String unquote(String w) {
+        return w.startsWith("'") && w.endsWith("'") ? w.substring(1, w.length() - 1) : w;
+    }
+
+    private String touch() {
+        return "touch " + marker();
+    }
+
+    @Test
+    void A_New_Nested_Repository_Added_As_A_Gitlink_With_Fsmonitor_Is_Reported_Before_Git_Runs_It()
+            throws IOException {
+        repository();
+        Result run = inside("""
+                mkdir zz && cd zz && git init -q && git -c user.name=a -c user.email=a@a commit -q --allow-empty -m x
+                git config core.fsmonitor "%s; false"
+                sha=$(git rev-parse HEAD) && cd ..
+                git update-index --add --cacheinfo "160000,$sha,zz"
+                """.formatted(touch())).succeeds();
+        run.stderrContains("agent-sandbox: after the run: " + sandbox.project("zz/.git/config")
+                + " sets core.fsmonitor");
+        attempt("gitlink with fsmonitor, while agent-sandbox checked", Files.exists(marker()));
+        userFollowsTheReport(run);
+        userRunsGit();
+        attempt("gitlink with fsmonitor", Files.exists(marker()));
+    }
+
+    @Test
+    void An_Existing_Nested_Repositorys_Config_And_Hooks_Cannot_Be_Changed() {
+        repository();
+        sandbox.mkdirs("zz");
+        sandbox.runOnHost("git", "-C", "zz", "init", "-q").succeeds();
+        sandbox.runOnHost("git", "-C", "zz", "-c", "user.name=a", "-c", "user.email=a@a", "commit", "-q",
+                "--allow-empty", "-m", "x").succeeds();
+        String sha = sandbox.runOnHost("git", "-C", "zz", "rev-parse", "HEAD").succeeds().stdout().strip();
+        sandbox.git("update-index", "--add", "--cacheinfo", "160000," + sha + ",zz");
+        String before = sandbox.read(sandbox.project("zz/.git/config"));
+
+        sandbox.attempts(List.of(),
+                        "git -C zz config core.fsmonitor '" + touch() + "; false'",
+                        "echo '[core] fsmonitor = " + touch() + "' >> zz/.git/config",
+                        "printf '#!/bin/sh\\n" + touch() + "\\n' > zz/.git/hooks/pre-commit")
+                .run().succeeds().stdoutContains(": Read-only file system");
+        userRunsGit();
+        sandbox.runOnHost("git", "-C", "zz", "-c", "user.name=u", "-c", "user.email=u@u.invalid", "commit", "-q",
+                "--allow-empty", "-m", "next");
+        attempt("existing nested repository config and hooks", Files.exists(marker())
+                || !sandbox.read(sandbox.project("zz/.git/config")).equals(before)
+                || Files.exists(sandbox.project("zz/.git/hooks/pre-commit")));
+    }
+
+    @Test
+    void An_Existing_Submodule_Git_Dirs_Config_And_Hooks_Cannot_Be_Changed() {
+        Path upstream = sandbox.world().resolve("upstream");
+        sandbox.mkdirs(upstream);
+        sandbox.runOnHost("git", "-C", upstream.toString(), "init", "-q").succeeds();
+        sandbox.runOnHost("git", "-C", upstream.toString(), "-c", "user.name=a", "-c", "user.email=a@a", "commit",
+                "-q", "--allow-empty", "-m", "x").succeeds();
+        repository();
+        sandbox.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", upstream.toString(), "lib");
+        sandbox.git("commit", "-qm", "submodule");
+        Path modules = sandbox.project(".git/modules/lib");
+        assertThat(modules.resolve("config")).exists();
+        String before = sandbox.read(modules.resolve("config"));
+
+        sandbox.attempts(List.of(),
+                        "git -C lib config core.fsmonitor '" + touch() + "; false'",
+                        "echo '[core] pager = " + touch() + "' >> .git/modules/lib/config",
+                        "printf '#!/bin/sh\\n" + touch() + "\\n' > .git/modules/lib/hooks/post-checkout"
+                                + " && chmod +x .git/modules/lib/hooks/post-checkout")
+                .run().succeeds().stdoutContains(": Read-only file system");
+        userRunsGit();
+        sandbox.runOnHost("git", "-C", "lib", "log", "-1");
+        attempt("existing submodule git dir config and hooks", Files.exists(marker())
+                || !sandbox.read(modules.resolve("config")).equals(before)
+                || Files.exists(modules.resolve("hooks/post-checkout")));
+    }
+
+    @Test
+    void A_New_Submodule_Git_Dir_With_A_Hook_And_A_Pager_Is_Reported() throws IOException {
+        repository();
+        Result run = inside("""
+                mkdir -p .git/modules/m/hooks && echo 'ref: refs/heads/main' > .git/modules/m/HEAD
+                printf '[core]\\n\\tpager = %s\\n' > .git/modules/m/config
+                printf '#!/bin/sh\\n%s\\n' > .git/modules/m/hooks/post-checkout
+                chmod +x .git/modules/m/hooks/post-checkout
+                """.formatted(touch(), touch())).succeeds();
+        run.stderrContains(sandbox.project(".git/modules/m/config") + " sets core.pager",
+                sandbox.project(".git/modules/m/hooks/post-checkout") + " is a new git hook");
+        attempt("new submodule git dir, while agent-sandbox checked", Files.exists(marker()));
+        userFollowsTheReport(run);
+        userRunsGit();
+        attempt("new submodule git dir", Files.exists(marker()));
+    }
+
+    @Test
+    void Gitmodules_Update_Command_Is_Reported_And_Never_Run_By_Submodule_Update() throws IOException {
+        repository();
+        Result run = inside("""
+                printf '[submodule "x"]\\n\\tpath = x\\n\\turl = ./x\\n\\tupdate = !%s\\n' > .gitmodules
+                """.formatted(touch())).succeeds();
+        run.stderrContains(sandbox.project(".gitmodules") + " sets submodule.x.update");
+        // git itself refuses update = !cmd from .gitmodules: the report is a second line of defence
+        sandbox.runOnHost("git", "submodule", "init");
+        userRunsGit();
+        attempt(".gitmodules update command", Files.exists(marker()));
+    }
+
+    @Test
+    void A_Repository_Created_Where_There_Was_None_Is_Reported() throws IOException {
+        Result run = inside("""
+                git init -q
+                git config core.hooksPath hooks
+                git config alias.st '!%s'
+                git config include.path ../included
+                """.formatted(touch())).succeeds();
+        run.stderrContains(sandbox.project(".git/config") + " sets core.hookspath",
+                sandbox.project(".git/config") + " sets alias.st", sandbox.project(".git/config") + " sets include.path");
+        attempt("new repository, while agent-sandbox checked", Files.exists(marker()));
+        userFollowsTheReport(run);
+        userRunsGit();
+        sandbox.runOnHost("git", "st");
+        attempt("new repository with hooksPath and alias", Files.exists(marker()));
+    }
+
+    @Test
+    void The_Repositorys_Own_Config_And_Hooks_Stay_As_They_Were() {
+        repository();
+        String config = sandbox.read(sandbox.project(".git/config"));
+        sandbox.attempts(List.of(),
+                        "git config core.fsmonitor '" + touch() + "; false'",
+                        "git config core.hooksPath /tmp",
+                        "printf '#!/bin/sh\\n" + touch() + "\\n' > .git/hooks/pre-commit",
+                        "echo '[includeIf \"gitdir:/\"] path = /tmp/x' >> .git/config")
+                .run().succeeds().stdoutContains(": Read-only file system");
+        userRunsGit();
+        attempt("the repository's own config and hooks", Files.exists(marker())
+                || !sandbox.read(sandbox.project(".git/config")).equals(config));
+    }
+
+    @Test
+    void The_Exit_Status_Is_The_Commands_Own_With_Findings() {
+        repository();
+        Result run = inside("""
+                mkdir -p .git/modules/m && echo 'ref: refs/heads/main' > .git/modules/m/HEAD
+                printf '[core]\\n\\teditor = %s\\n' > .git/modules/m/config
+                exit 7
+                """.formatted(touch()));
+        run.exitsWith(7).stderrContains(" sets core.editor");
+        assertThat(run.stderr().lines().filter(l -> l.contains("after the run")).count()).isEqualTo(1);
+    }
+}
