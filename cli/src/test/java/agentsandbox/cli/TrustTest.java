@@ -40,6 +40,9 @@ class TrustTest {
                         List.of("home/.ssh/id")),
                 Arguments.of("host tmp", "{\"filesystem\": {\"ro\": [\"/tmp\"]}}", "/tmp shows /tmp", List.of()),
                 Arguments.of("docker", "{\"docker\": true}", "docker on", List.of("no-docker.sock")),
+                Arguments.of("shared tmp", "{\"shareTmp\": true}", "shareTmp on", List.of()),
+                Arguments.of("ssh agent", "{\"sshAgent\": true}", "sshAgent on", List.of()),
+                Arguments.of("host port", "{\"hostPorts\": [5432]}", "hostPorts [5432]", List.of()),
                 Arguments.of("git guard off", "{\"commands\": {\"git\": true}}", "commands.git true (was @git)",
                         List.of()));
     }

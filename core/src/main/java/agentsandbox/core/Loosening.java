@@ -12,7 +12,7 @@ import java.util.Set;
  * What one layer of a policy loosens: the effective policy with the layer compared with
  * the same policy without it. A layer loosens when, with it, any path is more accessible
  * (hidden becomes readable, read-only becomes writable, a path shows other host content),
- * the network or Docker is turned on, or a command's wrapper or block is removed or
+ * the network, Docker, a shared temp dir, the ssh-agent or a host port is turned on, or a command's wrapper or block is removed or
  * replaced by something other than a block. Everything else only tightens.
  *
  * <p>This is how an untrusted project config is judged: it may only tighten.
@@ -40,8 +40,20 @@ public final class Loosening {
         if (policy.docker() && !before.docker()) {
             out.add("docker on");
         }
+        if (policy.shareTmp() && !before.shareTmp()) {
+            out.add("shareTmp on (the host's temp dir at /tmp)");
+        }
+        if (policy.sshAgent() && !before.sshAgent()) {
+            out.add("sshAgent on");
+        }
+        List<Integer> ports = new ArrayList<>(policy.hostPorts());
+        ports.removeAll(before.hostPorts());
+        if (!ports.isEmpty()) {
+            out.add("hostPorts " + ports);
+        }
         commands(before.commands(), policy.commands(), out);
-        if (layer.ro().isEmpty() && layer.rw().isEmpty() && layer.presets().isEmpty()) {
+        if (layer.ro().isEmpty() && layer.rw().isEmpty() && layer.presets().isEmpty()
+                && !(policy.shareTmp() && !before.shareTmp())) {
             // only exclusions: they hide, they never show or open anything
             return out;
         }
