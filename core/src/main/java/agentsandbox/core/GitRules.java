@@ -497,14 +497,15 @@ final class GitRules {
         String parentAction = parentRest.isEmpty() ? "" : parentRest.get(0);
         return switch (parentSub) {
             case "stash" -> matches(sub, args, "clean --force --quiet -d :/")
-                    || matches(sub, args, "clean --force --quiet -d -x :/")
+                    || matches(sub, args, "clean --force --quiet -d :/ -x")
                     || matches(sub, args, "reset --hard -q --no-recurse-submodules")
                     || matches(sub, args, "checkout --no-overlay <hex> -- :/")
                     || matches(sub, args, "checkout -b <name> <hex>");
             case "worktree" -> parentAction.equals("add")
                     && (matches(sub, args, "reset --hard --no-recurse-submodules")
+                            || matches(sub, args, "reset --hard --no-recurse-submodules --quiet")
                             || matches(sub, args, "symbolic-ref HEAD <ref>")
-                            || matches(sub, args, "branch --force <name> <name>"));
+                            || matches(sub, args, "symbolic-ref HEAD <ref> --quiet"));
             case "bisect", "bisect--helper" -> matches(sub, args, "checkout -q <name> --")
                     || matches(sub, args, "checkout <name> --");
             case "submodule--helper" -> parentAction.equals("update")

@@ -593,12 +593,16 @@ class GitGuardTest {
             # parent's command line                      | child                                                  | allowed
             git stash -u                                 | git clean --force --quiet -d :/                        | yes
             git stash -u                                 | git reset --hard -q --no-recurse-submodules            | yes
+            git stash -q -a                              | git clean --force --quiet -d :/ -x                     | yes
+            git bisect--helper start HEAD HEAD~2         | git checkout -q 0123456789abcdef0123 --                | yes
             git stash push --keep-index                  | git checkout --no-overlay 0123456789abcdef0123 -- :/   | yes
             git stash branch sb                          | git checkout -b sb 0123456789abcdef0123                | yes
             git -C . stash                               | git reset --hard -q --no-recurse-submodules            | yes
             git keep                                     | git clean --force --quiet -d :/                        | yes
             git worktree add ../wt                       | git reset --hard --no-recurse-submodules               | yes
             git worktree add ../wt                       | git symbolic-ref HEAD refs/heads/wt                    | yes
+            git worktree add -q ../wt                    | git symbolic-ref HEAD refs/heads/wt --quiet            | yes
+            git worktree add -q ../wt                    | git reset --hard --no-recurse-submodules --quiet       | yes
             git bisect--helper reset                     | git checkout main --                                   | yes
             git submodule--helper update --init          | git checkout -q 0123456789abcdef0123                   | yes
             git gc                                       | git reflog expire --all                                | yes
