@@ -15,9 +15,12 @@
 # repository (the git metadata check before and after the run), --dry-run, check,
 # and the peak RSS of one run,
 # and then, measured inside one sandbox, what a command wrapper adds per call:
-# the git guard (wrapped `git --version` against the real git binary), a blocked
-# command (against /usr/bin/true) and a script wrapper that execs the real
-# command (against the real command).
+# the git guard (wrapped `git --version` and `git status` against the real git
+# binary), a blocked command (against /usr/bin/true) and a script wrapper that
+# execs the real command (against the real command); and the git guard's
+# fallback for processes that may not use Unix sockets (run under the launcher's
+# no-unix-sockets seccomp helper, which `make -C launcher check` builds): the same
+# rules in the bundled Java runtime, started inside the sandbox per call.
 set -euo pipefail
 
 die() {
@@ -184,4 +187,34 @@ awk -v gw="${wm[0]}" -v gr="${wm[1]}" -v bw="${wm[2]}" -v br="${wm[3]}" -v sw="$
     printf "git --version: %.2f ms wrapped, %.2f ms real, +%.2f ms per call\n", gw * 1000, gr * 1000, (gw - gr) * 1000
     printf "blocked rm: %.2f ms (true: %.2f ms), +%.2f ms per call\n", bw * 1000, br * 1000, (bw - br) * 1000
     printf "script-wrapped touch: %.2f ms, real %.2f ms, +%.2f ms per call\n", sw * 1000, sr * 1000, (sw - sr) * 1000
+}'
+
+# ---------------------------------------------------------------- git guard: socket and fallback
+
+helper=$repo/launcher/target/no-unix-sockets
+[[ -x $helper ]] || make -s -C "$repo/launcher" target/no-unix-sockets >/dev/null ||
+    die "cannot build the no-unix-sockets helper: make -C launcher check"
+cp "$helper" "$work/home/no-unix-sockets"
+[[ -z ${as_user[*]} ]] || chown "$uid:$uid" "$work/home/no-unix-sockets"
+
+run "$launcher" -- \
+    hyperfine -N --warmup 20 --runs 300 -i --export-json /tmp/guard.json --style basic \
+    --command-name "git status, wrapped" "git status --short" \
+    --command-name "git status, real" "/run/agent-sandbox/real/1/git status --short" \
+    --command-name "git log -1, wrapped" "git log -1 --format=%h" \
+    --command-name "git log -1, real" "/run/agent-sandbox/real/1/git log -1 --format=%h" >/dev/null ||
+    die "the git guard benchmark inside the sandbox failed"
+run "$launcher" -- "$work/home/no-unix-sockets" \
+    hyperfine -N --warmup 3 --runs 30 -i --export-json /tmp/fallback.json --style basic \
+    --command-name "git status, wrapped, no Unix sockets" "git status --short" \
+    --command-name "git status, real, no Unix sockets" "/run/agent-sandbox/real/1/git status --short" >/dev/null ||
+    die "the git guard fallback benchmark inside the sandbox failed"
+
+mapfile -t gm < <(grep -o '"median": *[0-9.eE+-]*' "$work/tmp/guard.json" | sed 's/.*: *//')
+mapfile -t fm < <(grep -o '"median": *[0-9.eE+-]*' "$work/tmp/fallback.json" | sed 's/.*: *//')
+[[ ${#gm[@]} -eq 4 && ${#fm[@]} -eq 2 ]] || die "cannot read the git guard medians from hyperfine's JSON report"
+awk -v sw="${gm[0]}" -v sr="${gm[1]}" -v lw="${gm[2]}" -v lr="${gm[3]}" -v fw="${fm[0]}" -v fr="${fm[1]}" 'BEGIN {
+    printf "git status, socket path: %.2f ms wrapped, %.2f ms real, +%.2f ms per call\n", sw * 1000, sr * 1000, (sw - sr) * 1000
+    printf "git log -1, socket path: %.2f ms wrapped, %.2f ms real, +%.2f ms per call\n", lw * 1000, lr * 1000, (lw - lr) * 1000
+    printf "git status, fallback (no Unix sockets): %.2f ms wrapped, %.2f ms real, +%.2f ms per call\n", fw * 1000, fr * 1000, (fw - fr) * 1000
 }'

@@ -63,11 +63,11 @@
 
 #define PROGRAM "agent-sandbox"
 
+#include "guard.h"
+
 /* Present, read-only, inside every sandbox: its existence is the answer to `check`. */
 #define SANDBOX_MARKER "/run/agent-sandbox/agent-sandbox"
 
-/* The sandbox's runtime; an outer sandbox's runtime is at <runtime>/outer. */
-#define RUNTIME "/run/agent-sandbox"
 
 /* The name bwrap starts the launcher by, in place of the sandboxed command. */
 #define COMMAND_START RUNTIME "/exec"
@@ -77,14 +77,6 @@
 #define SPILLED_COMMAND RUNTIME "/command"
 #define SPILLED_COMMAND_MAX (64L * 1024 * 1024)
 #define MAX_NESTING 32
-
-/* How long the git guard may take to answer, and to appear after the sandbox starts. */
-#define GUARD_TIMEOUT_SECONDS 20
-#define GUARD_CONNECT_MILLIS 3000
-
-/* Bounds of what the launcher sends the guard and reads back. */
-#define GUARD_LINE_MAX 8192
-#define GUARD_QUESTIONS_MAX 64
 
 /* Options for a short-lived command line JVM; logging goes to stderr so that
  * nothing the JVM says can mix with the sandboxed command's stdout. */
@@ -440,6 +432,8 @@ struct rule {
     const char *name;
     const char *real;       /* relative to runtime, or "-" */
     const char *script;     /* absolute, or "-" */
+    const char *home;       /* git rules: the sandbox's HOME, or "-" */
+    const char *xdg_config_home; /* git rules: the sandbox's XDG_CONFIG_HOME, or "-" */
 };
 
 /* Appends the lookup name of an absolute path: '%' -> %25, '/' -> %2F. */
@@ -491,7 +485,7 @@ static int find_rule(const char *exe, struct rule *rule)
             return 0;
         }
         char link[PATH_MAX];
-        format_path(link, "%s/cmd/%s", runtime, name);
+        format_path(link, "%s/" RUNTIME_COMMANDS "/%s", runtime, name);
         ssize_t length = readlink(link, rule->text, sizeof rule->text);
         if (length >= 0) {
             if ((size_t)length >= sizeof rule->text) {
@@ -504,6 +498,12 @@ static int find_rule(const char *exe, struct rule *rule)
             rule->name = next_field(&cursor);
             rule->real = next_field(&cursor);
             rule->script = next_field(&cursor);
+            rule->home = next_field(&cursor);
+            rule->xdg_config_home = next_field(&cursor);
+            if (rule->home == NULL || rule->xdg_config_home == NULL) {
+                rule->home = "-";
+                rule->xdg_config_home = "-";
+            }
             if (rule->kind == NULL || rule->name == NULL || rule->real == NULL || rule->script == NULL) {
                 die("malformed command rule for %s", exe);
             }
@@ -513,7 +513,7 @@ static int find_rule(const char *exe, struct rule *rule)
             die("cannot read the command rule for %s: %s", exe, strerror(errno));
         }
         char outer[PATH_MAX];
-        format_path(outer, "%s/outer", runtime);
+        format_path(outer, "%s/" RUNTIME_OUTER, runtime);
         format_path(runtime, "%s", outer);
     }
     return 0;
@@ -560,77 +560,132 @@ static void guard_refuses(const struct rule *rule, const char *format, ...)
     exit(1);
 }
 
-static void send_all(const struct rule *rule, int fd, const char *data, size_t length)
+/* One conversation with the guard: over its socket, or over pipes to the in-sandbox guard. */
+struct guard {
+    int in;         /* read the guard's questions and answer here */
+    int out;        /* send the request and answers here */
+    pid_t helper;   /* the in-sandbox guard's JVM, or 0 */
+    long deadline;  /* CLOCK_MONOTONIC milliseconds by which the answer must have come */
+    char buffer[4096];
+    size_t start;
+    size_t end;
+};
+
+static long now_millis(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long)t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+/* Writes everything or fails: -1 with errno. */
+static int write_all(int fd, const char *data, size_t length)
 {
     while (length > 0) {
-        ssize_t n = send(fd, data, length, MSG_NOSIGNAL);
+        ssize_t n = write(fd, data, length);
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
             }
-            guard_refuses(rule, "cannot send: %s", strerror(errno));
+            return -1;
         }
         data += n;
         length -= (size_t)n;
     }
+    return 0;
 }
 
-/* Sends a NUL-terminated field. */
-static void send_field(const struct rule *rule, int fd, const char *text)
+static void send_field(const struct rule *rule, struct guard *g, const char *text)
 {
-    send_all(rule, fd, text, strlen(text) + 1);
+    if (write_all(g->out, text, strlen(text) + 1) != 0) {
+        guard_refuses(rule, "cannot send: %s", strerror(errno));
+    }
 }
 
-static void send_count(const struct rule *rule, int fd, size_t count)
+static void send_count(const struct rule *rule, struct guard *g, size_t count)
 {
     char number[32];
     snprintf(number, sizeof number, "%zu", count);
-    send_field(rule, fd, number);
+    send_field(rule, g, number);
 }
 
-/* The environment variables that change what git does or which repository it uses. */
+/* The environment variables that change what git does, which repository it uses or
+ * which programs it finds. */
 static int matters_to_git(const char *entry)
 {
     return strncmp(entry, "GIT_", 4) == 0 || strncmp(entry, "HOME=", 5) == 0
-        || strncmp(entry, "XDG_CONFIG_HOME=", 16) == 0;
+        || strncmp(entry, "XDG_CONFIG_HOME=", 16) == 0 || strncmp(entry, "PATH=", 5) == 0;
+}
+
+/* The next byte from the guard: -1 at end of stream, -2 when the time is up. */
+static int guard_byte(struct guard *g)
+{
+    if (g->start < g->end) {
+        return (unsigned char)g->buffer[g->start++];
+    }
+    for (;;) {
+        long left = g->deadline - now_millis();
+        if (left <= 0) {
+            return -2;
+        }
+        struct pollfd p = {.fd = g->in, .events = POLLIN, .revents = 0};
+        int ready = poll(&p, 1, (int)(left > 1000000 ? 1000000 : left));
+        if (ready < 0 && errno == EINTR) {
+            continue;
+        }
+        if (ready == 0) {
+            return -2;
+        }
+        ssize_t n = ready < 0 ? -1 : read(g->in, g->buffer, sizeof g->buffer);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        g->start = 1;
+        g->end = (size_t)n;
+        return (unsigned char)g->buffer[0];
+    }
 }
 
 /* Reads one '\n'-terminated line from the guard; 0 at end of stream. */
-static int read_line(const struct rule *rule, int fd, char line[GUARD_LINE_MAX])
+static int read_line(const struct rule *rule, struct guard *g, char line[GUARD_MAX_LINE])
 {
     size_t n = 0;
     for (;;) {
-        char c;
-        ssize_t got = recv(fd, &c, 1, 0);
-        if (got < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                guard_refuses(rule, "no answer within %d seconds", GUARD_TIMEOUT_SECONDS);
-            }
-            guard_refuses(rule, "cannot receive: %s", strerror(errno));
+        int c = guard_byte(g);
+        if (c == -2) {
+            guard_refuses(rule, "no answer within %d seconds", GUARD_TIMEOUT_SECONDS);
         }
-        if (got == 0) {
+        if (c == -1) {
             return 0;
         }
         if (c == '\n') {
             line[n] = '\0';
             return 1;
         }
-        if (n + 1 >= GUARD_LINE_MAX) {
+        if (n + 1 >= GUARD_MAX_LINE) {
             guard_refuses(rule, "answer too long");
         }
-        line[n++] = c;
+        line[n++] = (char)c;
     }
 }
 
+/* Whether an error from socket() or connect() means Unix sockets are forbidden here
+ * (an agent's own sandbox), rather than that the guard is missing. */
+static int sockets_forbidden(int error)
+{
+    return error == EPERM || error == EACCES || error == EAFNOSUPPORT || error == ENOSYS;
+}
+
+/* Connects to the guard's socket: the descriptor, or -1 when Unix sockets are forbidden. */
 static int connect_guard(const struct rule *rule)
 {
     struct sockaddr_un address;
     memset(&address, 0, sizeof address);
     address.sun_family = AF_UNIX;
-    int length = snprintf(address.sun_path, sizeof address.sun_path, "%s/guard/socket", rule->runtime);
+    int length = snprintf(address.sun_path, sizeof address.sun_path, "%s/" GUARD_SOCKET, rule->runtime);
     if (length < 0 || (size_t)length >= sizeof address.sun_path) {
         guard_refuses(rule, "socket path too long");
     }
@@ -638,18 +693,23 @@ static int connect_guard(const struct rule *rule)
     for (int waited = 0;; waited += 5) {
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) {
+            if (sockets_forbidden(errno)) {
+                return -1;
+            }
             guard_refuses(rule, "cannot create a socket: %s", strerror(errno));
         }
         if (connect(fd, (struct sockaddr *)&address, sizeof address) == 0) {
             struct timeval timeout = {.tv_sec = GUARD_TIMEOUT_SECONDS, .tv_usec = 0};
-            if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0
-                || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout) != 0) {
+            if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout) != 0) {
                 guard_refuses(rule, "cannot set a timeout: %s", strerror(errno));
             }
             return fd;
         }
         int error = errno;
         close(fd);
+        if (sockets_forbidden(error)) {
+            return -1;
+        }
         if ((error != ENOENT && error != ECONNREFUSED) || waited >= GUARD_CONNECT_MILLIS) {
             guard_refuses(rule, "cannot connect to %s: %s", address.sun_path, strerror(error));
         }
@@ -658,69 +718,286 @@ static int connect_guard(const struct rule *rule)
     }
 }
 
+/* Starts the in-sandbox guard: the bundled Java runtime running the same rules, talking
+ * the same protocol over two pipes. */
+static void start_fallback(const struct rule *rule, struct guard *g)
+{
+    char java[PATH_MAX];
+    char jar[PATH_MAX];
+    format_path(java, "%s/" GUARD_JAVA, rule->runtime);
+    format_path(jar, "%s/" GUARD_JAR, rule->runtime);
+    int to_guard[2];
+    int from_guard[2];
+    if (pipe2(to_guard, O_CLOEXEC) != 0 || pipe2(from_guard, O_CLOEXEC) != 0) {
+        guard_refuses(rule, "Unix sockets are forbidden here and no pipe could be made: %s", strerror(errno));
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        guard_refuses(rule, "Unix sockets are forbidden here and no process could be started: %s",
+            strerror(errno));
+    }
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (dup2(to_guard[0], 0) < 0 || dup2(from_guard[1], 1) < 0 || null < 0 || dup2(null, 2) < 0) {
+            _exit(127);
+        }
+        char *const java_argv[] = {
+            java, (char *)"-XX:+UseSerialGC", (char *)"-XX:TieredStopAtLevel=1", (char *)"-XX:-UsePerfData",
+            (char *)"-Xshare:auto", (char *)"-Xlog:disable", (char *)"-cp", jar, (char *)GUARD_FALLBACK_CLASS,
+            (char *)rule->home, (char *)rule->xdg_config_home, NULL,
+        };
+        char *const java_env[] = {(char *)"LC_ALL=C.UTF-8", (char *)"PATH=/usr/bin:/bin", NULL};
+        execve(java, java_argv, java_env);
+        _exit(127);
+    }
+    close(to_guard[0]);
+    close(from_guard[1]);
+    g->out = to_guard[1];
+    g->in = from_guard[0];
+    g->helper = pid;
+}
+
+/* Ends the in-sandbox guard, if any, and closes the conversation. */
+static void end_guard(struct guard *g)
+{
+    close(g->out);
+    if (g->in != g->out) {
+        close(g->in);
+    }
+    if (g->helper > 0) {
+        kill(g->helper, SIGKILL);
+        while (waitpid(g->helper, NULL, 0) < 0 && errno == EINTR) {
+        }
+        g->helper = 0;
+    }
+}
+
+/* Reads the parent process's command line: its words, NUL-separated, and their count. */
+static size_t parent_cmdline(pid_t parent, char *text, size_t capacity, size_t *length)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)parent);
+    *length = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return 0;
+    }
+    while (*length < capacity) {
+        ssize_t n = read(fd, text + *length, capacity - *length);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        *length += (size_t)n;
+    }
+    close(fd);
+    if (*length == capacity) {
+        *length = 0; /* longer than the limit: unknown, so nothing counts as git's own call */
+        return 0;
+    }
+    if (*length > 0 && text[*length - 1] != '\0') {
+        text[(*length)++] = '\0';
+    }
+    size_t words = 0;
+    for (size_t i = 0; i < *length; i++) {
+        words += text[i] == '\0';
+    }
+    return words;
+}
+
+/*
+ * Runs the real git with the TAB-separated arguments, in this process's directory and
+ * environment, for at most GUARD_GIT_MILLIS: the answer is "<exit status> <output>",
+ * status -1 when git gave none in time. Written into out (GUARD_MAX_GIT_OUTPUT + 32).
+ */
+static void run_git_question(const char *real, char *arguments, char *out, size_t capacity)
+{
+    char *git_argv[66];
+    size_t n = 0;
+    git_argv[n++] = (char *)"git";
+    for (char *cursor = arguments; cursor != NULL && n < 65;) {
+        git_argv[n++] = (char *)next_field(&cursor);
+    }
+    git_argv[n] = NULL;
+    int output[2];
+    snprintf(out, capacity, "-1 ");
+    if (pipe2(output, O_CLOEXEC) != 0) {
+        return;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(output[0]);
+        close(output[1]);
+        return;
+    }
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(output[1], 1) < 0 || dup2(null, 2) < 0) {
+            _exit(127);
+        }
+        execv(real, git_argv);
+        _exit(127);
+    }
+    close(output[1]);
+    size_t prefix;
+    char *text = out + 16;
+    size_t room = capacity - 17 < GUARD_MAX_GIT_OUTPUT ? capacity - 17 : GUARD_MAX_GIT_OUTPUT;
+    size_t got = 0;
+    long deadline = now_millis() + GUARD_GIT_MILLIS;
+    int timed_out = 0;
+    for (;;) {
+        long left = deadline - now_millis();
+        struct pollfd p = {.fd = output[0], .events = POLLIN, .revents = 0};
+        int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+        if (ready < 0 && errno == EINTR) {
+            continue;
+        }
+        if (ready <= 0) {
+            timed_out = 1;
+            break;
+        }
+        char discard[4096];
+        ssize_t r = got < room ? read(output[0], text + got, room - got) : read(output[0], discard, sizeof discard);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            break;
+        }
+        if (got < room) {
+            got += (size_t)r;
+        }
+    }
+    close(output[0]);
+    if (timed_out) {
+        kill(pid, SIGKILL);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    int code = !timed_out && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    for (size_t i = 0; i < got; i++) {
+        if (text[i] == '\0') {
+            text[i] = '\n'; /* git prints no NUL here; never let one end the field early */
+        }
+    }
+    char head[16];
+    int head_length = snprintf(head, sizeof head, "%d ", code);
+    prefix = (size_t)head_length;
+    memmove(out + prefix, text, got);
+    memcpy(out, head, prefix);
+    out[prefix + got] = '\0';
+}
+
 extern char **environ;
+
+/* Sends the request: the fields GuardProtocol.java reads. */
+static void send_request(const struct rule *rule, struct guard *g, int argc, char *argv[])
+{
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) == NULL) {
+        cwd[0] = '\0';
+    }
+    /* Which program started this one, and what it was asked: the guard tells git's own
+     * calls (git stash running git reset --hard) from commands git runs for the caller. */
+    pid_t parent = getppid();
+    char parent_link[64];
+    char parent_exe[PATH_MAX];
+    snprintf(parent_link, sizeof parent_link, "/proc/%ld/exe", (long)parent);
+    ssize_t parent_length = readlink(parent_link, parent_exe, sizeof parent_exe - 1);
+    parent_exe[parent_length > 0 ? parent_length : 0] = '\0';
+    static char parent_text[GUARD_MAX_PARENT_CMDLINE + 1];
+    size_t parent_bytes = 0;
+    size_t parent_words = parent_cmdline(parent, parent_text, GUARD_MAX_PARENT_CMDLINE, &parent_bytes);
+
+    send_field(rule, g, GUARD_MAGIC);
+    send_field(rule, g, cwd);
+    send_field(rule, g, parent_exe);
+    send_count(rule, g, parent_words);
+    if (parent_bytes > 0 && write_all(g->out, parent_text, parent_bytes) != 0) {
+        guard_refuses(rule, "cannot send: %s", strerror(errno));
+    }
+    send_count(rule, g, (size_t)argc);
+    for (int i = 0; i < argc; i++) {
+        send_field(rule, g, argv[i]);
+    }
+    /* every entry in environment order, duplicates included: the guard reads the first, as git does */
+    size_t count = 0;
+    for (char **e = environ; *e != NULL; e++) {
+        count += matters_to_git(*e) ? 1 : 0;
+    }
+    send_count(rule, g, count);
+    for (char **e = environ; *e != NULL; e++) {
+        if (matters_to_git(*e)) {
+            send_field(rule, g, *e);
+        }
+    }
+}
 
 __attribute__((noreturn))
 static void run_guarded(const struct rule *rule, int argc, char *argv[])
 {
     char real[PATH_MAX];
     real_binary(rule, real);
+    struct guard g;
+    memset(&g, 0, sizeof g);
+    /* a guard that went away must be a refusal, not a death by SIGPIPE */
+    struct sigaction ignore;
+    struct sigaction previous;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ignore, &previous);
     int fd = connect_guard(rule);
+    if (fd >= 0) {
+        g.in = fd;
+        g.out = fd;
+    } else {
+        start_fallback(rule, &g);
+    }
+    g.deadline = now_millis() + GUARD_TIMEOUT_SECONDS * 1000L;
+    send_request(rule, &g, argc, argv);
 
-    char cwd[PATH_MAX];
-    if (getcwd(cwd, sizeof cwd) == NULL) {
-        cwd[0] = '\0';
-    }
-    /* Which program started this one: the guard tells git's own calls from the caller's. */
-    char parent_link[64];
-    char parent[PATH_MAX];
-    snprintf(parent_link, sizeof parent_link, "/proc/%ld/exe", (long)getppid());
-    ssize_t parent_length = readlink(parent_link, parent, sizeof parent - 1);
-    parent[parent_length > 0 ? parent_length : 0] = '\0';
-
-    send_field(rule, fd, "AGS1");
-    send_field(rule, fd, cwd);
-    send_field(rule, fd, parent);
-    send_count(rule, fd, (size_t)argc);
-    for (int i = 0; i < argc; i++) {
-        send_field(rule, fd, argv[i]);
-    }
-    size_t count = 0;
-    for (char **e = environ; *e != NULL; e++) {
-        count += matters_to_git(*e) ? 1 : 0;
-    }
-    send_count(rule, fd, count);
-    for (char **e = environ; *e != NULL; e++) {
-        if (matters_to_git(*e)) {
-            send_field(rule, fd, *e);
-        }
-    }
-
-    char line[GUARD_LINE_MAX];
+    char line[GUARD_MAX_LINE];
+    static char answer[GUARD_MAX_GIT_OUTPUT + 32];
     for (int questions = 0;; questions++) {
-        if (!read_line(rule, fd, line)) {
+        if (!read_line(rule, &g, line)) {
+            end_guard(&g);
             guard_refuses(rule, "the guard closed the connection without an answer");
         }
         if (strcmp(line, "A") == 0) {
-            close(fd);
+            end_guard(&g);
+            sigaction(SIGPIPE, &previous, NULL);
             execv(real, argv);
             die("cannot run %s (%s): %s", rule->name, real, strerror(errno));
         }
         if (strncmp(line, "D ", 2) == 0) {
+            end_guard(&g);
             fprintf(stderr, PROGRAM ": %s\n", line + 2);
             exit(1);
         }
-        if (strncmp(line, "R ", 2) == 0 && questions < GUARD_QUESTIONS_MAX) {
+        if (questions >= GUARD_MAX_QUESTIONS) {
+            break;
+        }
+        if (strncmp(line, "R ", 2) == 0) {
             /* Resolve a path as this process sees it; an empty answer when it does not resolve. */
             char resolved[PATH_MAX];
             if (realpath(line + 2, resolved) == NULL) {
                 resolved[0] = '\0';
             }
-            send_field(rule, fd, resolved);
+            send_field(rule, &g, resolved);
             continue;
         }
-        guard_refuses(rule, "unexpected answer");
+        if (strncmp(line, "G ", 2) == 0) {
+            run_git_question(real, line + 2, answer, sizeof answer);
+            send_field(rule, &g, answer);
+            continue;
+        }
+        break;
     }
+    end_guard(&g);
+    guard_refuses(rule, "unexpected answer");
 }
 
 __attribute__((noreturn))
@@ -966,22 +1243,6 @@ static int connect_host(void)
         struct timespec pause = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
         nanosleep(&pause, NULL);
     }
-}
-
-static int write_all(int fd, const char *data, size_t length)
-{
-    while (length > 0) {
-        ssize_t n = send(fd, data, length, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return -1;
-        }
-        data += n;
-        length -= (size_t)n;
-    }
-    return 0;
 }
 
 /* Copies both ways between two sockets until both directions have ended. */

@@ -1,21 +1,22 @@
 package agentsandbox.core;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
 /**
- * The {@code @git} guard's rules: reads a git command line the way git does (global
- * options, then the subcommand and its options) and refuses the operations that
- * destroy work or skip the project's hooks, each with the reason and a safer way.
+ * The {@code @git} guard's decision: reads the command line ({@link GitCommand}), applies
+ * the rules ({@link GitRules}) through aliases, and lets a refused operation run only when
+ * it is git's own call made by a running git, or when the repository it acts on is a
+ * throw-away one in the sandbox's private temp dir.
  *
- * <p>Everything here is pure: what the guard needs from the sandbox (resolving a path
- * as the sandboxed process sees it, finding the repository, looking up an alias) comes
- * through {@link Probe}.
+ * <p>Everything here is pure: what the guard needs from the sandbox (resolving a path,
+ * asking the real git, inside the sandbox, which repository and which alias it would
+ * use, where the sandbox's temp dir is) comes through {@link Probe}. The same rules run
+ * on the host behind the guard's socket and, when the sandboxed process may not use Unix
+ * sockets, inside the sandbox ({@link GuardFallback}).
  */
 final class GitGuard {
     private GitGuard() {}
@@ -23,29 +24,33 @@ final class GitGuard {
     /**
      * What git was asked to do, as seen inside the sandbox.
      *
-     * @param parentExe the executable of the calling process, as the launcher read it
-     *                  from {@code /proc}; empty when unknown
+     * @param env         the variables that matter to git, each as git reads it (the first
+     *                    occurrence in the environment)
+     * @param parentExe   the executable of the calling process, as the launcher read it from
+     *                    {@code /proc}; empty when unknown
+     * @param parentArgv  the command line of the calling process; empty when unknown
      */
-    record Request(List<String> argv, String cwd, Map<String, String> env, String parentExe) {
+    record Request(List<String> argv, String cwd, Map<String, String> env, String parentExe,
+            List<String> parentArgv) {
         Request {
             argv = List.copyOf(argv);
             env = Map.copyOf(env);
             parentExe = parentExe == null ? "" : parentExe;
+            parentArgv = parentArgv == null ? List.of() : List.copyOf(parentArgv);
+        }
+
+        Request(List<String> argv, String cwd, Map<String, String> env, String parentExe) {
+            this(argv, cwd, env, parentExe, List.of());
         }
 
         Request(List<String> argv, String cwd, Map<String, String> env) {
-            this(argv, cwd, env, "");
+            this(argv, cwd, env, "", List.of());
+        }
+
+        Request withArgv(List<String> newArgv) {
+            return new Request(newArgv, cwd, env, parentExe, parentArgv);
         }
     }
-
-    /**
-     * The real binaries of wrapped commands, in this sandbox's runtime or an outer one's.
-     * A git started directly by the real git is git's own work ({@code git stash} runs
-     * {@code git reset --hard}), not the caller's: commands the caller writes reach git
-     * through a shell, an editor or a hook, never as a direct child of it.
-     */
-    private static final java.util.regex.Pattern REAL_BINARY =
-            java.util.regex.Pattern.compile("/run/agent-sandbox(/outer)*/real/[0-9]+/[^/]+");
 
     /** The guard's answer. */
     sealed interface Decision {
@@ -54,22 +59,27 @@ final class GitGuard {
         record Deny(String message) implements Decision {}
     }
 
+    /** What the real git printed when asked, inside the sandbox; {@code status} -1 when it gave no answer. */
+    record GitRun(int status, String out) {
+        static final GitRun NONE = new GitRun(-1, "");
+    }
+
     /** The guard's view of the sandbox. */
     interface Probe {
         /** The path with symlinks resolved as the sandboxed process sees them, or empty. */
         Optional<String> realPath(String path);
 
         /**
-         * Whether the repository at or around this (resolved, inside) directory lives
-         * entirely inside the sandbox's temp dir: its work tree and its git dirs.
+         * Runs the real git inside the sandbox, in the caller's directory and environment,
+         * with these arguments (after the program name); bounded in time and output.
          */
-        boolean throwAwayRepository(String dir, String gitDir);
+        GitRun git(List<String> args);
 
-        /** The value of {@code alias.NAME} for the repository at this directory, or empty. */
-        Optional<String> alias(String dir, String name);
+        /** Whether a resolved path inside lies in the sandbox's own private temp dir. */
+        boolean inPrivateTemp(String resolved);
 
-        /** Whether {@code git-NAME} exists as a program git would run. */
-        boolean externalCommand(String name);
+        /** Whether {@code git-NAME} exists as a program git would run, given git's PATH. */
+        boolean externalCommand(String name, String path);
 
         /** The value the sandbox started with for an environment variable, or null. */
         String sandboxEnv(String name);
@@ -80,551 +90,249 @@ final class GitGuard {
 
     private static final int MAX_ALIAS_DEPTH = 8;
 
-    /** Git's global options that take a value as the next argument (or after {@code =} for the long ones). */
-    private static final Set<String> GLOBAL_WITH_VALUE = Set.of(
-            "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--attr-source",
-            "--super-prefix", "--list-cmds", "--shallow-file");
+    /**
+     * The real binaries of wrapped commands, in this sandbox's runtime or an outer one's:
+     * a process running one of them is a running git.
+     */
+    static boolean isRealBinary(String exe) {
+        String rest = exe;
+        if (!rest.startsWith(Sandbox.RUNTIME.toString())) {
+            return false;
+        }
+        rest = rest.substring(Sandbox.RUNTIME.toString().length());
+        while (rest.startsWith("/outer/")) {
+            rest = rest.substring("/outer".length());
+        }
+        if (!rest.startsWith("/real/")) {
+            return false;
+        }
+        rest = rest.substring("/real/".length());
+        int slash = rest.indexOf('/');
+        if (slash <= 0 || rest.indexOf('/', slash + 1) >= 0 || slash == rest.length() - 1) {
+            return false;
+        }
+        for (int i = 0; i < slash; i++) {
+            if (rest.charAt(i) < '0' || rest.charAt(i) > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
 
     /** The programs git is also installed as that only serve fetches and pushes. */
     private static final Set<String> SERVERS = Set.of("git-receive-pack", "git-upload-pack", "git-upload-archive");
 
     /** Subcommands that are git builtins or shipped commands, so never aliases. */
-    private static final Set<String> KNOWN = Set.of(
-            "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file",
-            "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index",
-            "cherry", "cherry-pick", "citool", "clean", "clone", "column", "commit", "commit-graph", "commit-tree",
-            "config", "count-objects", "credential", "describe", "diagnose", "diff", "diff-files", "diff-index",
-            "diff-tree", "difftool", "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch",
-            "fmt-merge-msg", "for-each-ref", "for-each-repo", "format-patch", "fsck", "gc", "get-tar-commit-id",
-            "grep", "gui", "hash-object", "help", "hook", "index-pack", "init", "instaweb", "interpret-trailers",
-            "log", "ls-files", "ls-remote", "ls-tree", "mailinfo", "mailsplit", "maintenance", "merge",
-            "merge-base", "merge-file", "merge-index", "merge-tree", "mergetool", "mktag", "mktree", "multi-pack-index",
-            "mv", "name-rev", "notes", "pack-objects", "pack-refs", "patch-id", "prune", "prune-packed", "pull",
-            "push", "range-diff", "read-tree", "rebase", "receive-pack", "reflog", "refs", "remote", "repack",
-            "replace", "replay", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert",
-            "rm", "send-email", "send-pack", "shortlog", "show", "show-branch", "show-index", "show-ref",
-            "sparse-checkout", "stage", "stash", "status", "stripspace", "submodule", "switch", "symbolic-ref",
-            "tag", "unpack-file", "unpack-objects", "update-index", "update-ref", "update-server-info",
-            "upload-archive", "upload-pack", "var", "verify-commit", "verify-pack", "verify-tag", "version",
-            "whatchanged", "worktree", "write-tree");
-
-    private static final GitOptions COMMIT = GitOptions.of("""
-            a|all p|patch C|reuse-message= c|reedit-message= fixup= squash= reset-author short branch porcelain
-            long z|null F|file= author= date= m|message= t|template= s|signoff trailer= n|no-verify
-            allow-empty allow-empty-message cleanup= e|edit amend no-post-rewrite i|include o|only
-            pathspec-from-file= pathspec-file-nul u|untracked-files? v|verbose q|quiet dry-run status
-            S|gpg-sign? interactive
-            """);
-    private static final GitOptions PUSH = GitOptions.of("""
-            all branches mirror tags follow-tags atomic n|dry-run porcelain d|delete prune receive-pack= exec=
-            f|force force-with-lease? force-if-includes repo= u|set-upstream thin q|quiet v|verbose progress
-            recurse-submodules= no-verify o|push-option= signed? 4|ipv4 6|ipv6
-            """);
-    private static final GitOptions MERGE = GitOptions.of("""
-            commit e|edit cleanup= ff ff-only log? n|no-stat stat summary squash no-verify s|strategy=
-            X|strategy-option= verify-signatures q|quiet v|verbose progress autostash allow-unrelated-histories
-            rerere-autoupdate overwrite-ignore S|gpg-sign? abort quit continue into-name= F|file= m|message=
-            signoff
-            """);
-    private static final GitOptions PULL = GitOptions.of("""
-            q|quiet v|verbose recurse-submodules? commit e|edit cleanup= ff ff-only log? n|no-stat stat summary
-            squash no-verify s|strategy= X|strategy-option= verify-signatures autostash allow-unrelated-histories
-            r|rebase? S|gpg-sign? all a|append upload-pack= f|force t|tags p|prune j|jobs? dry-run k|keep
-            depth= shallow-since= shallow-exclude= deepen= unshallow update-shallow refmap= o|server-option=
-            4|ipv4 6|ipv6 negotiation-tip= show-forced-updates set-upstream signoff
-            """);
-    private static final GitOptions AM = GitOptions.of("""
-            i|interactive 3|3way q|quiet s|signoff u|utf8 k|keep keep-non-patch keep-cr c|scissors
-            whitespace= ignore-space-change ignore-whitespace directory= exclude= include= C|= p|= reject
-            patch-format= resolvemsg= S|gpg-sign? continue r|resolved skip abort quit show-current-patch?
-            committer-date-is-author-date ignore-date n|no-verify m|message-id quoted-cr= empty= allow-empty
-            """);
-    private static final GitOptions REBASE = GitOptions.of("""
-            onto= keep-base continue abort quit skip edit-todo show-current-patch m|merge s|strategy=
-            X|strategy-option= S|gpg-sign? q|quiet v|verbose stat n|no-stat no-verify verify C|= f|force-rebase
-            fork-point ignore-whitespace whitespace= committer-date-is-author-date ignore-date signoff
-            i|interactive r|rebase-merges? x|exec= root autosquash autostash reschedule-failed-exec
-            update-refs empty= keep-empty apply reapply-cherry-picks
-            """);
-    private static final GitOptions RESET = GitOptions.of("""
-            soft mixed hard merge keep q|quiet recurse-submodules? N|intent-to-add p|patch
-            pathspec-from-file= pathspec-file-nul refresh U|unified= inter-hunk-context=
-            """);
-    private static final GitOptions CLEAN = GitOptions.of("""
-            d| f|force i|interactive n|dry-run q|quiet e|exclude= x| X|
-            """);
-    private static final GitOptions STASH = GitOptions.of("""
-            q|quiet p|patch S|staged k|keep-index u|include-untracked a|all m|message= pathspec-from-file=
-            pathspec-file-nul index
-            """);
-    private static final GitOptions BRANCH = GitOptions.of("""
-            v|verbose q|quiet t|track? u|set-upstream-to= unset-upstream color? r|remotes contains^ no-contains^
-            merged^ no-merged^ column? sort= points-at= a|all d|delete D| m|move M| c|copy C| l|list show-current
-            create-reflog edit-description f|force format= i|ignore-case omit-empty recurse-submodules abbrev?
-            """);
+    static final Set<String> KNOWN = Set.of(
+            "add", "am", "annotate", "apply", "archive", "bisect", "bisect--helper", "blame", "branch", "bundle",
+            "cat-file", "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout",
+            "checkout-index", "cherry", "cherry-pick", "citool", "clean", "clone", "column", "commit",
+            "commit-graph", "commit-tree", "config", "count-objects", "credential", "describe", "diagnose", "diff",
+            "diff-files", "diff-index", "diff-tree", "difftool", "difftool--helper", "fast-export", "fast-import",
+            "fetch", "fetch-pack", "filter-branch", "fmt-merge-msg", "for-each-ref", "for-each-repo",
+            "format-patch", "fsck", "gc", "get-tar-commit-id", "grep", "gui", "hash-object", "help", "hook",
+            "index-pack", "init", "instaweb", "interpret-trailers", "log", "ls-files", "ls-remote", "ls-tree",
+            "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index",
+            "merge-tree", "mergetool", "mktag", "mktree", "multi-pack-index", "mv", "name-rev", "notes",
+            "pack-objects", "pack-refs", "patch-id", "prune", "prune-packed", "pull", "push", "range-diff",
+            "read-tree", "rebase", "receive-pack", "reflog", "refs", "remote", "repack", "replace", "replay",
+            "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert", "rm", "send-email",
+            "send-pack", "shortlog", "show", "show-branch", "show-index", "show-ref", "sparse-checkout", "stage",
+            "stash", "status", "stripspace", "submodule", "submodule--helper", "switch", "symbolic-ref", "tag",
+            "unpack-file", "unpack-objects", "update-index", "update-ref", "update-server-info", "upload-archive",
+            "upload-pack", "var", "verify-commit", "verify-pack", "verify-tag", "version", "whatchanged",
+            "worktree", "write-tree");
 
     /** Decides whether git may run. */
     static Decision decide(Request request, Probe probe) {
-        return decide(request, probe, 0);
-    }
-
-    private static Decision decide(Request request, Probe probe, int depth) {
         List<String> argv = request.argv();
-        String invoked = argv.isEmpty() ? "git" : baseName(argv.get(0));
+        String invoked = argv.isEmpty() ? "git" : GitCommand.baseName(argv.get(0));
         if (SERVERS.contains(invoked)) {
             return new Decision.Allow(invoked + " serves fetches and pushes");
         }
         if (invoked.startsWith("git-")) {
             // a dashed entry point (git-commit …): the same as "git commit …"
-            List<String> rewritten = new ArrayList<>();
-            rewritten.add("git");
-            rewritten.add(invoked.substring(4));
-            rewritten.addAll(argv.subList(1, argv.size()));
-            return decide(new Request(rewritten, request.cwd(), request.env(), request.parentExe()), probe, depth);
+            return decide(request.withArgv(undashed(argv, invoked)), probe);
         }
         // Under any other name (exec -a) git behaves as plain git.
-
-        if (REAL_BINARY.matcher(request.parentExe()).matches()) {
-            return new Decision.Allow("started by git itself");
+        GitCommand cmd = GitCommand.read(argv, request.cwd());
+        GitRules.Refusal refusal = refusal(cmd, request, probe, 0);
+        if (refusal == null) {
+            return new Decision.Allow("not a guarded operation");
         }
-
-        // Inline config is checked after the temp-dir exception: nothing is refused there.
-        Decision inlineConfig = checkEnvironment(request.env(), probe);
-
-        String dir = request.cwd();
-        int i = 1;
-        boolean help = false;
-        // as given: git reads a relative --git-dir or --work-tree from the directory after every -C
-        String gitDirFlag = null;
-        String workTreeFlag = null;
-        for (; i < argv.size(); i++) {
-            String a = argv.get(i);
-            if (!a.startsWith("-")) {
-                break;
-            }
-            String name = a;
-            String value = null;
-            int eq = a.indexOf('=');
-            if (a.startsWith("--") && eq > 0) {
-                name = a.substring(0, eq);
-                value = a.substring(eq + 1);
-            }
-            if (GLOBAL_WITH_VALUE.contains(name)) {
-                if (value == null) {
-                    if (i + 1 >= argv.size()) {
-                        return new Decision.Allow("incomplete command line; git reports it");
-                    }
-                    value = argv.get(++i);
-                }
-                switch (name) {
-                    case "-C" -> dir = value.isEmpty() ? dir : resolve(dir, value);
-                    case "-c", "--config-env" -> {
-                        if (inlineConfig == null) {
-                            inlineConfig = checkConfigKey(keyOf(value), name + " " + value);
-                        }
-                    }
-                    case "--git-dir" -> gitDirFlag = value;
-                    case "--work-tree" -> workTreeFlag = value;
-                    default -> {
-                        // --namespace, --attr-source, --super-prefix, --list-cmds, --shallow-file: harmless
-                    }
-                }
-            } else if (a.equals("-h") || a.equals("--help") || a.equals("-v") || a.equals("--version")
-                    || (a.startsWith("--exec-path") && !a.startsWith("--exec-path=")) || a.equals("--html-path")
-                    || a.equals("--man-path") || a.equals("--info-path")) {
-                // queries; --exec-path=DIR is not one: git goes on to run the command
-                help = true;
-            }
-            // every other global option is a flag (-p, -P, --bare, --no-pager …)
+        if (cmd.sub() != null && isRealBinary(request.parentExe()) && ownCallOfParent(cmd, request, probe)) {
+            return new Decision.Allow("git's own call, made by the git that started it");
         }
-
-        Map<String, String> env = request.env();
-        String gitDir = pathOf(dir, gitDirFlag != null ? gitDirFlag : env.get("GIT_DIR"));
-        String workTree = pathOf(dir, workTreeFlag != null ? workTreeFlag : env.get("GIT_WORK_TREE"));
-        String commonDir = pathOf(dir, env.get("GIT_COMMON_DIR"));
-        String indexFile = pathOf(dir, env.get("GIT_INDEX_FILE"));
-        // Without a work tree given, git works on the current directory: as the work tree of an
-        // explicit git dir, or as where it looks for the repository.
-        String tree = workTree != null ? workTree : dir;
-        if (inTemp(probe, tree) && inTemp(probe, gitDir != null ? gitDir : dir)
-                && (commonDir == null || inTemp(probe, commonDir)) && (indexFile == null || inTemp(probe, indexFile))
-                && probe.throwAwayRepository(real(probe, gitDir != null ? tree : dir),
-                        gitDir == null ? null : real(probe, gitDir))) {
+        if (throwAway(cmd, request, probe)) {
             return new Decision.Allow("the repository lies in the sandbox's temp dir");
         }
-        if (inlineConfig != null) {
-            return inlineConfig;
-        }
-        if (help || i >= argv.size()) {
-            return new Decision.Allow("help or version");
-        }
-
-        String sub = argv.get(i);
-        List<String> rest = argv.subList(i + 1, argv.size());
-        if (!rest.isEmpty() && rest.get(0).equals("--help")) {
-            // git turns "git CMD --help" into "git help CMD" before anything else
-            return new Decision.Allow("git " + sub + " --help is git help " + sub);
-        }
-        Decision d = checkSubcommand(sub, rest);
-        if (d != null) {
-            return d;
-        }
-        if (!KNOWN.contains(sub) && !probe.externalCommand(sub)) {
-            Optional<String> alias = probe.alias(real(probe, dir), sub);
-            if (alias.isPresent()) {
-                if (depth >= MAX_ALIAS_DEPTH) {
-                    return deny("git " + sub, "its alias goes through too many other aliases to check",
-                            "run the git command it stands for");
-                }
-                String expansion = alias.get().strip();
-                if (expansion.startsWith("!")) {
-                    return new Decision.Allow("shell alias; the git it runs is guarded again");
-                }
-                List<String> expanded = new ArrayList<>(argv.subList(0, i));
-                expanded.addAll(splitAlias(expansion));
-                expanded.addAll(rest);
-                return decide(new Request(expanded, request.cwd(), request.env(), request.parentExe()), probe,
-                        depth + 1);
-            }
-        }
-        return new Decision.Allow("not a guarded operation");
+        return new Decision.Deny(refusal.message());
     }
 
-    // ------------------------------------------------------------------ subcommands
-
-    private static Decision checkSubcommand(String sub, List<String> args) {
-        switch (sub) {
-            case "checkout" -> {
-                return deny("git checkout", "it can overwrite uncommitted changes",
-                        "use git switch to change branches (git switch -c to create one)");
-            }
-            case "restore" -> {
-                return deny("git restore", "it discards uncommitted changes", "commit or stash first");
-            }
-            case "reset" -> {
-                if (RESET.parse(args).has("hard")) {
-                    return deny("git reset --hard", "it discards uncommitted changes",
-                            "use git reset --soft, or git revert");
-                }
-            }
-            case "clean" -> {
-                if (CLEAN.parse(args).has("force")) {
-                    return deny("git clean with force", "it deletes untracked files for good",
-                            "review with git clean -n and remove files by hand");
-                }
-            }
-            case "commit" -> {
-                if (COMMIT.parse(args).has("no-verify")) {
-                    return noVerify("commit");
-                }
-            }
-            case "merge" -> {
-                if (MERGE.parse(args).has("no-verify")) {
-                    return noVerify("merge");
-                }
-            }
-            case "pull" -> {
-                if (PULL.parse(args).has("no-verify")) {
-                    return noVerify("pull");
-                }
-            }
-            case "am" -> {
-                if (AM.parse(args).has("no-verify")) {
-                    return noVerify("am");
-                }
-            }
-            case "rebase" -> {
-                if (REBASE.parse(args).has("no-verify")) {
-                    return noVerify("rebase");
-                }
-            }
-            case "push" -> {
-                return checkPush(PUSH.parse(args));
-            }
-            case "stash" -> {
-                return checkStash(args);
-            }
-            case "branch" -> {
-                GitOptions.Parsed p = BRANCH.parse(args);
-                if (p.has("-D") || (p.has("delete") && p.has("force"))) {
-                    return deny("git branch -D", "it deletes a branch even when its commits are merged nowhere",
-                            "use git branch -d, which deletes only merged branches");
-                }
-            }
-            default -> {
-                return null;
-            }
-        }
-        return null;
+    private static List<String> undashed(List<String> argv, String invoked) {
+        List<String> rewritten = new ArrayList<>();
+        rewritten.add("git");
+        rewritten.add(invoked.substring(4));
+        rewritten.addAll(argv.subList(1, argv.size()));
+        return rewritten;
     }
 
-    private static Decision checkPush(GitOptions.Parsed p) {
-        if (p.has("no-verify")) {
-            return noVerify("push");
+    /** Why the command may not run as it stands, or null. */
+    private static GitRules.Refusal refusal(GitCommand cmd, Request request, Probe probe, int depth) {
+        GitRules.Refusal env = GitRules.checkEnvironment(request.env(), probe::sandboxEnv);
+        if (env != null) {
+            return env;
         }
-        if (p.has("force")) {
-            return deny("git push --force", "it can overwrite commits on the remote",
-                    "use git push --force-with-lease");
-        }
-        if (p.has("mirror")) {
-            return deny("git push --mirror", "it overwrites and deletes every ref on the remote",
-                    "push the branches you mean, with --force-with-lease if needed");
-        }
-        for (String refspec : p.positionals()) {
-            if (refspec.startsWith("+")) {
-                return deny("git push " + refspec, "a + refspec forces the update and can overwrite commits",
-                        "use git push --force-with-lease");
+        for (String spelled : cmd.inline()) {
+            String value = spelled.substring(spelled.indexOf(' ') + 1);
+            GitRules.Refusal r = GitRules.checkConfigKey(GitRules.keyOf(value), spelled);
+            if (r != null) {
+                return r;
             }
         }
-        return null;
-    }
-
-    private static final Set<String> STASH_SUBCOMMANDS = Set.of(
-            "list", "show", "drop", "pop", "apply", "branch", "push", "save", "clear", "create", "store",
-            "export", "import");
-
-    private static Decision checkStash(List<String> args) {
-        // git stash reads its own options up to the first non-option, the subcommand
-        for (String a : args) {
-            if (a.equals("--")) {
-                return null;
-            }
-            if (a.startsWith("-")) {
-                continue;
-            }
-            if (!STASH_SUBCOMMANDS.contains(a)) {
-                return null;
-            }
-            return switch (a) {
-                case "drop", "clear", "pop" -> deny("git stash " + a, "it can lose stashed work for good",
-                        "use git stash apply and keep the stash");
-                default -> null;
-            };
+        if (cmd.incomplete() || cmd.query() || cmd.sub() == null) {
+            return null; // git prints something or reports the mistake, and runs nothing
         }
-        return null;
-    }
-
-    private static Decision noVerify(String sub) {
-        return deny("git " + sub + " --no-verify", "it skips the project's hooks", "fix what the hook complains about");
-    }
-
-    private static Decision deny(String operation, String why, String instead) {
-        return new Decision.Deny(operation + " is not allowed in this sandbox: " + why + "; " + instead);
-    }
-
-    // ------------------------------------------------------------------ inline config
-
-    /** Config keys whose inline setting could redefine commands or skip hooks. */
-    private static Decision checkConfigKey(String key, String spelled) {
-        String k = key.toLowerCase(Locale.ROOT);
-        if (k.startsWith("alias.")) {
-            return deny("git " + spelled, "inline aliases can redefine what a command does",
-                    "configure aliases outside the sandbox");
+        if (!cmd.rest().isEmpty() && cmd.rest().get(0).equals("--help")) {
+            return null; // git turns "git CMD --help" into "git help CMD" before anything else
         }
-        if (k.equals("core.hookspath")) {
-            return deny("git " + spelled, "moving the hooks skips the project's hooks",
-                    "configure hooks outside the sandbox");
+        GitRules.Refusal r = GitRules.check(cmd.sub(), cmd.rest());
+        if (r != null) {
+            return r;
         }
-        if (k.equals("protocol.allow") || k.equals("protocol.ext.allow")) {
-            return deny("git " + spelled, "the ext transport runs commands as git's own",
-                    "fetch and push over file, ssh or https");
+        Optional<List<String>> alias = alias(cmd, request, probe);
+        if (alias == null) {
+            return new GitRules.Refusal("git " + cmd.sub(), GitRules.Effect.CONFIG,
+                    "git's config could not be read to see what this alias does", "run the git command it stands for");
         }
-        if (k.equals("clean.requireforce")) {
-            return deny("git " + spelled, "without requireForce git clean deletes untracked files for good",
-                    "review with git clean -n and remove files by hand");
+        if (alias.isEmpty()) {
+            return null;
         }
-        if (k.startsWith("remote.") && (k.endsWith(".mirror") || k.endsWith(".push"))) {
-            return deny("git " + spelled, "a remote's mirror or push refspec set inline can force a push",
-                    "push with --force-with-lease");
+        if (depth >= MAX_ALIAS_DEPTH) {
+            return new GitRules.Refusal("git " + cmd.sub(), GitRules.Effect.CONFIG,
+                    "its alias goes through too many other aliases to check", "run the git command it stands for");
         }
-        if (k.startsWith("include.") || k.startsWith("includeif.")) {
-            return deny("git " + spelled, "an included config file can define aliases and hooks",
-                    "configure git outside the sandbox");
-        }
-        return null;
-    }
-
-    private static String keyOf(String assignment) {
-        int eq = assignment.indexOf('=');
-        return eq < 0 ? assignment : assignment.substring(0, eq);
-    }
-
-    private static Decision checkEnvironment(Map<String, String> env, Probe probe) {
-        String count = env.get("GIT_CONFIG_COUNT");
-        if (count != null && !count.isBlank()) {
-            int n;
-            try {
-                n = Integer.parseInt(count.strip());
-            } catch (NumberFormatException e) {
-                n = -1;
-            }
-            if (n < 0) {
-                return deny("git with GIT_CONFIG_COUNT=" + count, "the count is not a number",
-                        "unset GIT_CONFIG_COUNT");
-            }
-            for (int k = 0; k < n; k++) {
-                String key = env.get("GIT_CONFIG_KEY_" + k);
-                if (key == null) {
-                    break; // git stops at a missing key and runs nothing
-                }
-                Decision d = checkConfigKey(key, "with GIT_CONFIG_KEY_" + k + "=" + key);
-                if (d != null) {
-                    return d;
-                }
-            }
-        }
-        String parameters = env.get("GIT_CONFIG_PARAMETERS");
-        if (parameters != null && !parameters.isBlank()) {
-            List<String> words = shellWords(parameters);
-            if (words == null) {
-                return deny("git with GIT_CONFIG_PARAMETERS", "its value cannot be read",
-                        "unset GIT_CONFIG_PARAMETERS");
-            }
-            for (String w : words) {
-                Decision d = checkConfigKey(keyOf(w), "with GIT_CONFIG_PARAMETERS " + w);
-                if (d != null) {
-                    return d;
-                }
-            }
-        }
-        String protocols = env.get("GIT_ALLOW_PROTOCOL");
-        if (protocols != null && java.util.Arrays.asList(protocols.split(":")).contains("ext")) {
-            return deny("git with GIT_ALLOW_PROTOCOL=" + protocols, "the ext transport runs commands as git's own",
-                    "fetch and push over file, ssh or https");
-        }
-        for (String var : List.of("HOME", "XDG_CONFIG_HOME")) {
-            String v = env.get(var);
-            String expected = probe.sandboxEnv(var);
-            if (v != null && !v.isEmpty() && !v.equals(expected)) {
-                return deny("git with " + var + "=" + v, "git would read another global config, which can define"
-                        + " aliases and hooks", "run git with the sandbox's own " + var
-                        + (expected == null ? "" : " (" + expected + ")"));
-            }
-        }
-        for (String var : List.of("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG")) {
-            String v = env.get(var);
-            if (v != null && !v.isEmpty() && !v.equals("/dev/null")) {
-                return deny("git with " + var + "=" + v, "another config file can define aliases and hooks",
-                        "configure git outside the sandbox, or unset " + var);
-            }
-        }
-        return null;
+        return refusal(cmd.expand(alias.get()), request, probe, depth + 1);
     }
 
     /**
-     * Splits git's single-quoted parameter list ({@code 'a.b'='c' 'd.e'}); null when it
-     * is not well-formed.
+     * The words a non-shell alias stands for; empty when the subcommand is no alias or a
+     * shell alias (whose git is guarded again when it runs); null when git's config
+     * cannot be read in time.
      */
-    static List<String> shellWords(String s) {
-        List<String> out = new ArrayList<>();
-        StringBuilder word = null;
-        int i = 0;
-        while (i < s.length()) {
-            char c = s.charAt(i);
-            if (c == ' ' || c == '\t' || c == '\n') {
-                if (word != null) {
-                    out.add(word.toString());
-                    word = null;
-                }
-                i++;
-            } else if (c == '\'') {
-                int end = s.indexOf('\'', i + 1);
-                if (end < 0) {
-                    return null;
-                }
-                word = word == null ? new StringBuilder() : word;
-                word.append(s, i + 1, end);
-                i = end + 1;
-            } else if (c == '\\' && i + 1 < s.length()) {
-                word = word == null ? new StringBuilder() : word;
-                word.append(s.charAt(i + 1));
-                i += 2;
-            } else {
-                word = word == null ? new StringBuilder() : word;
-                word.append(c);
-                i++;
+    private static Optional<List<String>> alias(GitCommand cmd, Request request, Probe probe) {
+        String sub = cmd.sub();
+        if (KNOWN.contains(sub) || probe.externalCommand(sub, request.env().get("PATH"))) {
+            return Optional.empty();
+        }
+        List<String> args = new ArrayList<>(cmd.forwarded());
+        args.add("config");
+        args.add("--get");
+        args.add("alias." + sub);
+        GitRun run = probe.git(args);
+        if (run.status() == 1) {
+            return Optional.empty();
+        }
+        if (run.status() != 0) {
+            return null;
+        }
+        String expansion = run.out().strip();
+        if (expansion.isEmpty() || expansion.startsWith("!")) {
+            return Optional.empty();
+        }
+        List<String> words = GitCommand.splitAlias(expansion);
+        return words.isEmpty() ? Optional.empty() : Optional.of(words);
+    }
+
+    /** Whether the command is exactly a call its parent, a running git, makes itself. */
+    private static boolean ownCallOfParent(GitCommand cmd, Request request, Probe probe) {
+        List<String> parentArgv = request.parentArgv();
+        if (parentArgv.isEmpty()) {
+            return false;
+        }
+        String invoked = GitCommand.baseName(parentArgv.get(0));
+        if (invoked.startsWith("git-")) {
+            parentArgv = undashed(parentArgv, invoked);
+        }
+        GitCommand parent = GitCommand.read(parentArgv, request.cwd());
+        for (int depth = 0; parent.sub() != null && depth < MAX_ALIAS_DEPTH; depth++) {
+            if (GitRules.ownCall(parent.sub(), parent.rest(), cmd.sub(), cmd.rest())) {
+                return true;
+            }
+            Optional<List<String>> alias = alias(parent, request, probe);
+            if (alias == null || alias.isEmpty()) {
+                return false;
+            }
+            parent = parent.expand(alias.get());
+        }
+        return false;
+    }
+
+    /**
+     * Whether every place the command touches, as git itself finds it inside the sandbox
+     * (its git dir, common dir and work tree, the index file, the directory it runs in),
+     * lies in the sandbox's private temp dir.
+     */
+    private static boolean throwAway(GitCommand cmd, Request request, Probe probe) {
+        Map<String, String> env = request.env();
+        String dir = cmd.dir();
+        String gitDir = GitCommand.pathOf(dir, cmd.gitDirFlag() != null ? cmd.gitDirFlag() : env.get("GIT_DIR"));
+        String workTree = GitCommand.pathOf(dir,
+                cmd.workTreeFlag() != null ? cmd.workTreeFlag() : env.get("GIT_WORK_TREE"));
+        List<String> places = new ArrayList<>();
+        places.add(workTree != null ? workTree : dir);
+        // without a git dir given, git looks for the repository from the directory it runs in
+        places.add(gitDir != null ? gitDir : dir);
+        String commonDir = GitCommand.pathOf(dir, env.get("GIT_COMMON_DIR"));
+        if (commonDir != null) {
+            places.add(commonDir);
+        }
+        String indexFile = GitCommand.pathOf(dir, env.get("GIT_INDEX_FILE"));
+        if (indexFile != null) {
+            places.add(indexFile);
+        }
+        // cheap first: the names given must all be in the temp dir before git is asked
+        for (String p : places) {
+            if (!inTemp(probe, p)) {
+                return false;
             }
         }
-        if (word != null) {
-            out.add(word.toString());
+        List<String> args = new ArrayList<>(cmd.forwarded());
+        args.addAll(List.of("rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir",
+                "--show-toplevel"));
+        GitRun run = probe.git(args);
+        if (run.status() < 0) {
+            return false;
         }
-        return out;
-    }
-
-    /** Splits an alias the way git does: whitespace, with single and double quotes. */
-    static List<String> splitAlias(String s) {
-        List<String> out = new ArrayList<>();
-        StringBuilder word = null;
-        char quote = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (quote != 0) {
-                if (c == quote) {
-                    quote = 0;
-                } else if (c == '\\' && quote == '"' && i + 1 < s.length()) {
-                    word.append(s.charAt(++i));
-                } else {
-                    word.append(c);
-                }
-            } else if (Character.isWhitespace(c)) {
-                if (word != null) {
-                    out.add(word.toString());
-                    word = null;
-                }
-            } else {
-                word = word == null ? new StringBuilder() : word;
-                if (c == '\'' || c == '"') {
-                    quote = c;
-                } else if (c == '\\' && i + 1 < s.length()) {
-                    word.append(s.charAt(++i));
-                } else {
-                    word.append(c);
-                }
+        List<String> lines = run.out().lines().toList();
+        if (run.status() == 0 && lines.size() < 3) {
+            return false;
+        }
+        // a bare repository has no top level: git stops after the two dirs
+        for (int i = 0; i < Math.min(lines.size(), 3); i++) {
+            if (!lines.get(i).startsWith("/") || !inTemp(probe, lines.get(i))) {
+                return false;
             }
         }
-        if (word != null) {
-            out.add(word.toString());
-        }
-        return out;
-    }
-
-    // ------------------------------------------------------------------ paths
-
-    /** {@code path} against {@code base}, lexically ({@code ..} folded). */
-    /** The last component of a program name as exec'd ({@code /usr/bin/git} → {@code git}). */
-    private static String baseName(String program) {
-        String trimmed = program;
-        while (trimmed.length() > 1 && trimmed.endsWith("/")) {
-            trimmed = trimmed.substring(0, trimmed.length() - 1);
-        }
-        int slash = trimmed.lastIndexOf('/');
-        return slash < 0 ? trimmed : trimmed.substring(slash + 1);
-    }
-
-    static String resolve(String base, String path) {
-        if (path.indexOf('\0') >= 0 || base.indexOf('\0') >= 0) {
-            // no real argument or environment value holds a NUL; never fail on one
-            return resolve(base.replace('\0', '?'), path.replace('\0', '?'));
-        }
-        Path p = Path.of(path);
-        return (p.isAbsolute() ? p : Path.of(base).resolve(p)).normalize().toString();
-    }
-
-    /** A path setting against {@code dir}, or null when unset or empty. */
-    private static String pathOf(String dir, String value) {
-        return value == null || value.isEmpty() ? null : resolve(dir, value);
-    }
-
-    private static String real(GitGuard.Probe probe, String path) {
-        return probe.realPath(path).orElse(path);
+        // no repository at all: git creates one here or fails, both in the temp dir
+        return true;
     }
 
     private static boolean inTemp(Probe probe, String path) {
         Optional<String> real = probe.realPath(path);
         if (real.isEmpty()) {
-            return false;
+            // not there yet (git init, a new worktree): its parent decides
+            String parent = java.nio.file.Path.of(path).getParent() == null ? null
+                    : java.nio.file.Path.of(path).getParent().toString();
+            if (parent == null || parent.equals(path)) {
+                return false;
+            }
+            real = probe.realPath(parent);
+            if (real.isEmpty()) {
+                return false;
+            }
         }
         String r = real.get();
-        return r.equals(TEMP) || r.startsWith(TEMP + "/");
+        return (r.equals(TEMP) || r.startsWith(TEMP + "/")) && probe.inPrivateTemp(r);
     }
 }

@@ -75,9 +75,21 @@ record GitLayout(Path workTree, Path gitDir, Path commonDir, boolean linkedWorkt
         return new GitLayout(workTree, gitDir, commonDir, linked, branch);
     }
 
+    /** Git's own limit for a {@code .git} file is 1 MiB; HEAD and commondir are one line. */
+    static final int MAX_READ = 64 * 1024;
+
+    /**
+     * A small file of a repository a sandbox may have written: only a regular file (never
+     * a FIFO or a device, which could block), at most {@link #MAX_READ} bytes; anything
+     * else reads as empty, as if it were not there.
+     */
     private static String read(Path file) {
-        try {
-            return new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
+        if (!Files.isRegularFile(file)) {
+            return "";
+        }
+        try (var in = Files.newInputStream(file)) {
+            byte[] bytes = in.readNBytes(MAX_READ + 1);
+            return bytes.length > MAX_READ ? "" : new String(bytes, StandardCharsets.UTF_8);
         } catch (IOException e) {
             return "";
         }

@@ -1,63 +1,70 @@
 package agentsandbox.core;
 
-import java.io.ByteArrayOutputStream;
+import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
+import java.nio.channels.Channels;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.TimeUnit;
+import java.util.ArrayDeque;
+import java.util.Iterator;
 
 /**
- * Answers the native launcher's question "may this git command run?" for one sandbox.
- * It runs in the agent-sandbox process that waits for bwrap, outside the sandbox, on a
- * Unix socket bound into the sandbox under {@code /run/agent-sandbox/guard/}.
+ * Answers the native launcher's question "may this git command run?" for one sandbox,
+ * on the host, on a Unix socket bound into the sandbox under {@code /run/agent-sandbox/guard/}
+ * (the conversation: {@link GuardProtocol}).
  *
- * <p>Protocol, all requests bounded: the launcher sends {@code AGS1}, the working
- * directory, its parent process's executable, the argument count and arguments, the count and {@code NAME=VALUE} of the
- * environment variables that matter to git, each NUL-terminated. The server may ask
- * {@code R <path>\n} any number of times (bounded) to have a path resolved as the
- * sandboxed process sees it; the launcher answers with the resolved path and a NUL (an
- * empty answer when it does not resolve). The final answer is {@code A\n} (run git) or
- * {@code D <message>\n} (refuse). Anything else, a timeout or a closed socket makes the
- * launcher refuse.
+ * <p>Every request is treated as hostile. One thread reads requests from every
+ * connection without blocking, each bounded in size ({@link GuardProtocol#MAX_REQUEST})
+ * and in time ({@link GuardProtocol#CONNECTION_MILLIS}), at most {@link #MAX_CONNECTIONS}
+ * open at once (the oldest is closed for a new one); {@link #WORKERS} threads decide the
+ * complete ones, at most {@link #MAX_WAITING} waiting (more are closed unanswered). A
+ * malformed request is answered with a refusal; a connection that breaks any bound is
+ * closed, and the launcher refuses. Nothing the sandbox wrote is read on the host and no
+ * program is started for a request.
  */
 final class GuardServer implements AutoCloseable {
-    static final String MAGIC = "AGS1";
-    /** Largest request accepted: a git command line with a big environment fits easily. */
-    static final int MAX_REQUEST = 1 << 20;
-    static final int MAX_FIELDS = 100_000;
-    static final int MAX_PATH_QUESTIONS = 16;
-    /** A connection that has not finished by then is closed (the launcher then refuses). */
-    static final long CONNECTION_TIMEOUT_MILLIS = 15_000;
+    static final int MAX_CONNECTIONS = 64;
+    static final int WORKERS = 2;
+    static final int MAX_WAITING = 32;
 
     private final Path socket;
-    private final Environment env;
-    private final Path tmpSource;
-    private final List<Mount> mounts;
-    private final Thread acceptor;
+    private final GuardProbe.TempView view;
+    private final Thread reader;
+    private final Thread[] workers = new Thread[WORKERS];
+    private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
+    private final ArrayDeque<Connection> open = new ArrayDeque<>();
     private final Object lock = new Object();
+    private Selector selector;
     private ServerSocketChannel server;
     private boolean closed;
 
-    private GuardServer(Path socket, Environment env, Plan plan) {
+    /** A connection being read. */
+    private static final class Connection {
+        final SocketChannel channel;
+        final GuardProtocol.RequestReader reader = new GuardProtocol.RequestReader();
+        final long deadline;
+
+        Connection(SocketChannel channel, long deadline) {
+            this.channel = channel;
+            this.deadline = deadline;
+        }
+    }
+
+    /** A complete request waiting for a worker. */
+    private record Pending(SocketChannel channel, GitGuard.Request request, String malformed, long deadline) {}
+
+    private GuardServer(Path socket, GuardProbe.TempView view) {
         this.socket = socket;
-        this.env = env;
-        this.tmpSource = plan.tmpSource();
-        this.mounts = plan.mounts();
-        this.acceptor = new Thread(this::run, "agent-sandbox-git-guard");
-        this.acceptor.setDaemon(true);
+        this.view = view;
+        this.reader = new Thread(this::run, "agent-sandbox-git-guard");
+        this.reader.setDaemon(true);
     }
 
     /** The guard for the plan's socket, not yet listening: see {@link #listen()}. */
@@ -67,7 +74,7 @@ final class GuardServer implements AutoCloseable {
             throw new SandboxException("the git guard's socket path " + socket + " is too long for a Unix socket",
                     "set TMPDIR to a shorter directory");
         }
-        return new GuardServer(socket, env, plan);
+        return new GuardServer(socket, new GuardProbe.HostView(plan.mounts(), plan.tmpSource(), env.hostEnv()));
     }
 
     /**
@@ -77,365 +84,217 @@ final class GuardServer implements AutoCloseable {
      * not compete with starting it. The launcher waits for the socket to appear.
      */
     void listen() {
-        acceptor.start();
+        reader.start();
     }
 
     private void run() {
-        ServerSocketChannel ch;
         try {
-            ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        } catch (IOException e) {
-            return; // the launcher finds no socket and refuses to run git
-        }
-        synchronized (lock) {
-            try {
+            Selector s = Selector.open();
+            ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            synchronized (lock) {
                 if (closed) {
                     ch.close();
+                    s.close();
                     return;
                 }
                 ch.bind(UnixDomainSocketAddress.of(socket));
+                ch.configureBlocking(false);
+                ch.register(s, SelectionKey.OP_ACCEPT);
                 server = ch;
-            } catch (IOException e) {
-                closeQuietly(ch);
-                return;
+                selector = s;
             }
+            for (int i = 0; i < WORKERS; i++) {
+                workers[i] = new Thread(this::work, "agent-sandbox-git-guard-worker");
+                workers[i].setDaemon(true);
+                workers[i].start();
+            }
+            readLoop(s, ch);
+        } catch (IOException | RuntimeException e) {
+            // the launcher finds no socket, or a closed one, and refuses to run git
         }
-        acceptLoop(ch);
     }
 
-    private static void closeQuietly(ServerSocketChannel ch) {
+    private void readLoop(Selector s, ServerSocketChannel ch) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(16 * 1024);
+        while (true) {
+            s.select(500);
+            if (!s.isOpen()) {
+                return;
+            }
+            Iterator<SelectionKey> keys = s.selectedKeys().iterator();
+            while (keys.hasNext()) {
+                SelectionKey key = keys.next();
+                keys.remove();
+                if (!key.isValid()) {
+                    continue;
+                }
+                if (key.isAcceptable()) {
+                    accept(s, ch);
+                } else if (key.isReadable()) {
+                    read(key, buffer);
+                }
+            }
+            expire(s);
+        }
+    }
+
+    private void accept(Selector s, ServerSocketChannel ch) throws IOException {
+        SocketChannel client;
+        while ((client = ch.accept()) != null) {
+            if (open.size() >= MAX_CONNECTIONS) {
+                Connection oldest = open.pollFirst();
+                closeQuietly(oldest.channel);
+            }
+            client.configureBlocking(false);
+            Connection c = new Connection(client, System.nanoTime() / 1_000_000 + GuardProtocol.CONNECTION_MILLIS);
+            client.register(s, SelectionKey.OP_READ, c);
+            open.addLast(c);
+        }
+    }
+
+    private void read(SelectionKey key, ByteBuffer buffer) {
+        Connection c = (Connection) key.attachment();
+        buffer.clear();
+        GitGuard.Request request = null;
+        String malformed = null;
+        try {
+            int n = c.channel.read(buffer);
+            if (n < 0) {
+                drop(key, c);
+                return;
+            }
+            request = c.reader.feed(buffer.array(), 0, n);
+        } catch (GuardProtocol.Malformed e) {
+            malformed = e.getMessage();
+        } catch (IOException e) {
+            drop(key, c);
+            return;
+        }
+        if (request == null && malformed == null) {
+            return;
+        }
+        key.cancel();
+        open.remove(c);
+        synchronized (waiting) {
+            if (waiting.size() >= MAX_WAITING) {
+                closeQuietly(c.channel);
+                return;
+            }
+            waiting.addLast(new Pending(c.channel, request, malformed, c.deadline));
+            waiting.notify();
+        }
+    }
+
+    private void drop(SelectionKey key, Connection c) {
+        key.cancel();
+        open.remove(c);
+        closeQuietly(c.channel);
+    }
+
+    private void expire(Selector s) {
+        long now = System.nanoTime() / 1_000_000;
+        while (!open.isEmpty() && open.peekFirst().deadline <= now) {
+            Connection c = open.pollFirst();
+            SelectionKey key = c.channel.keyFor(s);
+            if (key != null) {
+                key.cancel();
+            }
+            closeQuietly(c.channel);
+        }
+    }
+
+    private void work() {
+        while (true) {
+            Pending p;
+            synchronized (waiting) {
+                while (waiting.isEmpty()) {
+                    if (isClosed()) {
+                        return;
+                    }
+                    try {
+                        waiting.wait(500);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                p = waiting.pollFirst();
+            }
+            answer(p);
+        }
+    }
+
+    private boolean isClosed() {
+        synchronized (lock) {
+            return closed;
+        }
+    }
+
+    /** Decides one request; the channel is closed when the time is up, whatever the worker is doing. */
+    private void answer(Pending p) {
+        SocketChannel ch = p.channel();
+        long left = p.deadline() - System.nanoTime() / 1_000_000;
+        if (left <= 0) {
+            closeQuietly(ch);
+            return;
+        }
+        Deadlines.INSTANCE.closeAt(ch, left);
+        try (ch) {
+            ch.configureBlocking(true);
+            GuardProtocol.Conversation c = new GuardProtocol.Conversation(
+                    new BufferedInputStream(Channels.newInputStream(ch), 1024), Channels.newOutputStream(ch));
+            GitGuard.Decision d = p.request() == null
+                    ? new GitGuard.Decision.Deny("the git guard received a malformed request (" + p.malformed() + ")")
+                    : GitGuard.decide(p.request(), new GuardProbe(c, view, p.request()));
+            c.decide(d);
+        } catch (IOException | RuntimeException | StackOverflowError | OutOfMemoryError e) {
+            // the launcher sees the connection close and refuses, failing closed
+        }
+    }
+
+    /** One timer thread that closes channels whose time is up. */
+    private enum Deadlines {
+        INSTANCE;
+
+        private final java.util.Timer timer = new java.util.Timer("agent-sandbox-git-guard-deadlines", true);
+
+        void closeAt(SocketChannel ch, long millis) {
+            timer.schedule(new java.util.TimerTask() {
+                @Override
+                public void run() {
+                    closeQuietly(ch);
+                }
+            }, millis);
+        }
+    }
+
+    private static void closeQuietly(java.nio.channels.Channel ch) {
         try {
             ch.close();
         } catch (IOException e) {
-            // closing a listening socket does not fail in a way that matters here
+            // closing does not fail in a way that matters here
         }
     }
 
     @Override
     public void close() {
-        synchronized (this) {
-            if (timeouts != null) {
-                timeouts.cancel();
-            }
-        }
         synchronized (lock) {
             closed = true;
             if (server != null) {
                 closeQuietly(server);
+                try {
+                    selector.close();
+                } catch (IOException e) {
+                    // nothing to do
+                }
                 Execution.deleteQuietly(socket);
             }
         }
-    }
-
-    private void acceptLoop(ServerSocketChannel server) {
-        while (true) {
-            SocketChannel client;
-            try {
-                client = server.accept();
-            } catch (ClosedChannelException e) {
-                return;
-            } catch (IOException e) {
-                if (!server.isOpen()) {
-                    return;
-                }
-                continue;
+        synchronized (waiting) {
+            for (Pending p : waiting) {
+                closeQuietly(p.channel());
             }
-            Thread t = new Thread(() -> serve(client), "agent-sandbox-git-guard-call");
-            t.setDaemon(true);
-            t.start();
-        }
-    }
-
-    /** Closes connections that take too long; created with the first connection. */
-    private java.util.Timer timeouts;
-
-    private synchronized java.util.Timer timeouts() {
-        if (timeouts == null) {
-            timeouts = new java.util.Timer("agent-sandbox-git-guard-timeouts", true);
-        }
-        return timeouts;
-    }
-
-    private void serve(SocketChannel client) {
-        java.util.TimerTask expire = new java.util.TimerTask() {
-            @Override
-            public void run() {
-                try {
-                    client.close();
-                } catch (IOException e) {
-                    // already closed
-                }
-            }
-        };
-        timeouts().schedule(expire, CONNECTION_TIMEOUT_MILLIS);
-        try (client) {
-            Connection c = new Connection(client);
-            GitGuard.Request request = c.readRequest();
-            GitGuard.Decision d;
-            if (request == null) {
-                d = new GitGuard.Decision.Deny("the git guard received a malformed request");
-            } else {
-                d = GitGuard.decide(request, new HostProbe(c, request));
-            }
-            String answer = d instanceof GitGuard.Decision.Deny deny
-                    ? "D " + deny.message().replace('\n', ' ') + "\n"
-                    : "A\n";
-            c.write(answer);
-        } catch (IOException | RuntimeException e) {
-            // the launcher sees the connection close and refuses, failing closed
-        } finally {
-            expire.cancel();
-        }
-    }
-
-    /** Reading NUL-terminated fields and writing answers on one connection. */
-    private static final class Connection {
-        private final SocketChannel ch;
-        private final ByteBuffer buf = ByteBuffer.allocate(8192);
-        private int total;
-
-        Connection(SocketChannel ch) {
-            this.ch = ch;
-            buf.flip();
-        }
-
-        /** The next NUL-terminated field, or null at end of stream or over the size limit. */
-        String field() throws IOException {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            while (true) {
-                while (buf.hasRemaining()) {
-                    byte b = buf.get();
-                    if (b == 0) {
-                        return out.toString(StandardCharsets.UTF_8);
-                    }
-                    if (++total > MAX_REQUEST) {
-                        return null;
-                    }
-                    out.write(b);
-                }
-                buf.clear();
-                int n = ch.read(buf);
-                buf.flip();
-                if (n < 0) {
-                    return null;
-                }
-            }
-        }
-
-        GitGuard.Request readRequest() throws IOException {
-            if (!MAGIC.equals(field())) {
-                return null;
-            }
-            String cwd = field();
-            String parentExe = field();
-            Integer argc = count();
-            if (cwd == null || parentExe == null || argc == null) {
-                return null;
-            }
-            List<String> argv = new ArrayList<>();
-            for (int i = 0; i < argc; i++) {
-                String a = field();
-                if (a == null) {
-                    return null;
-                }
-                argv.add(a);
-            }
-            Integer envc = count();
-            if (envc == null) {
-                return null;
-            }
-            Map<String, String> environment = new LinkedHashMap<>();
-            for (int i = 0; i < envc; i++) {
-                String kv = field();
-                if (kv == null) {
-                    return null;
-                }
-                int eq = kv.indexOf('=');
-                if (eq > 0) {
-                    environment.put(kv.substring(0, eq), kv.substring(eq + 1));
-                }
-            }
-            if (argv.isEmpty()) {
-                return null;
-            }
-            return new GitGuard.Request(argv, cwd.isEmpty() ? "/" : cwd, environment, parentExe);
-        }
-
-        private Integer count() throws IOException {
-            String s = field();
-            if (s == null) {
-                return null;
-            }
-            try {
-                int n = Integer.parseInt(s);
-                return n >= 0 && n <= MAX_FIELDS ? n : null;
-            } catch (NumberFormatException e) {
-                return null;
-            }
-        }
-
-        void write(String s) throws IOException {
-            ByteBuffer out = ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8));
-            while (out.hasRemaining()) {
-                ch.write(out);
-            }
-        }
-    }
-
-    /** The guard's view of the sandbox, from outside it. */
-    private final class HostProbe implements GitGuard.Probe {
-        private final Connection c;
-        private final Map<String, Optional<String>> resolved = new HashMap<>();
-        private int questions;
-
-        HostProbe(Connection c, GitGuard.Request request) {
-            this.c = c;
-            // the launcher sends its working directory as getcwd() gives it: already resolved
-            resolved.put(request.cwd(), Optional.of(request.cwd()));
-        }
-
-        @Override
-        public Optional<String> realPath(String path) {
-            Optional<String> known = resolved.get(path);
-            if (known != null) {
-                return known;
-            }
-            if (++questions > MAX_PATH_QUESTIONS || path.indexOf('\n') >= 0 || path.indexOf('\0') >= 0) {
-                return Optional.empty();
-            }
-            Optional<String> answer;
-            try {
-                c.write("R " + path + "\n");
-                String r = c.field();
-                answer = r == null || r.isEmpty() ? Optional.empty() : Optional.of(r);
-            } catch (IOException e) {
-                answer = Optional.empty();
-            }
-            resolved.put(path, answer);
-            return answer;
-        }
-
-        /**
-         * The mount that shows a (resolved) path inside the sandbox: the deepest policy
-         * mount above it, else null for the read-only root.
-         */
-        private Mount mountOf(Path inside) {
-            Mount best = null;
-            for (Mount m : mounts) {
-                if (inside.startsWith(m.target())
-                        && (best == null || m.target().getNameCount() > best.target().getNameCount())) {
-                    best = m;
-                }
-            }
-            return best;
-        }
-
-        /** Where a path inside the sandbox lives on the host, through the mount that shows it. */
-        private Path host(String inside) {
-            Path p = Path.of(inside);
-            Mount m = mountOf(p);
-            if (m == null || m.source() == null || m.kind() != Mount.Kind.READ_WRITE && m.kind() != Mount.Kind.READ_ONLY) {
-                return p;
-            }
-            return m.source().resolve(m.target().relativize(p).toString());
-        }
-
-        /** Whether a resolved inside path is shown by the temp-dir mount ({@code /tmp}) itself. */
-        private boolean shownByTemp(String inside) {
-            Mount m = mountOf(Path.of(inside));
-            return m != null && m.target().equals(Path.of(GitGuard.TEMP)) && m.source() != null;
-        }
-
-        private boolean inHostTemp(Path p) {
-            try {
-                Path real = p.toRealPath();
-                return real.startsWith(tmpSource.toRealPath());
-            } catch (IOException e) {
-                return false;
-            }
-        }
-
-        @Override
-        public boolean throwAwayRepository(String dir, String gitDir) {
-            if (!shownByTemp(dir) || (gitDir != null && !shownByTemp(gitDir))) {
-                return false; // under /tmp by name, but another mount (a project, say) shows it
-            }
-            if (gitDir != null) {
-                Path g = host(gitDir);
-                Path common = g;
-                try {
-                    Path commondir = g.resolve("commondir");
-                    if (Files.isRegularFile(commondir)) {
-                        common = g.resolve(Files.readString(commondir).strip()).normalize();
-                    }
-                } catch (IOException e) {
-                    return false;
-                }
-                return inHostTemp(g) && (!Files.exists(common) || inHostTemp(common));
-            }
-            Path hostDir = host(dir);
-            Optional<GitLayout> layout = GitLayout.discover(hostDir);
-            if (layout.isEmpty()) {
-                return true; // no repository: git creates one here or fails
-            }
-            GitLayout l = layout.get();
-            return inHostTemp(l.workTree()) && inHostTemp(l.gitDir()) && inHostTemp(l.commonDir());
-        }
-
-        @Override
-        public Optional<String> alias(String dir, String name) {
-            Path hostDir = host(dir);
-            List<String> cmd = List.of("git", "config", "--get", "alias." + name);
-            ProcessBuilder pb = new ProcessBuilder(cmd);
-            pb.environment().clear();
-            for (String var : List.of("HOME", "XDG_CONFIG_HOME", "PATH", "LANG")) {
-                env.env(var).ifPresent(v -> pb.environment().put(var, v));
-            }
-            if (Files.isDirectory(hostDir)) {
-                pb.directory(hostDir.toFile());
-            }
-            pb.redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-            try {
-                Process p = pb.start();
-                byte[] out = p.getInputStream().readNBytes(64 * 1024);
-                if (!p.waitFor(5, TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
-                    return Optional.empty();
-                }
-                String value = new String(out, StandardCharsets.UTF_8).strip();
-                return p.exitValue() == 0 && !value.isEmpty() ? Optional.of(value) : Optional.empty();
-            } catch (IOException e) {
-                return Optional.empty();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return Optional.empty();
-            }
-        }
-
-        @Override
-        public boolean externalCommand(String name) {
-            if (name.contains("/")) {
-                return false;
-            }
-            List<Path> dirs = new ArrayList<>();
-            dirs.add(Path.of("/usr/lib/git-core"));
-            for (String d : env.env("PATH").orElse("").split(":")) {
-                if (d.startsWith("/")) {
-                    dirs.add(Path.of(d));
-                }
-            }
-            for (Path d : dirs) {
-                Path p = d.resolve("git-" + name);
-                if (Files.isRegularFile(p) && Files.isExecutable(p)) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        @Override
-        public String sandboxEnv(String name) {
-            return env.hostEnv().get(name);
+            waiting.clear();
+            waiting.notifyAll();
         }
     }
 }

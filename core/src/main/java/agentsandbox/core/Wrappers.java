@@ -48,9 +48,11 @@ final class Wrappers {
      * @param real     the real binary, bound inside when the rule runs it
      * @param realSlot where inside the runtime the real binary appears, relative to it
      * @param script   the wrapper script for a script rule
+     * @param home     the sandbox's HOME and XDG_CONFIG_HOME ({@code -} when unset), for the git
+     *                 guard that runs inside the sandbox when the launcher cannot reach the socket
      */
     record Wrapper(String name, CommandRule rule, Origin origin, List<Path> overlaid, Path real, String realSlot,
-            Path script) {
+            Path script, String home, String xdgConfigHome) {
 
         /** The launcher's instruction, stored as the target of the lookup symlink. */
         String instruction() {
@@ -64,8 +66,9 @@ final class Wrappers {
             } else {
                 throw new IllegalStateException("unwrapped " + name);
             }
-            return kind + "\t" + name + "\t" + (realSlot == null ? "-" : realSlot) + "\t"
+            String line = kind + "\t" + name + "\t" + (realSlot == null ? "-" : realSlot) + "\t"
                     + (script == null ? "-" : script.toString());
+            return needsGuard() ? line + "\t" + home + "\t" + xdgConfigHome : line;
         }
 
         boolean needsGuard() {
@@ -149,7 +152,8 @@ final class Wrappers {
             long slots = out.stream().filter(x -> x.realSlot() != null).count();
             String slot = rule instanceof CommandRule.Blocked ? null
                     : Sandbox.RUNTIME.relativize(REAL.resolve(Long.toString(slots + 1)).resolve(name)).toString();
-            out.add(new Wrapper(name, rule, origin, List.copyOf(overlaid), real, slot, script));
+            out.add(new Wrapper(name, rule, origin, List.copyOf(overlaid), real, slot, script,
+                    guardValue(env, "HOME"), guardValue(env, "XDG_CONFIG_HOME")));
             String why = "command " + name + " = " + rule.describe() + " (" + origin + ")";
             for (Path p : overlaid) {
                 notes.add(Planner.pad("ro") + p + "  <- " + why + ": the launcher, read-only, in its place");
@@ -159,6 +163,12 @@ final class Wrappers {
             }
         }
         return out;
+    }
+
+    /** A variable for the in-sandbox guard: {@code -} when unset or not fit for the rule's line. */
+    private static String guardValue(Environment env, String name) {
+        String v = env.hostEnv().get(name);
+        return v == null || v.isEmpty() || v.equals("-") || v.indexOf('\t') >= 0 || v.length() > 1024 ? "-" : v;
     }
 
     private static Path script(String name, CommandRule.Script s, Environment env, Origin origin) {

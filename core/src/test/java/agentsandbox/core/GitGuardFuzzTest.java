@@ -29,17 +29,21 @@ class GitGuardFuzzTest {
         }
 
         @Override
-        public boolean throwAwayRepository(String dir, String gitDir) {
+        public GitGuard.GitRun git(List<String> args) {
+            if (args.contains("config")) {
+                return alias.isPresent() ? new GitGuard.GitRun(0, alias.get()) : new GitGuard.GitRun(1, "");
+            }
+            return throwAway ? new GitGuard.GitRun(0, "/tmp/x/.git\n/tmp/x/.git\n/tmp/x\n")
+                    : new GitGuard.GitRun(128, "");
+        }
+
+        @Override
+        public boolean inPrivateTemp(String resolved) {
             return throwAway;
         }
 
         @Override
-        public Optional<String> alias(String dir, String name) {
-            return alias;
-        }
-
-        @Override
-        public boolean externalCommand(String name) {
+        public boolean externalCommand(String name, String path) {
             return external;
         }
 

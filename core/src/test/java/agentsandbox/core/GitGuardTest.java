@@ -17,6 +17,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class GitGuardTest {
     private static final String PROJECT = "/home/u/project";
@@ -41,14 +42,16 @@ class GitGuardTest {
             Map.entry("unstage", "reset HEAD --"),
             Map.entry("amend", "commit --amend --no-edit"),
             Map.entry("sh", "!git checkout ."),
-            Map.entry("ext", "checkout"));
+            Map.entry("ext", "checkout"),
+            Map.entry("keep", "stash -u"));
 
     /** Programs named git-NAME that git would run for "git NAME". */
     private static final Set<String> EXTERNAL = Set.of("lfs", "ext");
 
     /**
-     * The sandbox as the guard sees it: paths resolve lexically, every repository is or
-     * is not a throw-away one, HOME is /home/u.
+     * The sandbox as the guard sees it: paths resolve lexically, git finds no repository
+     * (so the names given decide), every path in /tmp is or is not in the private temp
+     * dir, HOME is /home/u, and git's config holds {@link #ALIASES}.
      */
     record TestProbe(boolean throwAway) implements GitGuard.Probe {
         @Override
@@ -57,17 +60,25 @@ class GitGuardTest {
         }
 
         @Override
-        public boolean throwAwayRepository(String dir, String gitDir) {
+        public GitGuard.GitRun git(List<String> args) {
+            int config = args.indexOf("config");
+            if (config >= 0 && args.size() == config + 3 && args.get(config + 1).equals("--get")) {
+                String alias = ALIASES.get(args.get(config + 2).substring("alias.".length()));
+                return alias == null ? new GitGuard.GitRun(1, "") : new GitGuard.GitRun(0, alias + "\n");
+            }
+            if (args.contains("rev-parse")) {
+                return new GitGuard.GitRun(128, "");
+            }
+            throw new AssertionError("unexpected question " + args);
+        }
+
+        @Override
+        public boolean inPrivateTemp(String resolved) {
             return throwAway;
         }
 
         @Override
-        public Optional<String> alias(String dir, String name) {
-            return Optional.ofNullable(ALIASES.get(name));
-        }
-
-        @Override
-        public boolean externalCommand(String name) {
+        public boolean externalCommand(String name, String path) {
             return EXTERNAL.contains(name);
         }
 
@@ -120,7 +131,8 @@ class GitGuardTest {
             git loop1                                         | git loop1
             # restore
             git restore file.txt                              | git restore
-            git restore --staged file.txt                     | git restore
+            git restore --staged --worktree file.txt          | git restore
+            git restore -W -S file.txt                        | git restore
             git restore -s HEAD~1 .                           | git restore
             git -C . restore .                                | git restore
             git-restore .                                     | git restore
@@ -235,6 +247,49 @@ class GitGuardTest {
             git push -- origin +main                          | git push +main
             git push --mirror                                 | git push --mirror
             git push --mir origin                             | git push --mirror
+            # discarding work tree changes, by porcelain and plumbing
+            git switch -f main                                | git switch --discard-changes
+            git switch --discard-changes main                 | git switch --discard-changes
+            git switch --discard main                         | git switch --discard-changes
+            git switch -C main                                | git switch -C
+            git checkout-index -f -a                          | git checkout-index -f
+            git checkout-index -af                            | git checkout-index -f
+            git read-tree -u --reset HEAD                     | git read-tree -u --reset
+            git read-tree --reset -u HEAD                     | git read-tree -u --reset
+            git rm -f a.txt                                   | git rm -f
+            git rm -rf src                                    | git rm -f
+            git mv -f a.txt b.txt                             | git mv -f
+            git clean -i                                      | git clean -i
+            git clean -d                                      | git clean
+            git clean                                         | git clean
+            git worktree remove --force ../wt                 | git worktree remove --force
+            git worktree remove -f ../wt                      | git worktree remove --force
+            # deleting or moving refs and reflogs
+            git reflog delete --updateref refs/stash@{0}      | git reflog delete
+            git reflog expire --expire=now --all              | git reflog expire
+            git update-ref -d refs/stash                      | git update-ref
+            git update-ref -d refs/heads/x                    | git update-ref
+            git update-ref refs/heads/main HEAD~1             | git update-ref
+            git update-ref --stdin                            | git update-ref
+            git branch -f name                                | git branch -f
+            git branch -f name main                           | git branch -f
+            git branch --force name main                      | git branch -f
+            git branch -M old main                            | git branch -M
+            git branch -m -f old main                         | git branch -M
+            git branch -C old main                            | git branch -M
+            git tag -f v1                                     | git tag -f
+            git tag -d v1                                     | git tag -d
+            git tag --delete v1                               | git tag -d
+            git symbolic-ref HEAD refs/heads/other            | git symbolic-ref
+            git symbolic-ref -d HEAD                          | git symbolic-ref
+            git worktree add -B main ../wt                    | git worktree add -B
+            git filter-branch --all                           | git filter-branch
+            # commits without the hooks
+            git commit-tree -m x HEAD^{tree}                  | git commit-tree
+            # inline config that runs programs
+            git -c core.fsmonitor=./x.sh status               | git -c core.fsmonitor=./x.sh
+            git -c filter.lfs.smudge=./x.sh checkout-index -a | git -c filter.lfs.smudge=./x.sh
+            git -c diff.external=./x.sh diff                  | git -c diff.external=./x.sh
             git fp                                            | git push --force
             # inline config that redefines commands or skips hooks
             git -c alias.x=checkout x                         | git -c alias.x=checkout
@@ -319,8 +374,32 @@ class GitGuardTest {
             git switch -c feature
             git branch -d topic
             git branch --delete topic
-            git branch -f name
-            git branch -f name main
+            git restore --staged file.txt
+            git restore -S .
+            git rm --cached file.txt
+            git rm --cached -f file.txt
+            git rm file.txt
+            git mv a.txt b.txt
+            git tag v1
+            git tag -l
+            git tag -a v2 -m msg
+            git symbolic-ref HEAD
+            git symbolic-ref --short HEAD
+            git symbolic-ref -q HEAD
+            git reflog
+            git reflog show main
+            git read-tree HEAD
+            git read-tree -m -u HEAD
+            git checkout-index -a
+            git switch -c other
+            git switch --detach HEAD~1
+            git worktree add ../wt
+            git worktree add -b topic ../wt
+            git worktree remove ../wt
+            git write-tree
+            git -c core.editor=true commit
+            git -c core.pager=cat log
+            git -c protocol.file.allow=always submodule update
             git branch -m old new
             git branch --contains HEAD
             git branch -d -- -D
@@ -495,7 +574,7 @@ class GitGuardTest {
         "  spaced   out  |spaced,out",
     })
     void Splits_An_Alias_Like_Git(String alias, String words) {
-        assertThat(GitGuard.splitAlias(alias)).containsExactly(words.split(","));
+        assertThat(GitCommand.splitAlias(alias)).containsExactly(words.split(","));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -506,10 +585,109 @@ class GitGuardTest {
         "'user.name'='it'\\''s'|user.name=it's",
     })
     void Reads_Git_Config_Parameters(String value, String words) {
-        assertThat(GitGuard.shellWords(value)).containsExactly(words.split(","));
+        assertThat(GitCommand.shellWords(value)).containsExactly(words.split(","));
+    }
+
+    /** Git's own calls, by the command line of the git that makes them, and commands git runs for the caller. */
+    private static final String PARENTS = """
+            # parent's command line                      | child                                                  | allowed
+            git stash -u                                 | git clean --force --quiet -d :/                        | yes
+            git stash -u                                 | git reset --hard -q --no-recurse-submodules            | yes
+            git stash -q -a                              | git clean --force --quiet -d :/ -x                     | yes
+            git bisect--helper start HEAD HEAD~2         | git checkout -q 0123456789abcdef0123 --                | yes
+            git stash push --keep-index                  | git checkout --no-overlay 0123456789abcdef0123 -- :/   | yes
+            git stash branch sb                          | git checkout -b sb 0123456789abcdef0123                | yes
+            git -C . stash                               | git reset --hard -q --no-recurse-submodules            | yes
+            git keep                                     | git clean --force --quiet -d :/                        | yes
+            git worktree add ../wt                       | git reset --hard --no-recurse-submodules               | yes
+            git worktree add ../wt                       | git symbolic-ref HEAD refs/heads/wt                    | yes
+            git worktree add -q ../wt                    | git symbolic-ref HEAD refs/heads/wt --quiet            | yes
+            git worktree add -q ../wt                    | git reset --hard --no-recurse-submodules --quiet       | yes
+            git bisect--helper reset                     | git checkout main --                                   | yes
+            git submodule--helper update --init          | git checkout -q 0123456789abcdef0123                   | yes
+            git gc                                       | git reflog expire --all                                | yes
+            git cherry-pick feature                      | git commit -n --no-gpg-sign -F .git/MERGE_MSG --cleanup=verbatim --allow-empty-message | yes
+            git rebase -i main                           | git commit -n -F /p/.git/rebase-merge/message --cleanup=strip | yes
+            # commands the parent runs for the caller get every rule
+            git stash -u                                 | git clean -fdx                                         | no
+            git stash                                    | git reset --hard                                       | no
+            git stash -p                                 | git reset --hard -q --no-recurse-submodules x.diff     | no
+            git submodule--helper foreach git checkout -- a.txt | git checkout -- a.txt                           | no
+            git submodule--helper foreach git branch -D x | git branch -D x                                       | no
+            git submodule--helper update                 | git checkout -- a.txt                                  | no
+            git rebase --exec 'git checkout -- a.txt' main | git checkout -- a.txt                                | no
+            git rebase -x 'git reset --hard' main        | git reset --hard                                       | no
+            git bisect--helper run git checkout -- a.txt | git checkout -- a.txt                                  | no
+            git difftool -x 'git checkout --' HEAD       | git checkout -- a.txt                                  | no
+            git sh                                       | git checkout .                                         | no
+            git commit                                   | git commit -n --no-gpg-sign -F .git/MERGE_MSG --cleanup=verbatim | no
+            git commit                                   | git commit -n -m x                                     | no
+            git cherry-pick feature                      | git commit -n -m x                                     | no
+            git worktree list                            | git reset --hard --no-recurse-submodules               | no
+            git frobnicate                               | git reset --hard -q --no-recurse-submodules            | no
+            """;
+
+    @ParameterizedTest(name = "{0} -> {1}: {2}")
+    @MethodSource("parents")
+    void Tells_Gits_Own_Calls_From_Commands_Git_Runs_For_The_Caller(String parent, String child, String allowed) {
+        GitGuard.Request request = new GitGuard.Request(words(child), PROJECT, Map.of("HOME", "/home/u"),
+                "/run/agent-sandbox/real/1/git", words(parent));
+        GitGuard.Decision d = GitGuard.decide(request, new TestProbe(false));
+        assertThat(d).isInstanceOf(allowed.equals("yes") ? GitGuard.Decision.Allow.class : GitGuard.Decision.Deny.class);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"/bin/sh", "/usr/bin/git", "/run/agent-sandbox/real/x/git", "/run/agent-sandbox/real/1",
+        "/run/agent-sandbox/real/1/git/x", "/tmp/run/agent-sandbox/real/1/git", "relative/real/1/git"})
+    void Only_A_Running_Real_Git_Makes_Gits_Own_Calls(String parentExe) {
+        GitGuard.Request request = new GitGuard.Request(words("git reset --hard -q --no-recurse-submodules"),
+                PROJECT, Map.of("HOME", "/home/u"), parentExe, words("git stash"));
+        assertRefuses(GitGuard.decide(request, new TestProbe(false)), "git reset --hard");
+    }
+
+    @Test
+    void A_Real_Git_Of_An_Outer_Sandbox_Is_A_Running_Git_Too() {
+        assertThat(GitGuard.isRealBinary("/run/agent-sandbox/outer/outer/real/12/git")).isTrue();
+        assertThat(GitGuard.isRealBinary("/run/agent-sandbox/real/1/git")).isTrue();
+    }
+
+    @Test
+    void Refuses_An_Alias_Whose_Config_Git_Cannot_Read_In_Time() {
+        GitGuard.Probe noAnswer = new GitGuard.Probe() {
+            @Override
+            public Optional<String> realPath(String path) {
+                return Optional.of(path);
+            }
+
+            @Override
+            public GitGuard.GitRun git(List<String> args) {
+                return GitGuard.GitRun.NONE;
+            }
+
+            @Override
+            public boolean inPrivateTemp(String resolved) {
+                return false;
+            }
+
+            @Override
+            public boolean externalCommand(String name, String path) {
+                return false;
+            }
+
+            @Override
+            public String sandboxEnv(String name) {
+                return "/home/u";
+            }
+        };
+        GitGuard.Request request = new GitGuard.Request(List.of("git", "co", "."), PROJECT, Map.of());
+        assertRefuses(GitGuard.decide(request, noAnswer), "git co");
     }
 
     // ------------------------------------------------------------------ helpers
+
+    static Stream<Arguments> parents() {
+        return table(PARENTS);
+    }
 
     static Stream<Arguments> refused() {
         return table(REFUSED);

@@ -136,4 +136,22 @@ class GitLayoutTest {
         assertThat(g.gitPaths()).extracting(PresetPath::path)
                 .containsExactly(modules.resolve("hooks"), modules.resolve("config"));
     }
+
+    @Test
+    void aHugeSparseDotGitFileOrAFifoReadsAsNoRepositoryAtOnce() throws Exception {
+        Path huge = tmp.resolve("huge");
+        Files.createDirectories(huge);
+        try (var f = new java.io.RandomAccessFile(huge.resolve(".git").toFile(), "rw")) {
+            f.setLength(1_500_000_000L); // sparse: no disk used
+        }
+        Path fifo = tmp.resolve("fifo");
+        Files.createDirectories(fifo);
+        Process mkfifo = new ProcessBuilder("mkfifo", fifo.resolve(".git").toString()).start();
+        assertThat(mkfifo.waitFor()).isZero();
+
+        long start = System.nanoTime();
+        assertThat(GitLayout.discover(huge)).isEmpty();
+        assertThat(GitLayout.discover(fifo)).isEmpty();
+        assertThat(System.nanoTime() - start).isLessThan(2_000_000_000L);
+    }
 }

@@ -48,7 +48,6 @@ class GitGuardIT {
             "cd /tmp && git -C \"$P\" checkout .",
             // restore
             "git restore a.txt",
-            "git restore --staged a.txt",
             "git restore -s HEAD a.txt",
             "git restore --worktree --source=HEAD a.txt",
             // reset --hard
@@ -132,7 +131,42 @@ class GitGuardIT {
             "GIT_CONFIG_PARAMETERS=\"'alias.st'='checkout'\" git st .",
             "GIT_CONFIG_GLOBAL=/tmp/gitconfig git status",
             "HOME=/tmp git status",
-            "XDG_CONFIG_HOME=/tmp git status");
+            "XDG_CONFIG_HOME=/tmp git status",
+            // discarding work by porcelain and plumbing
+            "git switch -f main",
+            "git switch --discard-changes main",
+            "git checkout-index -f -a",
+            "git read-tree -u --reset HEAD",
+            "git rm -f a.txt",
+            "git mv -f u.txt a.txt",
+            "git clean -i",
+            // deleting and moving refs and reflogs
+            "git reflog delete --updateref refs/stash@{0}",
+            "git update-ref -d refs/stash",
+            "git update-ref -d refs/heads/merged",
+            "git branch -f merged feature",
+            "git branch -M feature merged",
+            "git tag -f v0 feature",
+            "git tag -d v0",
+            "git symbolic-ref HEAD refs/heads/feature && git reset --soft HEAD",
+            // commits that skip the hooks
+            "git commit-tree -m x HEAD^{tree}",
+            "git update-ref refs/heads/main $(git commit-tree -m x HEAD^{tree})",
+            // an alias from a writable bare repository, used on the project
+            "git init -q --bare /tmp/b.git && git --git-dir=/tmp/b.git config alias.co checkout"
+                    + " && git --git-dir=/tmp/b.git --work-tree=. co -- a.txt",
+            // config that runs programs
+            "git -c core.fsmonitor='touch /tmp/ran' status",
+            // commands git runs for the caller are guarded like the caller's
+            "git -c submodule.active=. submodule foreach git -C .. checkout -- a.txt",
+            "git -c submodule.active=. submodule foreach git -C .. branch -D feature",
+            "git wipe",
+            // the environment as git reads it: the first of duplicated variables counts
+            "python3 -c \"import ctypes, os; libc = ctypes.CDLL(None); h = os.environ['HOME'].encode();"
+                    + " a = (ctypes.c_char_p * 5)(b'git', b'co', b'--', b'a.txt', None);"
+                    + " e = [b'PATH=/usr/bin:/bin', b'HOME=' + h, b'GIT_CONFIG_COUNT=1', b'GIT_CONFIG_KEY_0=alias.co',"
+                    + " b'GIT_CONFIG_VALUE_0=checkout', b'GIT_CONFIG_COUNT=0'];"
+                    + " libc.execve(b'/usr/bin/git', a, (ctypes.c_char_p * 7)(*e, None))\"");
 
     /** Allowed command lines, run in this order: each must succeed. */
     static final List<String> ALLOWED = List.of(
@@ -168,7 +202,7 @@ class GitGuardIT {
             "git switch main",
             "git branch -d merged",
             "git branch side",
-            "git branch -f side feature",
+            "git branch side-copy feature",
             "git merge -n topic",
             "git rebase -n main",
             "echo b > b.txt && git add b.txt",
@@ -187,6 +221,66 @@ class GitGuardIT {
             "git pull -q --ff-only origin main",
             "git stash apply",
             "git reset -q HEAD a.txt",
+            // everyday work, with git's own calls inside stash, rebase, pull, merge, worktree, gc, bisect
+            "git stash -q -u",
+            "git stash apply -q",
+            "git stash -q --keep-index",
+            "git stash apply -q",
+            "echo k > k.txt && git add k.txt && git stash push -q -- k.txt",
+            "git stash apply -q",
+            "git restore --staged k.txt",
+            "git add k.txt && git rm -q --cached k.txt",
+            "git stash show -p stash@{0}",
+            "git commit -q -a -m work",
+            "git commit -q --amend --no-edit",
+            "git commit -q --amend -m reworked",
+            "git switch -q -c side2",
+            "echo s > s.txt && git add s.txt && git commit -q -m side",
+            "git switch -q main",
+            "git cherry-pick side2",
+            "git merge -q --no-edit side2",
+            "git rebase -q side2",
+            "git rebase -q --exec true HEAD~1",
+            "echo dirty >> a.txt && git -c rebase.autoStash=true rebase -q HEAD~1",
+            "git pull -q --no-rebase --no-edit origin main",
+            "git pull -q --rebase --autostash origin main",
+            "git merge -q --autostash --no-edit feature",
+            "git worktree add -q /tmp/wt-a",
+            "git worktree add -q -b wt-b /tmp/wt-b",
+            "git worktree list",
+            "git worktree remove /tmp/wt-b",
+            "git worktree prune",
+            "git branch -d side2",
+            "git tag -a v2 -m v2",
+            "git tag -l",
+            "git symbolic-ref HEAD",
+            "git symbolic-ref --short HEAD",
+            "git reflog -n 3",
+            "git rev-list --count HEAD",
+            "git log --graph --oneline -5",
+            "git diff --stat HEAD~1",
+            "git diff --cached",
+            "git show HEAD:a.txt",
+            "git ls-tree HEAD",
+            "git cat-file -p HEAD",
+            "git shortlog -sn HEAD",
+            "git format-patch -q -1 -o /tmp/patches",
+            "echo m > m.txt && git add m.txt && git commit -q -m m",
+            "git mv m.txt m2.txt && git commit -q -m mv",
+            "git rm -q m2.txt && git commit -q -m rm",
+            "git revert --no-edit HEAD",
+            "git notes add -m note HEAD",
+            "git notes show HEAD",
+            "git gc -q",
+            "git stash -q -u && git bisect start HEAD HEAD~2 && git bisect reset && git stash apply -q",
+            "git write-tree",
+            "git hash-object a.txt",
+            "git rev-parse --show-toplevel",
+            "git config --list",
+            "git status -sb",
+            "git fetch -q --all",
+            "git -c core.pager=cat log -1",
+            "git -c core.editor=true commit -q --amend",
             "git init -q /tmp/scratch && cd /tmp/scratch && git commit -q --allow-empty -m s && git checkout -q -b x",
             "cd /tmp/scratch && git reset -q --hard && git clean -fdx && git switch -q - && git branch -D x",
             "cd /tmp/scratch && git checkout -q -b y && echo x > f && git add f && git restore --staged f",
@@ -211,6 +305,16 @@ class GitGuardIT {
         sandbox.git("switch", "-q", "main");
         sandbox.git("remote", "add", "origin", remote.toString());
         sandbox.git("push", "-q", "origin", "main");
+        sandbox.git("tag", "v0");
+        sandbox.git("config", "alias.wipe", "!git checkout -- a.txt");
+        // a gitlink whose directory is a repository of its own: submodule foreach runs there
+        sandbox.git("init", "-q", "sub");
+        sandbox.git("-C", "sub", "commit", "-q", "--allow-empty", "-m", "sub");
+        String subHead = sandbox.git("-C", "sub", "rev-parse", "HEAD").stdout().strip();
+        sandbox.git("update-index", "--add", "--cacheinfo", "160000," + subHead + ",sub");
+        sandbox.write(".gitmodules", "[submodule \"sub\"]\n\tpath = sub\n\turl = ./sub\n");
+        sandbox.git("add", ".gitmodules");
+        sandbox.git("commit", "-q", "-m", "gitlink");
         sandbox.write("a.txt", "first line\nstashed line\n");
         sandbox.git("stash", "-q");
         // uncommitted work and an untracked file that refused commands would destroy
@@ -261,7 +365,9 @@ class GitGuardIT {
         report.lines().forEach(e -> {
             String line = e.getKey();
             String[] r = e.getValue();
-            soft.assertThat(r[0]).as("exit status of: " + line + " (stderr: " + r[1] + ")").isEqualTo("1");
+            // 1, or git's own failure status when a git it started was refused (submodule foreach)
+            soft.assertThat(r[0]).as("exit status of: " + line + " (stderr: " + r[1] + ")")
+                    .isEqualTo(line.contains(" foreach ") ? "128" : "1");
             soft.assertThat(r[1]).as("refusal of: " + line)
                     .startsWith("agent-sandbox: ")
                     .contains("is not allowed in this sandbox");
@@ -272,7 +378,7 @@ class GitGuardIT {
 
     @Test
     void Allows_Everyday_Work_Including_Anything_In_A_Throw_Away_Repository_Under_Tmp() {
-        assertThat(ALLOWED).hasSizeGreaterThanOrEqualTo(40);
+        assertThat(ALLOWED).hasSizeGreaterThanOrEqualTo(80);
 
         Report report = runAll(ALLOWED, "", "");
 
@@ -282,6 +388,13 @@ class GitGuardIT {
         soft.assertAll();
         assertThat(sandbox.runOnHost("git", "--git-dir", remote.toString(), "log", "--format=%s", "-1", "main")
                 .succeeds().stdout()).isEqualTo("ahead\n");
+        // what the everyday commands made is there on the host
+        assertThat(sandbox.runOnHost("git", "log", "--format=%s", "main").succeeds().stdout())
+                .contains("reworked\n", "side\n", "Revert \"rm\"");
+        assertThat(sandbox.runOnHost("git", "for-each-ref", "--format=%(refname)").succeeds().stdout())
+                .contains("refs/heads/feature\n", "refs/heads/wt-a\n", "refs/tags/v2\n", "refs/stash\n",
+                        "refs/notes/commits\n")
+                .doesNotContain("refs/heads/side2", "refs/heads/merged\n");
     }
 
     @Test

@@ -1,0 +1,77 @@
+package agentsandbox.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The launcher's copy of the contract ({@code launcher/src/guard.h}) agrees with Java's:
+ * the guard's protocol, the in-sandbox paths, the limits and the timeouts.
+ */
+class GuardContractTest {
+    private static final Map<String, String> DEFINES = new HashMap<>();
+
+    @BeforeAll
+    static void readHeader() throws IOException {
+        Path header = Path.of("..", "launcher", "src", "guard.h");
+        for (String line : Files.readAllLines(header)) {
+            String[] words = line.strip().split("\\s+", 3);
+            if (words.length == 3 && words[0].equals("#define")) {
+                String value = words[2];
+                DEFINES.put(words[1], value.startsWith("\"") ? value.substring(1, value.length() - 1) : value);
+            }
+        }
+    }
+
+    private static String define(String name) {
+        assertThat(DEFINES).containsKey(name);
+        return DEFINES.get(name);
+    }
+
+    private static int number(String name) {
+        return Integer.parseInt(define(name));
+    }
+
+    @Test
+    void The_Protocol_Is_The_Same_On_Both_Sides() {
+        assertThat(define("GUARD_MAGIC")).isEqualTo(GuardProtocol.MAGIC);
+        assertThat(number("GUARD_MAX_LINE")).isEqualTo(GuardProtocol.MAX_LINE);
+        assertThat(number("GUARD_MAX_QUESTIONS")).isEqualTo(GuardProtocol.MAX_QUESTIONS);
+        assertThat(number("GUARD_MAX_GIT_OUTPUT")).isEqualTo(GuardProtocol.MAX_GIT_OUTPUT);
+        assertThat(number("GUARD_GIT_MILLIS")).isEqualTo(GuardProtocol.GIT_MILLIS);
+        assertThat(number("GUARD_TIMEOUT_SECONDS")).isEqualTo(GuardProtocol.LAUNCHER_TIMEOUT_SECONDS);
+        assertThat(number("GUARD_CONNECTION_MILLIS")).isEqualTo(GuardProtocol.CONNECTION_MILLIS);
+        assertThat(number("GUARD_CONNECT_MILLIS")).isEqualTo(GuardProtocol.CONNECT_MILLIS);
+        assertThat(number("GUARD_MAX_PARENT_CMDLINE")).isLessThan(GuardProtocol.MAX_REQUEST / 2);
+    }
+
+    @Test
+    void The_Timeouts_Nest() {
+        // the host gives up on a connection before the launcher gives up waiting, and a
+        // question to git fits in both many times over
+        assertThat(GuardProtocol.CONNECTION_MILLIS).isLessThan(GuardProtocol.LAUNCHER_TIMEOUT_SECONDS * 1000);
+        assertThat(GuardProtocol.GIT_MILLIS * 4).isLessThanOrEqualTo(GuardProtocol.CONNECTION_MILLIS);
+    }
+
+    @Test
+    void The_Paths_Inside_The_Sandbox_Are_The_Same_On_Both_Sides() {
+        assertThat(Path.of(define("RUNTIME"))).isEqualTo(Sandbox.RUNTIME);
+        assertThat(Sandbox.RUNTIME.resolve(define("RUNTIME_COMMANDS"))).isEqualTo(Wrappers.COMMANDS);
+        assertThat(Sandbox.RUNTIME.resolve(define("RUNTIME_OUTER"))).isEqualTo(Wrappers.OUTER);
+        assertThat(Sandbox.RUNTIME.resolve(define("GUARD_SOCKET")))
+                .isEqualTo(Wrappers.GUARD.resolve(RuntimeDirs.SOCKET));
+        assertThat(Sandbox.RUNTIME.resolve(define("GUARD_SOCKET")).getParent().getFileName().toString())
+                .isEqualTo(RuntimeDirs.GUARD);
+        assertThat(Sandbox.RUNTIME.resolve(define("GUARD_JAR")))
+                .isEqualTo(Sandbox.APP.resolve("lib").resolve("agent-sandbox-core.jar"));
+        assertThat(Sandbox.RUNTIME.resolve(define("GUARD_JAVA")))
+                .isEqualTo(Sandbox.APP.resolve("runtime").resolve("bin").resolve("java"));
+        assertThat(define("GUARD_FALLBACK_CLASS")).isEqualTo(GuardFallback.class.getName());
+    }
+}

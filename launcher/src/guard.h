@@ -1,0 +1,40 @@
+/*
+ * The contract between the launcher and the Java side of agent-sandbox: the git
+ * guard's conversation (GuardProtocol.java), the in-sandbox paths (Sandbox.java,
+ * Wrappers.java) and the limits and timeouts of both sides. The Java test
+ * GuardContractTest reads this file and fails when a value differs from Java's.
+ */
+#ifndef AGENT_SANDBOX_GUARD_H
+#define AGENT_SANDBOX_GUARD_H
+
+/* The sandbox's runtime; an outer sandbox's runtime is at <runtime>/outer. */
+#define RUNTIME "/run/agent-sandbox"
+/* Below a runtime: the rules, the real binaries, the outer runtime, the guard's socket. */
+#define RUNTIME_COMMANDS "cmd"
+#define RUNTIME_OUTER "outer"
+#define GUARD_SOCKET "guard/socket"
+/* Below a runtime: the bundled Java runtime and the jar of the in-sandbox guard. */
+#define GUARD_JAVA "app/runtime/bin/java"
+#define GUARD_JAR "app/lib/agent-sandbox-core.jar"
+#define GUARD_FALLBACK_CLASS "agentsandbox.core.GuardFallback"
+
+/* The first field of a request. */
+#define GUARD_MAGIC "AGS2"
+/* Longest answer line the launcher reads. */
+#define GUARD_MAX_LINE 8192
+/* Most questions the guard asks per request. */
+#define GUARD_MAX_QUESTIONS 16
+/* Most bytes of git's output passed on for a question. */
+#define GUARD_MAX_GIT_OUTPUT 65536
+/* How long the real git may take to answer a question. */
+#define GUARD_GIT_MILLIS 3000
+/* How long the launcher waits for the whole answer. */
+#define GUARD_TIMEOUT_SECONDS 20
+/* How long a connection may take on the host before the guard closes it. */
+#define GUARD_CONNECTION_MILLIS 15000
+/* How long the launcher waits for the socket to appear after the sandbox starts. */
+#define GUARD_CONNECT_MILLIS 3000
+/* Most bytes of the parent's command line sent. */
+#define GUARD_MAX_PARENT_CMDLINE 65536
+
+#endif

@@ -1,0 +1,168 @@
+/*
+ * Unit tests of the launcher's own functions: `make check`. The launcher is compiled
+ * in, with its main renamed; every check prints what failed and the run exits 1.
+ */
+int launcher_main(int argc, char *argv[]);
+#define main launcher_main
+#include "../src/launcher.c"
+#undef main
+
+static int failures;
+
+#define CHECK(condition)                                                                  \
+    do {                                                                                  \
+        if (!(condition)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition); \
+            failures++;                                                                   \
+        }                                                                                 \
+    } while (0)
+
+static void test_utf8(void)
+{
+    CHECK(is_utf8("plain"));
+    CHECK(is_utf8("gr\xc3\xbc\xc3\x9f"));
+    CHECK(is_utf8("\xf0\x9f\x98\x80"));
+    CHECK(!is_utf8("\xc0\xaf"));         /* overlong */
+    CHECK(!is_utf8("\xed\xa0\x80"));     /* surrogate */
+    CHECK(!is_utf8("\xf4\x90\x80\x80")); /* above U+10FFFF */
+    CHECK(!is_utf8("\xff"));
+    CHECK(!is_utf8("\xc3"));
+}
+
+static void test_check_words(void)
+{
+    int quiet = 0;
+    char *check[] = {(char *)"agent-sandbox", (char *)"check", NULL};
+    char *check_q[] = {(char *)"agent-sandbox", (char *)"--check", (char *)"-q", NULL};
+    char *other[] = {(char *)"agent-sandbox", (char *)"check", (char *)"-x", NULL};
+    CHECK(is_check(2, check, &quiet) && quiet == 0);
+    CHECK(is_check(3, check_q, &quiet) && quiet == 1);
+    CHECK(!is_check(3, other, &quiet));
+}
+
+static void test_paths(void)
+{
+    char path[PATH_MAX] = "/a/b/c";
+    strip_last_component(path);
+    CHECK(strcmp(path, "/a/b") == 0);
+    strcpy(path, "/a");
+    strip_last_component(path);
+    CHECK(strcmp(path, "/") == 0);
+    char name[PATH_MAX];
+    lookup_name(name, "/usr/bin/g%t");
+    CHECK(strcmp(name, "%2Fusr%2Fbin%2Fg%25t") == 0);
+}
+
+static void test_rule_fields(void)
+{
+    char text[] = "git\tgit\treal/1/git\t-\t/home/u\t-";
+    char *cursor = text;
+    CHECK(strcmp(next_field(&cursor), "git") == 0);
+    CHECK(strcmp(next_field(&cursor), "git") == 0);
+    CHECK(strcmp(next_field(&cursor), "real/1/git") == 0);
+    CHECK(strcmp(next_field(&cursor), "-") == 0);
+    CHECK(strcmp(next_field(&cursor), "/home/u") == 0);
+    CHECK(strcmp(next_field(&cursor), "-") == 0);
+    CHECK(next_field(&cursor) == NULL);
+}
+
+static void test_sockets_forbidden(void)
+{
+    CHECK(sockets_forbidden(EPERM));
+    CHECK(sockets_forbidden(EACCES));
+    CHECK(sockets_forbidden(EAFNOSUPPORT));
+    CHECK(!sockets_forbidden(ENOENT));
+    CHECK(!sockets_forbidden(ECONNREFUSED));
+}
+
+static void test_parent_cmdline(void)
+{
+    static char text[GUARD_MAX_PARENT_CMDLINE + 1];
+    size_t length = 0;
+    size_t words = parent_cmdline(getpid(), text, GUARD_MAX_PARENT_CMDLINE, &length);
+    CHECK(words >= 1);
+    CHECK(length > 0 && text[length - 1] == '\0');
+    CHECK(strstr(text, "launcher-test") != NULL);
+    CHECK(parent_cmdline(999999999, text, GUARD_MAX_PARENT_CMDLINE, &length) == 0 && length == 0);
+    /* a command line at the limit is unknown, never cut */
+    CHECK(parent_cmdline(getpid(), text, 4, &length) == 0 && length == 0);
+}
+
+static void test_git_question(void)
+{
+    static char out[GUARD_MAX_GIT_OUTPUT + 32];
+    char echo_args[] = "one\ttwo words";
+    run_git_question("/bin/echo", echo_args, out, sizeof out);
+    CHECK(strcmp(out, "0 one two words\n") == 0);
+    char sh_args[] = "-c\texit 3";
+    run_git_question("/bin/sh", sh_args, out, sizeof out);
+    CHECK(strcmp(out, "3 ") == 0);
+    /* endless output: bounded in size and in time, then no answer */
+    long start = now_millis();
+    char yes_args[] = "y";
+    run_git_question("/usr/bin/yes", yes_args, out, sizeof out);
+    long took = now_millis() - start;
+    CHECK(strncmp(out, "-1 y\ny\n", 7) == 0);
+    CHECK(strlen(out) <= GUARD_MAX_GIT_OUTPUT + 3);
+    CHECK(took >= GUARD_GIT_MILLIS - 100 && took < GUARD_GIT_MILLIS + 2000);
+    char missing_args[] = "x";
+    run_git_question("/nonexistent/git", missing_args, out, sizeof out);
+    CHECK(strcmp(out, "127 ") == 0);
+}
+
+static void test_request_and_lines(void)
+{
+    int to[2];
+    int from[2];
+    CHECK(pipe(to) == 0 && pipe(from) == 0);
+    struct rule rule;
+    memset(&rule, 0, sizeof rule);
+    rule.name = "git";
+    struct guard g;
+    memset(&g, 0, sizeof g);
+    g.out = to[1];
+    g.in = from[0];
+    g.deadline = now_millis() + 2000;
+    setenv("GIT_DIR", "first", 1);
+    char *argv[] = {(char *)"git", (char *)"status", NULL};
+    send_request(&rule, &g, 2, argv);
+    close(to[1]);
+    static char request[1 << 20];
+    size_t got = 0;
+    ssize_t n;
+    while ((n = read(to[0], request + got, sizeof request - got)) > 0) {
+        got += (size_t)n;
+    }
+    CHECK(got > 5 && memcmp(request, GUARD_MAGIC "\0", 5) == 0);
+    CHECK(memmem(request, got, "2\0git\0status\0", 13) != NULL);
+    CHECK(memmem(request, got, "GIT_DIR=first\0", 14) != NULL);
+    CHECK(request[got - 1] == '\0');
+
+    const char *answer = "R /x\nA\n";
+    CHECK(write(from[1], answer, strlen(answer)) == (ssize_t)strlen(answer));
+    char line[GUARD_MAX_LINE];
+    CHECK(read_line(&rule, &g, line) == 1 && strcmp(line, "R /x") == 0);
+    CHECK(read_line(&rule, &g, line) == 1 && strcmp(line, "A") == 0);
+    close(from[1]);
+    CHECK(read_line(&rule, &g, line) == 0);
+    close(to[0]);
+    close(from[0]);
+}
+
+int main(void)
+{
+    test_utf8();
+    test_check_words();
+    test_paths();
+    test_rule_fields();
+    test_sockets_forbidden();
+    test_parent_cmdline();
+    test_git_question();
+    test_request_and_lines();
+    if (failures > 0) {
+        fprintf(stderr, "launcher tests: %d failed\n", failures);
+        return 1;
+    }
+    puts("launcher tests: all passed");
+    return 0;
+}
