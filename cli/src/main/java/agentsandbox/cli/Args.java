@@ -38,7 +38,7 @@ record Args(
         Map<String, CommandRule> commands,
         List<String> command) {
 
-    enum Mode { HELP, VERSION, CHECK, RUN }
+    enum Mode { HELP, VERSION, CHECK, DOCTOR, RUN }
 
     /** The flags as the highest-priority policy layer. */
     PolicyLayer flagLayer() {
