@@ -62,7 +62,7 @@ class DoctorReportTest {
         CliWorld.Result r = world.run("doctor");
 
         assertThat(r.status()).isEqualTo(1);
-        assertThat(r.err()).startsWith("agent-sandbox: ").endsWith("\n").contains("problems stop sandboxes");
+        assertThat(r.err()).startsWith("agent-sandbox: ").endsWith("\n").contains("3 problems stop sandboxes");
         assertThat(r.err().strip()).doesNotContain("\n");
         assertThat(r.out()).containsPattern("PROBLEM  bwrap +bwrap not found on PATH")
                 .containsPattern("\\n +fix: install bubblewrap")
