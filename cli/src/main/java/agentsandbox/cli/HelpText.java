@@ -202,6 +202,20 @@ record HelpText(
         return new Subcommand(name, List.copyOf(flags), note);
     }
 
+    /** A flag's argument as the help writes it: PATH, PORT, NAME=VALUE. */
+    private static boolean isPlaceholder(String word) {
+        if (word.isEmpty() || word.charAt(0) < 'A' || word.charAt(0) > 'Z') {
+            return false;
+        }
+        for (int i = 0; i < word.length(); i++) {
+            char c = word.charAt(i);
+            if (!(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') && c != '_' && c != '=' && c != '-') {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static List<Flag> flags(List<String> lines) {
         List<Flag> flags = new ArrayList<>();
         for (String line : lines) {
@@ -215,26 +229,43 @@ record HelpText(
                 flags.add(new Flag(last.names(), last.argument(), last.optional(), d));
                 continue;
             }
-            int gap = s.indexOf("  ");
-            String spec = gap > 0 ? s.substring(0, gap) : s;
-            String description = gap > 0 ? s.substring(gap).strip() : "";
+            // The names, each but the last followed by ", "; then the argument when the last
+            // name has one (one space and a word in capitals, or [=ARG] attached); then the
+            // description, after any number of spaces.
             List<String> names = new ArrayList<>();
             String argument = null;
             boolean optional = false;
-            for (String part : spec.split(", ")) {
-                String name = part.strip();
-                int space = name.indexOf(' ');
+            int at = 0;
+            while (true) {
+                int end = at;
+                while (end < s.length() && s.charAt(end) != ' ' && s.charAt(end) != ',') {
+                    end++;
+                }
+                String name = s.substring(at, end);
                 int bracket = name.indexOf("[=");
                 if (bracket > 0 && name.endsWith("]")) {
                     argument = name.substring(bracket + 2, name.length() - 1);
                     optional = true;
                     name = name.substring(0, bracket);
-                } else if (space > 0) {
-                    argument = name.substring(space + 1).strip();
-                    name = name.substring(0, space);
                 }
                 names.add(name);
+                if (s.startsWith(", -", end)) {
+                    at = end + 2;
+                    continue;
+                }
+                at = end;
+                break;
             }
+            if (argument == null && at < s.length() && s.charAt(at) == ' ' && at + 1 < s.length()
+                    && s.charAt(at + 1) != ' ') {
+                int end = s.indexOf(' ', at + 1);
+                String word = s.substring(at + 1, end < 0 ? s.length() : end);
+                if (isPlaceholder(word)) {
+                    argument = word;
+                    at = end < 0 ? s.length() : end;
+                }
+            }
+            String description = s.substring(at).strip();
             flags.add(new Flag(List.copyOf(names), argument, optional, description));
         }
         return flags;

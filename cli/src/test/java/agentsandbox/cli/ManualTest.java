@@ -97,6 +97,25 @@ class ManualTest {
     }
 
     @Test
+    void A_Description_One_Space_After_A_Long_Flag_Is_Still_Its_Description() {
+        String help = Flags.USAGE.replace("      --dry-run ",
+                "      --share-tmp[=BOOL] /tmp is the host's temp dir, not a private one (default false)\n"
+                        + "      --ssh-agent[=BOOL] let the sandbox use your ssh-agent (default false)\n"
+                        + "      --proxy-port PORT The proxy's port\n      --dry-run ");
+        HelpText parsed = HelpText.parse(help);
+        HelpText.Flag shareTmp = parsed.flags().stream().filter(f -> f.names().contains("--share-tmp")).findFirst()
+                .orElseThrow();
+        assertThat(shareTmp.names()).containsExactly("--share-tmp");
+        assertThat(shareTmp.optional()).isTrue();
+        assertThat(shareTmp.description()).isEqualTo("/tmp is the host's temp dir, not a private one (default false)");
+        HelpText.Flag proxy = parsed.flags().stream().filter(f -> f.names().contains("--proxy-port")).findFirst()
+                .orElseThrow();
+        assertThat(proxy.argument()).isEqualTo("PORT");
+        assertThat(proxy.description()).isEqualTo("The proxy's port");
+        assertEveryFlagEverywhere(parsed, help);
+    }
+
+    @Test
     void The_Help_Text_Parses_Into_Its_Parts() {
         HelpText parsed = HelpText.current();
         assertThat(parsed.summary()).isEqualTo("run a command in a bubblewrap sandbox");
