@@ -84,15 +84,15 @@ class ManualTest {
     @Test
     void A_Flag_Added_To_The_Help_Reaches_The_Man_Page_And_Completions_Unchanged() {
         String help = Flags.USAGE.replace("      --dry-run ",
-                "      --host-port PORT   let the sandbox reach this port of the host\n"
+                "      --example-port PORT let the sandbox reach this port of the host\n"
                         + "                         (repeatable)\n      --dry-run ");
         HelpText parsed = HelpText.parse(help);
-        HelpText.Flag added = parsed.flags().stream().filter(f -> f.names().contains("--host-port")).findFirst()
+        HelpText.Flag added = parsed.flags().stream().filter(f -> f.names().contains("--example-port")).findFirst()
                 .orElseThrow();
         assertThat(added.argument()).isEqualTo("PORT");
         assertThat(added.description()).isEqualTo("let the sandbox reach this port of the host (repeatable)");
         assertEveryFlagEverywhere(parsed, help);
-        assertThat(Manual.man(parsed, "1")).contains("\\fB\\-\\-host\\-port\\fR \\fIPORT\\fR\n"
+        assertThat(Manual.man(parsed, "1")).contains("\\fB\\-\\-example\\-port\\fR \\fIPORT\\fR\n"
                 + "let the sandbox reach this port of the host (repeatable)");
     }
 
