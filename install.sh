@@ -3,12 +3,14 @@
 #
 #   ./install.sh [--prefix DIR]
 #
-# Installs the app image into DIR/lib/agent-sandbox/ and links
-# DIR/bin/agent-sandbox to its launcher. DIR defaults to ~/.local, or /usr/local
-# when run as root.
+# Installs the app image into DIR/lib/agent-sandbox/, links DIR/bin/agent-sandbox
+# to its launcher and the man page and completions into DIR/share (the image's own
+# install.sh does this part; the tar.gz and the .deb carry the same image). DIR
+# defaults to ~/.local, or /usr/local when run as root. A successful install prints
+# a few lines; the build's output goes to a log shown only when the build fails.
 #
-# Missing packages: as root, bubblewrap and the build tools (maven, gcc, make)
-# are installed with apt-get. As a normal user, missing build tools stop the
+# Missing packages: as root, bubblewrap and the build tools (maven, gcc, libc6-dev,
+# make) are installed with apt-get. As a normal user, missing build tools stop the
 # install with the command to run; a missing bubblewrap does not stop it (the
 # build and install go on), but the script ends with the command to run and
 # exit status 1, because agent-sandbox cannot sandbox anything without it.
@@ -24,7 +26,8 @@ usage() {
 usage: ./install.sh [--prefix DIR]
 
 Builds agent-sandbox (needs a JDK 25, Maven, gcc, make) and installs it into
-DIR/lib/agent-sandbox, with the command DIR/bin/agent-sandbox.
+DIR/lib/agent-sandbox, with the command DIR/bin/agent-sandbox, its man page and
+bash, zsh and fish completions.
 DIR defaults to ~/.local, or /usr/local when run as root.
 USAGE
 }
@@ -76,6 +79,7 @@ missing_build=()
 command -v mvn >/dev/null || missing_build+=(maven)
 command -v cc >/dev/null || missing_build+=(gcc)
 command -v make >/dev/null || missing_build+=(make)
+[[ -e /usr/include/stdio.h ]] || missing_build+=(libc6-dev)
 missing_bwrap=()
 command -v bwrap >/dev/null || missing_bwrap+=(bubblewrap)
 
@@ -98,20 +102,29 @@ jdk=$("$repo/scripts/find-jdk.sh") || exit 1
 
 # ---------------------------------------------------------------- build
 
-echo "building agent-sandbox with the JDK in $jdk"
-(
+echo "building agent-sandbox with the JDK in $jdk (about a minute; the first build also fills ~/.m2)"
+log=$(mktemp "${TMPDIR:-/tmp}/agent-sandbox-build.XXXXXX")
+trap 'rm -f "$log"' EXIT
+# Tests are neither compiled nor run (./test.sh does that), and the tar.gz and .deb
+# are not made: this needs the app image only.
+if ! (
     cd "$repo"
     export JAVA_HOME=$jdk
     export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
-    mvn -B -q -DskipTests package
-) || die "build failed (see the Maven output above)"
+    mvn -B -ntp -q -Dstyle.color=never -Dmaven.test.skip=true -Dagentsandbox.skipPackages=true package
+) >"$log" 2>&1 </dev/null; then
+    echo "agent-sandbox: the build failed; the end of its output:" >&2
+    sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -v '^WARNING: .*sun.misc.Unsafe\|^WARNING: Please consider reporting\|^WARNING: A terminally deprecated' |
+        tail -n 40 >&2
+    exit 1
+fi
 
 image=$repo/dist/target/agent-sandbox
-[[ -x $image/bin/agent-sandbox ]] || die "build produced no app image at $image"
+[[ -x $image/install.sh ]] || die "build produced no app image at $image"
 
 # ---------------------------------------------------------------- install
 
-"$repo/scripts/install-image.sh" "$image" "$prefix" || exit 1
+"$image/install.sh" --prefix "$prefix" || exit 1
 
 if $bwrap_missing_at_end; then
     if command -v apt-get >/dev/null; then

@@ -52,8 +52,8 @@ if [[ $status -eq 0 ]]; then
     # The whole suite (no Maven arguments narrowing it) includes the escape corpus.
     [[ $# -gt 0 ]] || grep -q '^escape attempts: [0-9]* tried, 0 succeeded' "$log" ||
         die "the escape corpus did not report; every test must run"
-    # As root (as in CI) every test can run; as a normal user, only the test that
-    # starts agent-sandbox as root cannot.
+    # As root (as in CI) every test can run; as a normal user, only the tests that
+    # need root cannot (starting agent-sandbox as root, installing the .deb with dpkg).
     if [[ $(id -u) -eq 0 ]]; then
         [[ $e2e_skipped -eq 0 && $unit_skipped -eq 0 ]] || die "tests were skipped; every test must run"
     fi

@@ -5,9 +5,14 @@
 #                             agent-sandbox uses, and its class data sharing archive
 #   lib/agent-sandbox.aot     the startup cache (JEP 483), trained on this exact
 #                             runtime and class path by agentsandbox.cli.Training
+#   lib/build.properties      the commit the image was built from (--version)
+#   share/                    the man page and the bash, zsh and fish completions,
+#                             made from the --help text by agentsandbox.cli.Manual
+#   install.sh                the installer (install.sh --help)
 #
-# then checks that the launcher really starts with the cache, and packs the image
-# as agent-sandbox-VERSION-linux-ARCH.tar.gz beside it.
+# then checks that the launcher really starts with the cache. A successful build
+# prints two lines; the JVM's own chatter goes to a log that is shown only when a
+# step fails. package.sh then packs the image as a tar.gz and a .deb.
 #
 #   finish-image.sh IMAGE JDK VERSION
 set -euo pipefail
@@ -25,18 +30,48 @@ version=$3
 [[ -f $image/lib/agent-sandbox-cli.jar && -x $image/bin/agent-sandbox ]] ||
     die "$image lacks the launcher or the jars"
 
+work=$(mktemp -d "${TMPDIR:-/tmp}/agent-sandbox-training.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# Runs a step with its output in a log, shown (the end of it) only when the step fails.
+quietly() {
+    local what=$1
+    shift
+    "$@" >"$work/step.log" 2>&1 || die "$what failed: $(tail -n 20 "$work/step.log")"
+}
+
 # java.base, plus jdk.unsupported for sun.misc.Signal (SIGINT/SIGTERM handling).
 rm -rf "$image/runtime"
-"$jdk/bin/jlink" \
+quietly jlink "$jdk/bin/jlink" \
     --add-modules java.base,jdk.unsupported \
     --strip-debug --no-man-pages --no-header-files \
-    --generate-cds-archive \
     --output "$image/runtime"
+# The runtime's class data sharing archive, for a start without the startup cache. Made
+# here rather than by jlink's --generate-cds-archive: the JDK's default class list names
+# classes of modules this runtime leaves out (java.logging), and the dump warns about
+# each of them; -Xlog:cds=off keeps those expected warnings out of the build's output.
+quietly "the class data sharing archive" "$image/runtime/bin/java" -Xshare:dump -Xlog:cds=off
+[[ -s $image/runtime/lib/server/classes.jsa ]] || die "no class data sharing archive in $image/runtime"
+
+# What --version reports as the build's commit ("-modified" when the checkout had changes).
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+commit=unknown
+if command -v git >/dev/null && git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
+    commit=$(git -C "$repo" rev-parse HEAD 2>/dev/null) || commit=unknown
+    if [[ $commit != unknown && -n $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null) ]]; then
+        commit=$commit-modified
+    fi
+fi
+printf 'commit=%s\n' "$commit" >"$image/lib/build.properties"
+
+# The man page and completions, from the help text of the jar just built.
+rm -rf "$image/share"
+quietly "making the man page and completions" "$image/runtime/bin/java" -Xshare:auto -Xlog:disable \
+    -cp "$image/lib/agent-sandbox-cli.jar" agentsandbox.cli.Manual "$image/share"
+install -m 755 "$(dirname "${BASH_SOURCE[0]}")/install.sh" "$image/install.sh"
 
 # The JVM options must be the launcher's (see JVM_OPTIONS in launcher/src/launcher.c).
 options=(-XX:+UseSerialGC -Xint -XX:-UsePerfData)
-work=$(mktemp -d "${TMPDIR:-/tmp}/agent-sandbox-training.XXXXXX")
-trap 'rm -rf "$work"' EXIT
 cache=$image/lib/agent-sandbox.aot
 rm -f "$cache"
 (
@@ -52,7 +87,4 @@ rm -f "$cache"
 # A cache the JVM silently ignores would only make agent-sandbox slow: require it once.
 AGENT_SANDBOX_REQUIRE_CACHE=1 "$image/bin/agent-sandbox" --version >/dev/null ||
     die "the launcher does not start with the startup cache $cache"
-archive=$(dirname "$image")/agent-sandbox-$version-linux-$(uname -m).tar.gz
-tar -C "$(dirname "$image")" -czf "$archive" "$(basename "$image")"
 echo "app image: $image (runtime $(du -sh "$image/runtime" | cut -f1), startup cache $(du -h "$cache" | cut -f1))"
-echo "archive: $archive ($(du -h "$archive" | cut -f1))"

@@ -44,7 +44,7 @@ record Args(
         Map<String, CommandRule> commands,
         List<String> command) {
 
-    enum Mode { HELP, VERSION, CHECK, TRUST, RUN }
+    enum Mode { HELP, VERSION, CHECK, TRUST, DOCTOR, RUN }
 
     /** The flags as the highest-priority policy layer. */
     PolicyLayer flagLayer() {

@@ -72,8 +72,11 @@ final class Cli {
                 return 0;
             }
             case VERSION -> {
-                out.println("agent-sandbox " + Flags.version());
+                out.print(VersionReport.text(env));
                 return 0;
+            }
+            case DOCTOR -> {
+                return DoctorReport.run(withCwd(args.cwd(), env), args.config(), out, err);
             }
             case CHECK -> {
                 boolean inside = Sandbox.isInside();

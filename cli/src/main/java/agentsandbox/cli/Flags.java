@@ -28,13 +28,15 @@ final class Flags {
               agent-sandbox [flags] [--] <command> [args...]
               agent-sandbox check [-q]          (also: agent-sandbox --check [-q])
               agent-sandbox trust [-C DIR]      trust the project config of DIR (default: here)
+              agent-sandbox doctor              (what stops sandboxes here, and how to fix it)
               agent-sandbox --help | --version
 
             Flags are read up to the command or '--'; everything after belongs to the command.
 
             flags:
               -h, --help             show this help and exit
-              -v, --version          show the version and exit
+              -v, --version          show the version, the build's commit, the Java runtime and the bwrap
+                                     found, and exit
                   --check            same as the check subcommand
               -C, --cwd PATH         behave as if started in PATH
               -c, --config PATH      use this config file instead of the project config
@@ -130,6 +132,13 @@ final class Flags {
                     if (arg.equals("trust") && mode == Args.Mode.RUN) {
                         trustArgs(argv.subList(i, argv.size()));
                         return result(Args.Mode.TRUST);
+                    }
+                    if (arg.equals("doctor") && mode == Args.Mode.RUN) {
+                        if (i < argv.size()) {
+                            throw new UsageException("doctor takes no arguments (got '" + argv.get(i) + "')",
+                                    "to run a program named doctor, write: agent-sandbox -- doctor");
+                        }
+                        return result(Args.Mode.DOCTOR);
                     }
                     command = List.copyOf(argv.subList(i - 1, argv.size()));
                     break;

@@ -100,7 +100,9 @@ class CliTest {
     void Version_Prints_The_Version() {
         CliWorld.Result r = new CliWorld(dir).run("--version");
         assertThat(r.status()).isZero();
-        assertThat(r.out()).matches("agent-sandbox \\d+\\.\\d+\\.\\d+.*\\n");
+        assertThat(r.out()).matches("agent-sandbox \\d+\\.\\d+\\.\\d+\\n(?s).*");
+        assertThat(r.out()).contains("\ncommit: unknown").contains("\njava runtime: " + Runtime.version())
+                .contains("\nbwrap: not found on PATH\n");
     }
 
     @Test

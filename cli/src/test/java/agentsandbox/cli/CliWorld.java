@@ -23,6 +23,8 @@ final class CliWorld {
     final Path project;
     final Path tmp;
     final Map<String, String> env = new HashMap<>();
+    /** Where the kernel's settings are read; a test may point it at a tree of its own. */
+    Path procSys = Environment.PROC_SYS;
 
     CliWorld(Path dir) {
         try {
@@ -57,7 +59,7 @@ final class CliWorld {
     }
 
     Environment environment() {
-        return new Environment(home, project, env, tmp, 1000, "Linux", null);
+        return new Environment(home, project, env, tmp, 1000, "Linux", null, procSys);
     }
 
     record Result(int status, String out, String err) {}

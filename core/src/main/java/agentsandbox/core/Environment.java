@@ -19,6 +19,8 @@ import java.util.Optional;
  * @param installation where agent-sandbox itself is installed, or {@code null} when
  *                     embedded without an installation (the in-sandbox entry point is
  *                     then a plain marker file)
+ * @param procSys      where the kernel's settings are read ({@code /proc/sys}; a test
+ *                     may give a directory laid out like it)
  */
 public record Environment(
         Path home,
@@ -27,12 +29,23 @@ public record Environment(
         Path tempDir,
         int uid,
         String osName,
-        Installation installation) {
+        Installation installation,
+        Path procSys) {
+
+    /** The kernel's settings directory of a real machine. */
+    public static final Path PROC_SYS = Path.of("/proc/sys");
+
+    /** An environment that reads the kernel's settings from {@link #PROC_SYS}. */
+    public Environment(Path home, Path workDir, Map<String, String> hostEnv, Path tempDir, int uid, String osName,
+            Installation installation) {
+        this(home, workDir, hostEnv, tempDir, uid, osName, installation, PROC_SYS);
+    }
 
     public Environment {
         Objects.requireNonNull(workDir, "workDir");
         Objects.requireNonNull(tempDir, "tempDir");
         Objects.requireNonNull(osName, "osName");
+        Objects.requireNonNull(procSys, "procSys");
         hostEnv = Map.copyOf(hostEnv);
         if (!workDir.isAbsolute()) {
             throw new IllegalArgumentException("workDir must be absolute: " + workDir);
@@ -46,7 +59,12 @@ public record Environment(
 
     /** A copy with another working directory (used for {@code --cwd}). */
     public Environment withWorkDir(Path dir) {
-        return new Environment(home, dir, hostEnv, tempDir, uid, osName, installation);
+        return new Environment(home, dir, hostEnv, tempDir, uid, osName, installation, procSys);
+    }
+
+    /** A copy that reads the kernel's settings from another directory. */
+    public Environment withProcSys(Path dir) {
+        return new Environment(home, workDir, hostEnv, tempDir, uid, osName, installation, dir);
     }
 
     /**

@@ -41,7 +41,7 @@ final class Preflight {
         if (findBwrap(env) == null) {
             throw new SandboxException("bwrap not found on PATH", INSTALL_HINT);
         }
-        checkUserNamespaces(Path.of("/proc/sys"));
+        checkUserNamespaces(env.procSys());
     }
 
     /** Fails when a kernel setting certainly forbids unprivileged user namespaces. */

@@ -13,29 +13,23 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The install step of {@code ./install.sh}: the built image installed under a prefix,
- * then used by an unprivileged user from a project directory, as the README's first
- * example shows.
+ * The install step of {@code ./install.sh}: the built image installed under a prefix by
+ * its own {@code install.sh}, then used by an unprivileged user from a project
+ * directory, as the README's first example shows.
  */
 class InstallIT {
     @RegisterExtension
     final SandboxCli sandbox = new SandboxCli();
 
-    private static Path repo() {
-        String property = System.getProperty("agentsandbox.repo");
-        assertThat(property).as("system property agentsandbox.repo (set by the Maven build)").isNotBlank();
-        return Path.of(property);
-    }
-
     private String install(Path prefix) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("bash", repo().resolve("scripts/install-image.sh").toString(),
-                sandbox.image().toString(), prefix.toString())
+        Process p = new ProcessBuilder("bash", sandbox.image().resolve("install.sh").toString(),
+                "--prefix", prefix.toString())
                 .redirectErrorStream(true)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                 .start();
         String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as("install-image.sh output: " + output).isZero();
+        assertThat(p.exitValue()).as("install.sh output: " + output).isZero();
         return output;
     }
 
@@ -83,8 +77,8 @@ class InstallIT {
         new ProcessBuilder("cp", "-a", sandbox.image().toString(), image.toString()).start().waitFor();
         new ProcessBuilder("chmod", "-R", "go-rwx", image.toString()).start().waitFor();
 
-        Process p = new ProcessBuilder("bash", repo().resolve("scripts/install-image.sh").toString(),
-                image.toString(), prefix.toString()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("bash", image.resolve("install.sh").toString(),
+                "--prefix", prefix.toString()).redirectErrorStream(true).start();
         String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor()).as(output).isZero();
 
