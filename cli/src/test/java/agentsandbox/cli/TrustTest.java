@@ -41,7 +41,6 @@ class TrustTest {
                 Arguments.of("host tmp", "{\"filesystem\": {\"ro\": [\"/tmp\"]}}", "/tmp shows /tmp", List.of()),
                 Arguments.of("docker", "{\"docker\": true}", "docker on", List.of("no-docker.sock")),
                 Arguments.of("shared tmp", "{\"shareTmp\": true}", "shareTmp on", List.of()),
-                Arguments.of("ssh agent", "{\"sshAgent\": true}", "sshAgent on", List.of()),
                 Arguments.of("host port", "{\"hostPorts\": [5432]}", "hostPorts [5432]", List.of()),
                 Arguments.of("git guard off", "{\"commands\": {\"git\": true}}", "commands.git true (was @git)",
                         List.of()));

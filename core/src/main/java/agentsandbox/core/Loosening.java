@@ -115,8 +115,17 @@ public final class Loosening {
                 rules.add(Rule.pattern(p, Access.EXCLUDE, o));
             }
         }
-        return Specificity.decide(new Resolver(env, new ArrayList<>()).resolve(rules));
+        List<Candidate> candidates = new ArrayList<>(new Resolver(env, new ArrayList<>()).resolve(rules));
+        if (active.contains("@base")) {
+            // the run's own /tmp (see Sandbox.plan): a rule on /tmp shows the host's instead
+            candidates.add(new Candidate(Sandbox.TMP, PRIVATE_TMP, Access.RW, Origin.preset("@base"), true,
+                    "a private /tmp"));
+        }
+        return Specificity.decide(candidates);
     }
+
+    /** Stands for the run's private /tmp, whose host path differs from run to run. */
+    private static final Path PRIVATE_TMP = Path.of("/run/agent-sandbox/private-tmp");
 
     /**
      * Every path where either side decides is compared; between such points both sides
@@ -174,6 +183,9 @@ public final class Loosening {
     }
 
     private static String display(Path p, Environment env) {
+        if (p.startsWith(PRIVATE_TMP)) {
+            return "the private /tmp";
+        }
         Path home = env.home();
         if (home != null && p.startsWith(home)) {
             return p.equals(home) ? "~" : "~/" + home.relativize(p);

@@ -65,9 +65,9 @@ class GuardContractTest {
         assertThat(Sandbox.RUNTIME.resolve(define("RUNTIME_COMMANDS"))).isEqualTo(Wrappers.COMMANDS);
         assertThat(Sandbox.RUNTIME.resolve(define("RUNTIME_OUTER"))).isEqualTo(Wrappers.OUTER);
         assertThat(Sandbox.RUNTIME.resolve(define("GUARD_SOCKET")))
-                .isEqualTo(Wrappers.GUARD.resolve(RuntimeDirs.SOCKET));
+                .isEqualTo(Wrappers.GUARD.resolve(RunDir.SOCKET));
         assertThat(Sandbox.RUNTIME.resolve(define("GUARD_SOCKET")).getParent().getFileName().toString())
-                .isEqualTo(RuntimeDirs.GUARD);
+                .isEqualTo(RunDir.GUARD);
         assertThat(Sandbox.RUNTIME.resolve(define("GUARD_JAR")))
                 .isEqualTo(Sandbox.APP.resolve("lib").resolve("agent-sandbox-core.jar"));
         assertThat(Sandbox.RUNTIME.resolve(define("GUARD_JAVA")))
