@@ -31,7 +31,7 @@ class DoctorIT {
         Result r = sandbox.command("doctor").env("PATH", sandbox.world().resolve("empty-bin").toString()).run()
                 .exitsWith(1)
                 .stdoutContains("PROBLEM  bwrap", "bwrap not found on PATH", "fix: install bubblewrap");
-        assertThat(r.stderr()).startsWith("agent-sandbox: ").contains("stop sandboxes on this machine");
+        assertThat(r.stderr()).startsWith("agent-sandbox: ").contains("1 problem stops sandboxes on this machine");
         assertThat(r.stderr().strip()).doesNotContain("\n");
     }
 
