@@ -13,7 +13,9 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 
 /**
  * Answers the native launcher's question "may this git command run?" for one sandbox,
@@ -67,6 +69,11 @@ final class GuardServer implements AutoCloseable {
         this.reader.setDaemon(true);
     }
 
+    /** A guard on this socket path with this view of the sandbox, not yet listening. */
+    static GuardServer on(Path socket, GuardProbe.TempView view) {
+        return new GuardServer(socket, view);
+    }
+
     /** The guard for the plan's socket, not yet listening: see {@link #listen()}. */
     static GuardServer prepare(Environment env, Plan plan) {
         Path socket = plan.guardSocket();
@@ -97,7 +104,7 @@ final class GuardServer implements AutoCloseable {
                     s.close();
                     return;
                 }
-                ch.bind(UnixDomainSocketAddress.of(socket));
+                ch.bind(UnixDomainSocketAddress.of(socket), 256);
                 ch.configureBlocking(false);
                 ch.register(s, SelectionKey.OP_ACCEPT);
                 server = ch;
@@ -121,6 +128,7 @@ final class GuardServer implements AutoCloseable {
             if (!s.isOpen()) {
                 return;
             }
+            List<Pending> complete = new ArrayList<>();
             Iterator<SelectionKey> keys = s.selectedKeys().iterator();
             while (keys.hasNext()) {
                 SelectionKey key = keys.next();
@@ -131,8 +139,12 @@ final class GuardServer implements AutoCloseable {
                 if (key.isAcceptable()) {
                     accept(s, ch);
                 } else if (key.isReadable()) {
-                    read(key, buffer);
+                    read(key, buffer, complete);
                 }
+            }
+            if (!complete.isEmpty()) {
+                s.selectNow(); // deregisters the cancelled keys: a worker may then make the channel blocking
+                handOver(complete);
             }
             expire(s);
         }
@@ -152,7 +164,7 @@ final class GuardServer implements AutoCloseable {
         }
     }
 
-    private void read(SelectionKey key, ByteBuffer buffer) {
+    private void read(SelectionKey key, ByteBuffer buffer, List<Pending> complete) {
         Connection c = (Connection) key.attachment();
         buffer.clear();
         GitGuard.Request request = null;
@@ -175,13 +187,19 @@ final class GuardServer implements AutoCloseable {
         }
         key.cancel();
         open.remove(c);
+        complete.add(new Pending(c.channel, request, malformed, c.deadline));
+    }
+
+    private void handOver(List<Pending> complete) {
         synchronized (waiting) {
-            if (waiting.size() >= MAX_WAITING) {
-                closeQuietly(c.channel);
-                return;
+            for (Pending p : complete) {
+                if (waiting.size() >= MAX_WAITING) {
+                    closeQuietly(p.channel());
+                } else {
+                    waiting.addLast(p);
+                }
             }
-            waiting.addLast(new Pending(c.channel, request, malformed, c.deadline));
-            waiting.notify();
+            waiting.notifyAll();
         }
     }
 
