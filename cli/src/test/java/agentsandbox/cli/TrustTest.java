@@ -197,6 +197,13 @@ class TrustTest {
     }
 
     @Test
+    void A_Program_Named_Trust_Runs_After_Dash_Dash() {
+        CliWorld.Result r = new CliWorld(dir).run("--dry-run", "--", "trust", "-C", "x");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).endsWith(" -- trust -C x\n");
+    }
+
+    @Test
     void A_Trusted_Config_Is_Not_Trusted_At_Another_Path() throws IOException {
         CliWorld w = new CliWorld(dir);
         Path cfg = w.write(CONFIG, "{\"filesystem\": {\"rw\": [\"~\"]}}");

@@ -56,8 +56,12 @@ public final class GitAftercheck {
     /** The snapshot before the sandbox starts. */
     public static GitAftercheck before(Path workDir) {
         GitAftercheck c = new GitAftercheck(workDir);
-        GitDirs dirs = GitDirs.find(workDir);
+        // usually found a moment ago, for the plan's @git rules
+        GitDirs dirs = GitDirs.recent(workDir);
         for (Path p : dirs.watched) {
+            if (p.getFileName().toString().equals("index")) {
+                continue; // read again after the run in any case, for the gitlinks in it
+            }
             State s = state(p);
             if (s != null) {
                 c.states.put(p, s);
@@ -139,8 +143,7 @@ public final class GitAftercheck {
         }
         for (Path hook : hooks(dir)) {
             State h = state(hook);
-            String name = hook.getFileName().toString();
-            if (h == null || h.equals(states.get(hook)) || name.endsWith(".sample")) {
+            if (h == null || h.equals(states.get(hook))) {
                 continue;
             }
             out.add(new Finding(hook, "hook", hook + " is a " + (states.containsKey(hook) ? "changed" : "new")
@@ -176,7 +179,10 @@ public final class GitAftercheck {
                 if (out.size() >= MAX_HOOKS) {
                     break;
                 }
-                out.add(e);
+                // git never runs a *.sample: not worth a look (a fresh repository has only these)
+                if (!e.getFileName().toString().endsWith(".sample")) {
+                    out.add(e);
+                }
             }
         } catch (IOException | RuntimeException e) {
             // unreadable: nothing to list
@@ -186,6 +192,9 @@ public final class GitAftercheck {
     }
 
     private static State state(Path p) {
+        if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            return null; // most of the watched files do not exist: no exception for them
+        }
         try {
             Map<String, Object> a = Files.readAttributes(p, "unix:ino,size,ctime,lastModifiedTime,mode",
                     LinkOption.NOFOLLOW_LINKS);

@@ -41,7 +41,61 @@ final class GitDirs {
 
     private GitDirs() {}
 
+    /** The last result of {@link #find}, and the state it depends on most: the top git dir and index. */
+    private record Found(Path workDir, List<Object> state, GitDirs dirs) {}
+
+    private static volatile Found last;
+
+    /**
+     * {@link #find}, or its last result for the same directory when the repository's
+     * index, {@code .gitmodules}, {@code .git} and {@code modules/} look the same: one
+     * start asks for the policy's rules and again for the snapshot of the check after
+     * the run. Never for the check after the run itself, which must see what is there.
+     */
+    static GitDirs recent(Path workDir) {
+        Found f = last;
+        if (f != null && f.workDir().equals(workDir) && f.state().equals(state(f.dirs()))) {
+            return f.dirs();
+        }
+        return find(workDir);
+    }
+
+    private static List<Object> state(GitDirs g) {
+        List<Object> out = new ArrayList<>();
+        int n = 0;
+        for (Path p : g.watched) {
+            String name = p.getFileName().toString();
+            if (name.equals("index") || name.equals(".gitmodules") || name.equals(".git")) {
+                out.add(stat(p));
+            }
+            if (++n > 16) {
+                break;
+            }
+        }
+        for (Path d : g.dirs) {
+            out.add(stat(d.resolve("modules")));
+            break;
+        }
+        return out;
+    }
+
+    private static Object stat(Path p) {
+        try {
+            java.nio.file.attribute.BasicFileAttributes a = Files.readAttributes(p,
+                    java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return List.of(String.valueOf(a.fileKey()), a.size(), a.lastModifiedTime());
+        } catch (IOException e) {
+            return "absent";
+        }
+    }
+
     static GitDirs find(Path workDir) {
+        GitDirs g = findNow(workDir);
+        last = new Found(workDir, state(g), g);
+        return g;
+    }
+
+    private static GitDirs findNow(Path workDir) {
         GitDirs g = new GitDirs();
         Path work = workDir.toAbsolutePath().normalize();
         Optional<GitLayout> top = GitLayout.discover(work);
@@ -129,34 +183,34 @@ final class GitDirs {
     }
 
     /** An index read earlier in this process, and the file state it was read at. */
-    private record Read(Object key, long size, java.nio.file.attribute.FileTime modified, List<String> gitlinks) {}
+    private record Read(Object state, List<String> gitlinks) {}
 
     /** One start looks several times (policy, its comparison, the snapshot): the index is read once. */
     private static final java.util.Map<Path, Read> INDEXES = new java.util.concurrent.ConcurrentHashMap<>();
 
-    /**
-     * Forgets the indexes read so far. The check after a run reads them afresh: a sandbox
-     * can rewrite an index in place and set its times back.
-     */
+    /** Forgets the last result of {@link #find}: the check after a run looks afresh. */
     static void forget() {
-        INDEXES.clear();
+        last = null;
     }
 
     private static List<String> gitlinks(Path index) {
-        java.nio.file.attribute.BasicFileAttributes a;
+        if (!Files.exists(index, LinkOption.NOFOLLOW_LINKS)) {
+            return List.of();
+        }
+        Object state;
         try {
-            a = Files.readAttributes(index, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        } catch (IOException e) {
+            // the change time too: a sandbox can set the modification time back, not that one
+            state = Files.readAttributes(index, "unix:ino,dev,size,ctime,lastModifiedTime", LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException | RuntimeException e) {
             return List.of();
         }
         Read cached = INDEXES.get(index);
-        if (cached != null && a.fileKey() != null && a.fileKey().equals(cached.key()) && a.size() == cached.size()
-                && a.lastModifiedTime().equals(cached.modified())) {
+        if (cached != null && cached.state().equals(state)) {
             return cached.gitlinks();
         }
         List<String> links = GitIndex.gitlinks(HostRead.bytes(index, MAX_INDEX), MAX_DIRS);
         if (INDEXES.size() < MAX_DIRS) {
-            INDEXES.put(index, new Read(a.fileKey(), a.size(), a.lastModifiedTime(), List.copyOf(links)));
+            INDEXES.put(index, new Read(state, List.copyOf(links)));
         }
         return links;
     }

@@ -21,6 +21,9 @@ final class HostRead {
      * larger than {@code max} bytes.
      */
     static byte[] bytes(Path file, int max) {
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            return null; // missing, a link, a FIFO…: and asked without an exception, which costs at every start
+        }
         try {
             BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             if (!a.isRegularFile() || a.size() > max) {
@@ -28,8 +31,20 @@ final class HostRead {
             }
             // O_NOFOLLOW: the name cannot have become a link to a FIFO since the check
             try (InputStream in = Files.newInputStream(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-                byte[] data = in.readNBytes(max + 1);
-                return data.length > max ? null : data;
+                // the size it had a moment ago, plus one byte to notice that it grew: few reads, one copy
+                byte[] data = new byte[(int) a.size() + 1];
+                int n = 0;
+                while (n < data.length) {
+                    int r = in.read(data, n, data.length - n);
+                    if (r < 0) {
+                        break;
+                    }
+                    n += r;
+                }
+                if (n > max || n == data.length) {
+                    return null; // it grew while read: something is writing it
+                }
+                return java.util.Arrays.copyOf(data, n);
             }
         } catch (IOException | SecurityException e) {
             return null;

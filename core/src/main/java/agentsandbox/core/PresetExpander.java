@@ -144,7 +144,7 @@ final class PresetExpander {
                 own.add(p.path());
             }
         });
-        for (Path p : GitDirs.find(work).protectable()) {
+        for (Path p : GitDirs.recent(work).protectable()) {
             if (!own.contains(p)) {
                 out.add(Rule.literal(p, Access.RO, o));
             }

@@ -417,6 +417,7 @@ class EscapeIT {
         repositoryWithSubmodule();
         Path hooks = sandbox.project(".git/modules/lib/hooks");
         sandbox.write(hooks.resolve("a"), "#!/bin/sh\nexit 0\n");
+        sandbox.write(hooks.resolve("sub/b"), "protected b\n");
         List<Route> routes = new ArrayList<>(List.of(change("cp /bin/true \"$T/post-checkout\"")));
         routes.addAll(protectedRoutes(true, setfacl()));
 
