@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class DryRunIT {
 
     /** The runtime directory a dry-run line refers to: the parent of the stand-in for excluded files. */
-    private static final Pattern HIDDEN_FILE = Pattern.compile("(/\\S*/agent-sandbox-[0-9a-f]+)/hidden(?=\\s)");
+    private static final Pattern HIDDEN_FILE = Pattern.compile("(/\\S*/run/[0-9a-f]{16})/hidden(?=\\s)");
 
     /** Probes what the sandbox allows; prints the same whether it runs directly or from a pasted dry-run line. */
     private static final String PROBE = "cat .env; echo x > /usr/probe; echo x > docs/probe; echo written > written;"
@@ -173,6 +173,6 @@ class DryRunIT {
     }
 
     private static String withoutRuntimeName(String line) {
-        return line.replaceAll("agent-sandbox-[0-9a-f]{8,}", "agent-sandbox-RUNTIME");
+        return line.replaceAll("/[0-9a-f]{16}(?=/|\\s|$)", "/RUNTIME");
     }
 }

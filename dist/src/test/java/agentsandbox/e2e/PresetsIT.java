@@ -469,6 +469,6 @@ class PresetsIT {
 
     /** A dry-run line with the per-run directory name replaced. */
     private static String stable(String dryRun) {
-        return dryRun.replaceAll("agent-sandbox-[0-9a-f]{16}", "agent-sandbox-RUNTIME");
+        return dryRun.replaceAll("/[0-9a-f]{16}/", "/RUN/");
     }
 }

@@ -139,10 +139,14 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
      * which must not outlive a run.
      */
     public List<Path> runtimeDirsInTmp() {
-        try (Stream<Path> entries = Files.list(tmp())) {
-            return entries.filter(p -> p.getFileName().toString().startsWith("agent-sandbox-")).sorted().toList();
+        Path runs = home(".local/state/agent-sandbox/run");
+        if (!Files.isDirectory(runs)) {
+            return List.of();
+        }
+        try (Stream<Path> entries = Files.list(runs)) {
+            return entries.sorted().toList();
         } catch (IOException e) {
-            throw new AssertionError("cannot list " + tmp() + ": " + e.getMessage(), e);
+            throw new AssertionError("cannot list " + runs + ": " + e.getMessage(), e);
         }
     }
 
