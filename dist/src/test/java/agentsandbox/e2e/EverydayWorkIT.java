@@ -299,21 +299,21 @@ class EverydayWorkIT {
     // ------------------------------------------------------------------ everyday writes
 
     @Test
-    void Writes_To_The_Caches_Tmp_And_The_Project_Land_On_The_Host() {
+    void Writes_To_The_Caches_And_The_Project_Land_On_The_Host_And_Tmp_Stays_Private() {
         work("""
                 mkdir -p "$HOME/.cache/agent-tool" && echo cached > "$HOME/.cache/agent-tool/state"
                 mkdir -p "$HOME/.npm/_logs" && echo logged > "$HOME/.npm/_logs/run.log"
                 t=$(mktemp) && echo temp > "$t" && cat "$t" && rm "$t"
-                mkdir -p /tmp/work && echo scratch > /tmp/work/scratch.txt
+                mkdir -p /tmp/work && echo scratch > /tmp/work/scratch.txt && cat /tmp/work/scratch.txt
                 echo notes > notes.txt
                 mkdir -p build/out && echo artifact > build/out/a.txt && mv build/out/a.txt build/out/b.txt
                 rm -r build/out && mkdir build/out
                 """)
-                .stdoutContains("temp\n");
+                .stdoutContains("temp\n", "scratch\n");
 
         assertThat(sandbox.read(sandbox.home(".cache/agent-tool/state"))).isEqualTo("cached\n");
         assertThat(sandbox.read(sandbox.home(".npm/_logs/run.log"))).isEqualTo("logged\n");
-        assertThat(sandbox.read(sandbox.tmp().resolve("work/scratch.txt"))).isEqualTo("scratch\n");
+        assertThat(sandbox.tmp().resolve("work")).doesNotExist();
         assertThat(sandbox.read(sandbox.project("notes.txt"))).isEqualTo("notes\n");
         assertThat(sandbox.project("build/out")).isEmptyDirectory();
         assertThat(sandbox.runtimeDirsInTmp()).isEmpty();

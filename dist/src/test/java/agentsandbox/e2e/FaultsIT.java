@@ -67,13 +67,13 @@ class FaultsIT {
     @Test
     void Removing_Leftovers_Spares_The_Runtime_Of_A_Sandbox_Still_Running() {
         sandbox.git("init", "-q");
-        SandboxCli.Started running = sandbox.command("--", "sh", "-c", ": > /tmp/ready-running; "
-                        + "while [ ! -e /tmp/go ]; do sleep 0.05; done; git status --short; echo git-ran")
+        SandboxCli.Started running = sandbox.command("--", "sh", "-c", ": > ready-running; "
+                        + "while [ ! -e go ]; do sleep 0.05; done; git status --short; echo git-ran")
                 .start();
         awaitReady(running, "ready-running");
         List<Path> live = sandbox.runtimeDirsInTmp();
         assertThat(live).hasSize(1);
-        SandboxCli.Started killed = sandbox.command("--", "sh", "-c", ": > /tmp/ready-killed; exec sleep 300").start();
+        SandboxCli.Started killed = sandbox.command("--", "sh", "-c", ": > ready-killed; exec sleep 300").start();
         awaitReady(killed, "ready-killed");
         killed.signal("KILL").waitFor(Duration.ofSeconds(5)).exitsWith(128 + 9);
         assertThat(sandbox.runtimeDirsInTmp()).as("the running sandbox's and the killed one's").hasSize(2)
@@ -82,7 +82,7 @@ class FaultsIT {
         sandbox.run("--", "true").succeeds();
 
         assertThat(sandbox.runtimeDirsInTmp()).as("runtime directories while a sandbox still runs").isEqualTo(live);
-        sandbox.write(sandbox.tmp().resolve("go"), "");
+        sandbox.write(sandbox.project("go"), "");
         running.waitFor(STARTUP).succeeds().stdoutIs("git-ran\n").stderrIsEmpty();
         assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
     }
@@ -216,7 +216,7 @@ class FaultsIT {
     /**
      * A shell that starts three sleeps through links named after the marker: a
      * background child, one in a session of its own ({@code setsid -f}) and one
-     * orphaned by a double fork. It creates /tmp/ready once all three are started.
+     * orphaned by a double fork. It creates ready in the project once all three are started.
      */
     private static String family(String marker) {
         String link = "/tmp/" + marker;
@@ -226,16 +226,16 @@ class FaultsIT {
                 + link + "-child 300 & "
                 + "setsid -f " + link + "-session 301; "
                 + "( " + link + "-orphan 302 & ); "
-                + ": > /tmp/ready; wait";
+                + ": > ready; wait";
     }
 
     private void awaitReady(SandboxCli.Started started) {
         awaitReady(started, "ready");
     }
 
-    /** Waits for the command to create {@code /tmp/NAME}. */
+    /** Waits for the command to create {@code NAME} in the project (its /tmp is its own). */
     private void awaitReady(SandboxCli.Started started, String name) {
-        started.awaitFile(sandbox.tmp().resolve(name), STARTUP);
+        started.awaitFile(sandbox.project(name), STARTUP);
     }
 
     /** The three sleeps of {@link #family} run, seen from the host. */

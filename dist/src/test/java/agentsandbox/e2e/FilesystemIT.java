@@ -645,24 +645,20 @@ class FilesystemIT {
     // ------------------------------------------------------------------ private temp dir
 
     @Test
-    void Tmp_Inside_Is_The_Host_Temp_Dir_And_TMPDIR_Points_There() {
+    void Tmp_Inside_Is_Private_And_Shared_Only_When_Asked_With_TMPDIR_Pointing_There() {
         sandbox.write(sandbox.tmp().resolve("from-host"), "host\n");
+        String script = """
+                echo "TMPDIR=$TMPDIR"
+                cat /tmp/from-host 2>/dev/null || echo "no host file"
+                echo inside > /tmp/from-inside
+                mkdir /tmp/dir-from-inside
+                """;
 
-        sandbox.run("--", "sh", "-c", """
-                        echo "TMPDIR=$TMPDIR"
-                        cat /tmp/from-host
-                        echo inside > /tmp/from-inside
-                        mkdir /tmp/dir-from-inside
-                        ls -A /tmp | grep -v '^agent-sandbox-'
-                        """)
-                .succeeds().stderrIsEmpty().stdoutIs("""
-                        TMPDIR=/tmp
-                        host
-                        dir-from-inside
-                        from-host
-                        from-inside
-                        """);
+        sandbox.run("--", "sh", "-c", script).succeeds().stderrIsEmpty().stdoutIs("TMPDIR=/tmp\nno host file\n");
+        assertThat(sandbox.tmp().resolve("from-inside")).doesNotExist();
 
+        sandbox.run("--share-tmp", "--", "sh", "-c", script).succeeds().stderrIsEmpty()
+                .stdoutIs("TMPDIR=/tmp\nhost\n");
         assertThat(sandbox.read(sandbox.tmp().resolve("from-inside"))).isEqualTo("inside\n");
         assertThat(sandbox.tmp().resolve("dir-from-inside")).isDirectory();
         assertThat(runtimeDirsLeft()).isEmpty();
@@ -672,16 +668,17 @@ class FilesystemIT {
     void Private_Runtime_Dir_Cannot_Be_Reached_From_Inside() {
         sandbox.write(".env", "API_KEY=hunter2\n");
 
-        sandbox.run("--exclude", ".env", "--", "sh", "-c", """
-                        for d in /tmp/agent-sandbox-*; do
-                          test -d "$d" || { echo "no runtime dir under /tmp"; exit 1; }
-                          ls -A "$d"
-                          chmod 644 "$d/hidden" 2>/dev/null && echo "changed $d/hidden"
-                          echo x > "$d/planted" 2>/dev/null || true
-                        done
-                        cat .env
-                        """)
+        String script = """
+                ls -A "$HOME/.local/state/agent-sandbox"
+                ls -A /tmp/agent-sandbox-* 2>/dev/null && echo "sockets visible"
+                echo x > "$HOME/.local/state/agent-sandbox/planted" 2>/dev/null
+                cat .env
+                """;
+        sandbox.run("--exclude", ".env", "--", "sh", "-c", script)
                 .exitsWith(1).stdoutIsEmpty().stderrContains("Permission denied");
+        sandbox.run("--exclude", ".env", "--rw", "~", "--", "sh", "-c", script)
+                .exitsWith(1).stdoutIsEmpty().stderrContains("Permission denied");
+        assertThat(sandbox.home(".local/state/agent-sandbox/planted")).doesNotExist();
 
         assertThat(runtimeDirsLeft()).isEmpty();
         assertThat(sandbox.read(sandbox.project(".env"))).isEqualTo("API_KEY=hunter2\n");
@@ -743,12 +740,12 @@ class FilesystemIT {
         "--exclude=/run//agent-sandbox/"
     })
     void Rules_For_The_Reserved_Runtime_Are_Refused(String flag) {
-        sandbox.command(flag, "--", "sh", "-c", "echo ran > /tmp/ran").run()
+        sandbox.command(flag, "--", "sh", "-c", "echo ran > ran").run()
                 .failsWithOneLineError()
                 .stdoutIsEmpty()
                 .stderrContains("/run/agent-sandbox");
 
-        assertThat(sandbox.tmp().resolve("ran")).doesNotExist();
+        assertThat(sandbox.project("ran")).doesNotExist();
         assertThat(runtimeDirsLeft()).isEmpty();
     }
 
@@ -758,12 +755,12 @@ class FilesystemIT {
                 {"filesystem": {"ro": ["/run/agent-sandbox/x"]}}
                 """);
 
-        sandbox.run("--", "sh", "-c", "echo ran > /tmp/ran")
+        sandbox.run("--", "sh", "-c", "echo ran > ran")
                 .failsWithOneLineError()
                 .stdoutIsEmpty()
                 .stderrContains("/run/agent-sandbox", ".agent-sandbox.json");
 
-        assertThat(sandbox.tmp().resolve("ran")).doesNotExist();
+        assertThat(sandbox.project("ran")).doesNotExist();
     }
 
     @Test
@@ -841,12 +838,12 @@ class FilesystemIT {
             }
         }
 
-        sandbox.command(with(flags, "--", "sh", "-c", "echo ran > /tmp/ran")).cwd(cwd).run()
+        sandbox.command(with(flags, "--", "sh", "-c", "echo ran > ran")).cwd(cwd).run()
                 .failsWithOneLineError()
                 .stdoutIsEmpty()
                 .stderrContains("excluded");
 
-        assertThat(sandbox.tmp().resolve("ran")).doesNotExist();
+        assertThat(sandbox.project("ran")).doesNotExist();
         assertThat(runtimeDirsLeft()).isEmpty();
     }
 
@@ -859,11 +856,7 @@ class FilesystemIT {
 
     /** Per-run private directories left in the host temp dir. */
     private List<Path> runtimeDirsLeft() {
-        try (Stream<Path> entries = Files.list(sandbox.tmp())) {
-            return entries.filter(p -> p.getFileName().toString().startsWith("agent-sandbox-")).toList();
-        } catch (IOException e) {
-            throw new AssertionError("cannot list " + sandbox.tmp() + ": " + e.getMessage(), e);
-        }
+        return sandbox.runtimeDirsInTmp();
     }
 
     private static List<String> runtimeDirNames(String text) {

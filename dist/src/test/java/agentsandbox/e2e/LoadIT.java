@@ -28,7 +28,7 @@ class LoadIT {
     final SandboxCli sandbox = new SandboxCli();
 
     /**
-     * Each run writes files with its own name and token in the project, /tmp and
+     * Each run writes files with its own name and token in the project, its private /tmp and
      * ~/.cache, then waits until all the others run too; then it reads its files back
      * and asks git about the repository (through the wrapped git and its guard).
      */
@@ -41,8 +41,8 @@ class LoadIT {
             echo "cache $n $LOAD_TOKEN" > "$HOME/.cache/load/cache-$n.txt"
             own=$(mktemp)
             echo "mktemp $n $LOAD_TOKEN" > "$own"
-            : > "/tmp/ready-$n"
-            while [ ! -e /tmp/go ]; do sleep 0.05; done
+            : > "ready-$n"
+            while [ ! -e go ]; do sleep 0.05; done
             cat "out-$n.txt" "/tmp/load/tmp-$n.txt" "$HOME/.cache/load/cache-$n.txt" "$own"
             rm "$own"
             git status --short --untracked-files=no
@@ -69,7 +69,7 @@ class LoadIT {
         List<Path> live = sandbox.runtimeDirsInTmp();
         assertThat(live).as("one runtime directory per running sandbox").hasSize(SANDBOXES).doesNotHaveDuplicates();
 
-        sandbox.write(sandbox.tmp().resolve("go"), "");
+        sandbox.write(sandbox.project("go"), "");
         List<Result> results = runs.stream().map(r -> r.waitFor(ALL_STARTED)).toList();
 
         SoftAssertions soft = new SoftAssertions();
@@ -82,12 +82,12 @@ class LoadIT {
                             + "mktemp " + n + " " + t + "\nInitial commit\ndone " + n + "\n");
             soft.assertThat(r.stderr()).as(r.describe("nothing on stderr of run " + n)).isEmpty();
             soft.assertThat(sandbox.read(sandbox.project("out-" + n + ".txt"))).isEqualTo("project " + n + " " + t + "\n");
-            soft.assertThat(sandbox.read(sandbox.tmp().resolve("load/tmp-" + n + ".txt")))
-                    .isEqualTo("tmp " + n + " " + t + "\n");
             soft.assertThat(sandbox.read(sandbox.home(".cache/load/cache-" + n + ".txt")))
                     .isEqualTo("cache " + n + " " + t + "\n");
         }
         soft.assertAll();
+        // every run's /tmp was its own: nothing of it reached the host temp dir
+        assertThat(sandbox.tmp().resolve("load")).doesNotExist();
         assertThat(sandbox.runtimeDirsInTmp()).as("runtime directories after all runs ended").isEmpty();
         sandbox.runOnHost("git", "status", "--short", "--untracked-files=no").succeeds().stdoutIsEmpty();
     }
@@ -98,7 +98,7 @@ class LoadIT {
         while (true) {
             List<Integer> waiting = new ArrayList<>();
             for (int n = 0; n < runs.size(); n++) {
-                if (!Files.exists(sandbox.tmp().resolve("ready-" + n))) {
+                if (!Files.exists(sandbox.project("ready-" + n))) {
                     if (!runs.get(n).isAlive()) {
                         throw new AssertionError("run " + n + " ended before it was ready:\n"
                                 + runs.get(n).waitFor(Duration.ofSeconds(1)));

@@ -65,10 +65,13 @@ class RunningIT {
     }
 
     @Test
-    void Temp_Dir_Inside_Is_Tmp_And_Is_The_Callers_Temp_Dir() {
+    void Temp_Dir_Inside_Is_Tmp_Private_Unless_Shared() {
         sandbox.run("--", "sh", "-c", "echo \"$TMPDIR\"; echo hi > \"$TMPDIR/from-inside\"")
                 .succeeds().stdoutIs("/tmp\n").stderrIsEmpty();
+        assertThat(sandbox.tmp().resolve("from-inside")).doesNotExist();
 
+        sandbox.run("--share-tmp", "--", "sh", "-c", "echo \"$TMPDIR\"; echo hi > \"$TMPDIR/from-inside\"")
+                .succeeds().stdoutIs("/tmp\n").stderrIsEmpty();
         assertThat(sandbox.read(sandbox.tmp().resolve("from-inside"))).isEqualTo("hi\n");
     }
 
@@ -239,18 +242,18 @@ class RunningIT {
     /**
      * A shell that starts two sleeps in the background and waits for them, both through a
      * link whose name carries the marker, so that every process of the sandbox shows the
-     * marker on its host command line; it creates /tmp/ready once both are started.
+     * marker on its host command line; it creates ready in the project once both are started.
      */
     private static String longRunning(String marker, String setup) {
         String sleep = "/tmp/" + marker;
         return "set -e; " + setup + (setup.isEmpty() ? "" : "; ")
                 + "ln -s \"$(command -v sleep)\" " + sleep + "; "
                 + sleep + " 300 & " + sleep + " 301 & "
-                + ": > /tmp/ready; wait";
+                + ": > ready; wait";
     }
 
     private void awaitReady(SandboxCli.Started started) {
-        started.awaitFile(sandbox.tmp().resolve("ready"), STARTUP);
+        started.awaitFile(sandbox.project("ready"), STARTUP);
     }
 
     /** Both sleeps of {@link #longRunning} run, seen from the host: what must be gone after the signal. */
