@@ -143,9 +143,11 @@ public final class Loosening {
         }
         List<Path> sorted = new ArrayList<>(points);
         sorted.sort(Planner.DEPTH_ORDER);
+        java.util.Map<Path, Specificity.Decision> withByPath = byPath(with);
+        java.util.Map<Path, Specificity.Decision> baseByPath = byPath(base);
         for (Path p : sorted) {
-            Candidate now = deepest(with, p);
-            Candidate was = deepest(base, p);
+            Candidate now = deepest(withByPath, p);
+            Candidate was = deepest(baseByPath, p);
             Access nowAccess = now == null ? Access.RO : now.access();
             Access wasAccess = was == null ? Access.RO : was.access();
             if (nowAccess == Access.EXCLUDE) {
@@ -162,16 +164,22 @@ public final class Loosening {
         }
     }
 
-    private static Candidate deepest(List<Specificity.Decision> decisions, Path p) {
-        Candidate best = null;
-        int depth = -1;
-        for (Specificity.Decision d : decisions) {
-            if (p.startsWith(d.path()) && d.path().getNameCount() > depth) {
-                best = d.winner();
-                depth = d.path().getNameCount();
+    private static Candidate deepest(java.util.Map<Path, Specificity.Decision> decisions, Path p) {
+        for (Path up = p; up != null; up = up.getParent()) {
+            Specificity.Decision d = decisions.get(up);
+            if (d != null) {
+                return d.winner();
             }
         }
-        return best;
+        return null;
+    }
+
+    private static java.util.Map<Path, Specificity.Decision> byPath(List<Specificity.Decision> decisions) {
+        java.util.Map<Path, Specificity.Decision> m = new java.util.HashMap<>();
+        for (Specificity.Decision d : decisions) {
+            m.put(d.path(), d);
+        }
+        return m;
     }
 
     /** The host path that {@code p} shows inside. */

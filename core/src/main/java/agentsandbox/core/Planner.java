@@ -42,7 +42,7 @@ final class Planner {
             }
         });
         List<Mount> mounts = new ArrayList<>();
-        List<Specificity.Decision> done = new ArrayList<>();
+        java.util.Map<Path, Specificity.Decision> done = new java.util.HashMap<>();
         for (Specificity.Decision d : sorted) {
             Candidate w = d.winner();
             Specificity.Decision parent = nearestAncestor(done, w.path());
@@ -55,20 +55,20 @@ final class Planner {
                 mounts.add(m);
                 notes.add(pad(w.access().word()) + w.path() + "  <- " + why);
             }
-            done.add(d);
+            done.put(d.path(), d);
         }
         return mounts;
     }
 
-    private static Specificity.Decision nearestAncestor(List<Specificity.Decision> done, Path p) {
-        Specificity.Decision best = null;
-        for (Specificity.Decision d : done) {
-            if (!d.path().equals(p) && p.startsWith(d.path())
-                    && (best == null || d.path().getNameCount() > best.path().getNameCount())) {
-                best = d;
+    /** The decision of the deepest proper ancestor of {@code p}: a walk up, linear in the depth. */
+    private static Specificity.Decision nearestAncestor(java.util.Map<Path, Specificity.Decision> done, Path p) {
+        for (Path up = p.getParent(); up != null; up = up.getParent()) {
+            Specificity.Decision d = done.get(up);
+            if (d != null) {
+                return d;
             }
         }
-        return best;
+        return null;
     }
 
     private static boolean redundant(Candidate w, Specificity.Decision parent) {

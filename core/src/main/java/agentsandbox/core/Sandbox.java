@@ -119,23 +119,22 @@ public final class Sandbox {
             rules.add(Rule.literal(sharedTmp, Access.RW, new Origin(Layer.PRESET, "@base (shared temp dir)")));
         }
         rules.addAll(configProtection(policy, env));
-        List<Candidate> candidates = new Resolver(env, notes).resolve(rules);
-        List<Specificity.Decision> decisions = new ArrayList<>(Specificity.decide(candidates));
-        checkWorkDirNotExcluded(env.workDir(), decisions);
-
         Path stateDir = RunDir.stateDir(env);
         Path runDir = RunDir.newPath(stateDir, randomBytes());
         Path hiddenFile = RunDir.hidden(runDir);
-        Origin baseOrigin = Origin.preset("@base");
+        List<Candidate> candidates = new ArrayList<>(new Resolver(env, notes).resolve(rules));
+        if (base && !shareTmp) {
+            // a contender like any rule's: a rule on /tmp itself can still show the host's
+            candidates.add(new Candidate(TMP, RunDir.tmp(runDir), Access.RW, Origin.preset("@base"), true,
+                    "a private temp dir"));
+            notes.add("tmp: /tmp is private to this run (" + RunDir.tmp(runDir) + "), removed when it ends");
+        }
+        List<Specificity.Decision> decisions = new ArrayList<>(Specificity.decide(candidates));
+        checkWorkDirNotExcluded(env.workDir(), decisions);
         if (shareTmp) {
             decisions.addAll(mirror(decisions, sharedTmp, TMP));
             notes.add("tmp: /tmp is the host temp dir " + sharedTmp + " (shared), every rule below it applies at"
                     + " /tmp too");
-        } else if (base) {
-            Candidate tmp = new Candidate(TMP, RunDir.tmp(runDir), Access.RW, baseOrigin, true,
-                    "a private temp dir");
-            decisions.add(new Specificity.Decision(tmp, List.of()));
-            notes.add("tmp: /tmp is private to this run (" + RunDir.tmp(runDir) + "), removed when it ends");
         }
 
         List<Mount> mounts = new ArrayList<>();
@@ -152,19 +151,16 @@ public final class Sandbox {
         mounts.addAll(Planner.plan(decisions, hiddenFile, mountNotes));
 
         // What no rule may open up: agent-sandbox's own state (every run's directory, the
-        // trust store), the kernel's key lists, the host session's sockets.
+        // trust store), the host session's sockets.
         Origin own = new Origin(Layer.PRESET, "agent-sandbox's own state, hidden in every sandbox");
         for (Path dir : List.of(stateDir, RunDir.socketsBase(env))) {
             for (Path inside : views(dir, mounts)) {
                 mounts.add(Mount.of(Mount.Kind.EMPTY_DIR, inside, inside, Access.EXCLUDE, own));
+                mountNotes.add(Planner.pad("exclude") + inside + "  <- " + own);
             }
         }
-        Origin keys = new Origin(Layer.PRESET, "no kernel keys");
-        for (String f : List.of("/proc/keys", "/proc/key-users")) {
-            if (Files.exists(Path.of(f))) {
-                mounts.add(Mount.of(Mount.Kind.NULL_DEVICE, null, Path.of(f), Access.EXCLUDE, keys));
-            }
-        }
+        // Nothing is mounted over /proc/keys: the kernel refuses a nested sandbox a /proc of its
+        // own once anything in /proc is covered, and the key calls themselves are refused.
         java.util.Set<String> keep = agentSocket != null ? java.util.Set.of("SSH_AUTH_SOCK") : java.util.Set.of();
         HostSockets.Found sockets = HostSockets.find(env, keep, sharedTmp);
         notes.addAll(sockets.notes());
@@ -172,16 +168,19 @@ public final class Sandbox {
         for (Path d : sockets.directories()) {
             for (Path inside : views(d, mounts)) {
                 mounts.add(Mount.of(Mount.Kind.EMPTY_DIR, inside, inside, Access.EXCLUDE, session));
+                mountNotes.add(Planner.pad("exclude") + inside + "  <- " + session);
             }
         }
         for (Path f : sockets.sockets()) {
             for (Path inside : views(f, mounts)) {
                 mounts.add(Mount.of(Mount.Kind.NULL_DEVICE, null, inside, Access.EXCLUDE, session));
+                mountNotes.add(Planner.pad("exclude") + inside + "  <- " + session);
             }
         }
         if (agentSocket != null) {
             mounts.add(Mount.of(Mount.Kind.READ_WRITE, agentSocket, agentSocket, Access.RW,
                     new Origin(Layer.FLAG, "--ssh-agent")));
+            mountNotes.add(Planner.pad("rw") + agentSocket + "  <- flag --ssh-agent");
             notes.add("ssh-agent: " + agentSocket + " reachable (--ssh-agent); ~/.ssh/known_hosts and ~/.ssh/config"
                     + " readable, the keys stay hidden");
         }

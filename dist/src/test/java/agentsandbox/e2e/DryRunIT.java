@@ -81,15 +81,17 @@ class DryRunIT {
         Matcher runtime = HIDDEN_FILE.matcher(line);
         assertThat(runtime.find()).as("a runtime dir in the line %s", line).isTrue();
         String dir = runtime.group(1);
-        // What agent-sandbox creates before it starts bwrap: the runtime dir and the empty mode-000 stand-in.
-        Result pasted = sandbox.runOnHost("sh", "-c", "mkdir -m 700 " + dir + " && : > " + dir + "/hidden && chmod 000 "
-                + dir + "/hidden && " + line);
+        // What agent-sandbox creates before it starts bwrap: the run's directory with the empty
+        // mode-000 stand-in and the private /tmp, and its sockets' directory.
+        String sockets = "/tmp/agent-sandbox-" + sandbox.uid() + "/" + Path.of(dir).getFileName();
+        Result pasted = sandbox.runOnHost("sh", "-c", "mkdir -p -m 700 " + dir + "/tmp " + sockets + "/guard " + sockets
+                + "/net && : > " + dir + "/hidden && chmod 000 " + dir + "/hidden && " + line);
 
         assertProbedSandbox(pasted);
         assertThat(pasted.exitCode()).isEqualTo(direct.exitCode());
         assertThat(pasted.stdout()).isEqualTo(direct.stdout());
         assertThat(pasted.stderr()).isEqualTo(direct.stderr());
-        sandbox.runOnHost("rm", "-rf", dir).succeeds();
+        sandbox.runOnHost("rm", "-rf", dir, sockets).succeeds();
     }
 
     /** What {@link #PROBE} shows in the configured sandbox. */

@@ -68,7 +68,7 @@ class FaultsIT {
     void Removing_Leftovers_Spares_The_Runtime_Of_A_Sandbox_Still_Running() {
         sandbox.git("init", "-q");
         SandboxCli.Started running = sandbox.command("--", "sh", "-c", ": > ready-running; "
-                        + "while [ ! -e go ]; do sleep 0.05; done; git status --short; echo git-ran")
+                        + "while [ ! -e go ]; do sleep 0.05; done; git status --short --untracked-files=no; echo git-ran")
                 .start();
         awaitReady(running, "ready-running");
         List<Path> live = sandbox.runtimeDirsInTmp();

@@ -624,13 +624,13 @@ class FilesystemIT {
     }
 
     @Test
-    void Config_Files_In_The_Host_Temp_Dir_Are_Read_Only_Through_Tmp_As_Well() {
+    void Config_Files_In_A_Shared_Host_Temp_Dir_Are_Read_Only_Through_Tmp_As_Well() {
         String global = "{\"filesystem\": {\"rw\": [\"~/notes\"]}}\n";
         String chosen = "{\"filesystem\": {\"ro\": [\"docs\"]}}\n";
         sandbox.write(sandbox.tmp().resolve("xdg/agent-sandbox/config.json"), global);
         sandbox.write(sandbox.tmp().resolve("policy.json"), chosen);
 
-        sandbox.writeProbe(List.of("-c", sandbox.tmp().resolve("policy.json").toString()),
+        sandbox.writeProbe(List.of("--share-tmp", "-c", sandbox.tmp().resolve("policy.json").toString()),
                         "/tmp/policy.json", "/tmp/xdg/agent-sandbox/config.json")
                 .env("XDG_CONFIG_HOME", sandbox.tmp().resolve("xdg").toString())
                 .run().succeeds().stdoutIs("""
@@ -706,7 +706,7 @@ class FilesystemIT {
         Path fakeBin = sandbox.mkdirs(sandbox.world().resolve("fake-bin"));
         Path fakeBwrap = sandbox.write(fakeBin.resolve("bwrap"), """
                 #!/bin/sh
-                ls -d "$TMPDIR"/agent-sandbox-* >> "$(dirname "$0")/seen" 2>&1
+                ls -d "$HOME"/.local/state/agent-sandbox/run/* >> "$(dirname "$0")/seen" 2>&1
                 echo "bwrap: Creating new namespace failed: Operation not permitted" >&2
                 exit 1
                 """);
@@ -724,7 +724,8 @@ class FilesystemIT {
                         .contains("Operation not permitted"));
 
         assertThat(sandbox.read(fakeBin.resolve("seen")))
-                .as("the private dir existed while bwrap ran").startsWith(sandbox.tmp() + "/agent-sandbox-");
+                .as("the run's dir existed while bwrap ran").startsWith(sandbox.home(".local/state/agent-sandbox/run/")
+                        .toString());
         assertThat(runtimeDirsLeft()).isEmpty();
     }
 
@@ -806,7 +807,7 @@ class FilesystemIT {
         assertThat(runtimeDirNames(first.stdout())).as("one runtime dir per run").hasSize(1);
         assertThat(runtimeDirNames(second.stdout())).hasSize(1);
         assertThat(withoutRuntimeDirName(second.stdout())).isEqualTo(withoutRuntimeDirName(first.stdout()));
-        assertThat(first.stdout()).contains(sandbox.tmp() + "/agent-sandbox-");
+        assertThat(first.stdout()).contains(sandbox.home(".local/state/agent-sandbox/run/").toString());
         assertThat(runtimeDirsLeft()).as("a dry run creates nothing").isEmpty();
     }
 

@@ -308,7 +308,7 @@ class HostServicesIT {
                     keyctl add user planted p @s && echo "escaped: planted in @s"
                     keyctl add user planted p @u && echo "escaped: planted in @u"
                     keyctl link '"$id"' @s && echo "escaped: linked"
-                    grep -q agent-sandbox-secret /proc/keys 2>/dev/null && echo "escaped: /proc/keys"
+                    grep -q s3cr3t-value /proc/keys 2>/dev/null && echo "escaped: /proc/keys"
                     true'
                 keyctl print "$id"
                 keyctl search @s user planted >/dev/null 2>&1 && echo "escaped: planted key on the host"
