@@ -85,9 +85,13 @@ dry_run=$(run "$launcher" --dry-run -- true 2>"$work/dry-run.err") ||
 [[ -n $dry_run ]] || die "agent-sandbox --dry-run -- true printed nothing"
 # The printed line binds files of the per-run directory that agent-sandbox creates
 # when it really runs (and that --dry-run leaves uncreated): make it for raw bwrap.
-runtime_dir=$(grep -o "$work/tmp/agent-sandbox-[0-9a-f]\{16\}" <<<"$dry_run" | head -n 1 || true)
-if [[ -n $runtime_dir ]]; then
-    run sh -c 'mkdir -m 700 "$1" && : >"$1/hidden" && chmod 000 "$1/hidden"' sh "$runtime_dir"
+# (its directory with the private /tmp and the stand-in file, and its sockets' one).
+run_id=$(grep -o "agent-sandbox/run/[0-9a-f]\{16\}" <<<"$dry_run" | head -n 1 | sed 's|.*/||' || true)
+if [[ -n $run_id ]]; then
+    runtime_dir=$work/home/.local/state/agent-sandbox/run/$run_id
+    sockets_dir=$(grep -o "[^ ]*/$run_id/guard" <<<"$dry_run" | head -n 1 | sed 's|/guard$||' || true)
+    run sh -c 'mkdir -p -m 700 "$1/tmp" && : >"$1/hidden" && chmod 000 "$1/hidden" && if [ -n "$2" ]; then
+        mkdir -p -m 700 "$2/guard" "$2/net"; fi' sh "$runtime_dir" "$sockets_dir"
 fi
 run bash -c "$dry_run" >/dev/null 2>"$work/raw.err" ||
     die "the bwrap command line from --dry-run does not run: $(tr '\n' ' ' <"$work/raw.err")"
@@ -135,9 +139,21 @@ in_dir() {
 }
 prefix=$(in_dir "$project")
 tool=$(printf '%q' "$launcher")
+# Directories with 1 000 and 20 000 files, for the planning of --exclude '*'.
+for n in 1000 20000; do
+    mkdir -p "$work/many$n"
+    (cd "$work/many$n" && seq 1 "$n" | xargs touch)
+done
+[[ -z ${as_user[*]} ]] || chown -R "$uid:$uid" "$work/many1000" "$work/many20000"
+java=$(dirname "$(dirname "$launcher")")/runtime/bin/java
+
 hyperfine --shell=bash --warmup 3 --export-json "$work/result.json" -i "$@" \
     --command-name "raw bwrap" "$prefix$dry_run" \
     --command-name "agent-sandbox -- true" "$prefix$tool -- true" \
+    --command-name "agent-sandbox --network=false -- true" "$prefix$tool --network=false -- true" \
+    --command-name "bundled java -version" "$prefix$(printf '%q' "$java") -Xshare:auto -version 2>/dev/null" \
+    --command-name "plan --exclude '*', 1 000 files" "$(in_dir "$work/many1000")$tool --dry-run --exclude '*' -- true >/dev/null 2>&1" \
+    --command-name "plan --exclude '*', 20 000 files" "$(in_dir "$work/many20000")$tool --dry-run --exclude '*' -- true >/dev/null 2>&1" \
     --command-name "agent-sandbox -- true, project config" "$(in_dir "$configured")$tool -- true" \
     --command-name "agent-sandbox -- true, large repository" "$(in_dir "$large")$tool -- true" \
     --command-name "agent-sandbox --dry-run -- true" "$prefix$tool --dry-run -- true >/dev/null" \
@@ -145,16 +161,21 @@ hyperfine --shell=bash --warmup 3 --export-json "$work/result.json" -i "$@" \
 
 # hyperfine writes one "median" (seconds) per command, in the order given.
 mapfile -t medians < <(grep -o '"median": *[0-9.eE+-]*' "$work/result.json" | sed 's/.*: *//')
-[[ ${#medians[@]} -eq 6 ]] || die "cannot read the medians from hyperfine's JSON report"
+[[ ${#medians[@]} -eq 10 ]] || die "cannot read the medians from hyperfine's JSON report"
 
 # Peak memory of one run: the JVM that plans, starts and waits for the sandbox.
 rss_kb=$(cd "$project" && "${environment[@]}" "${as_user[@]}" /usr/bin/time -f '%M' "$launcher" -- true 2>&1 >/dev/null | tail -n 1)
 
-awk -v raw="${medians[0]}" -v run="${medians[1]}" -v cfg="${medians[2]}" -v big="${medians[3]}" \
-    -v dry="${medians[4]}" -v chk="${medians[5]}" -v rss="$rss_kb" 'BEGIN {
+awk -v raw="${medians[0]}" -v run="${medians[1]}" -v off="${medians[2]}" -v jv="${medians[3]}" \
+    -v p1="${medians[4]}" -v p20="${medians[5]}" -v cfg="${medians[6]}" -v big="${medians[7]}" \
+    -v dry="${medians[8]}" -v chk="${medians[9]}" -v rss="$rss_kb" 'BEGIN {
     printf "raw bwrap: %.1f ms\n", raw * 1000
     printf "agent-sandbox: %.1f ms\n", run * 1000
     printf "ratio: %.2f\n", run / raw
+    printf "agent-sandbox --network=false: %.1f ms\n", off * 1000
+    printf "bundled java -version: %.1f ms; agent-sandbox minus (raw bwrap + java -version): %.1f ms\n", jv * 1000,
+        (run - raw - jv) * 1000
+    printf "--dry-run --exclude *: 1 000 files %.1f ms, 20 000 files %.1f ms\n", p1 * 1000, p20 * 1000
     printf "agent-sandbox with a project config: %.1f ms (ratio %.2f)\n", cfg * 1000, cfg / raw
     printf "agent-sandbox in a large repository (20 000 files, 20 submodules): %.1f ms\n", big * 1000
     printf "agent-sandbox --dry-run: %.1f ms\n", dry * 1000

@@ -25,7 +25,7 @@ import java.util.Set;
  *
  * <p>Where: {@code <state>/run/<16 hex digits>/}, where {@code <state>} is
  * {@code $XDG_STATE_HOME/agent-sandbox} ({@code ~/.local/state/agent-sandbox}; without a
- * home, {@code <temp dir>/agent-sandbox-<uid>}). Every sandbox of every run has an empty
+ * home, {@code <temp dir>/agent-sandbox-state-<uid>}). Every sandbox of every run has an empty
  * file system over {@code <state>} (see {@link Sandbox}), so no sandbox can see, let
  * alone change, any run's directory, its own included: what the host side keeps there
  * (the stand-in for excluded files, a spilled command, the git guard's and the network
@@ -102,10 +102,11 @@ public final class RunDir implements AutoCloseable {
         if (xdg.startsWith("/")) {
             return Path.of(xdg).normalize().resolve("agent-sandbox");
         }
-        if (env.home() != null) {
+        if (env.home() != null && Files.isDirectory(env.home())) {
             return env.home().resolve(".local/state/agent-sandbox");
         }
-        return env.tempDir().resolve("agent-sandbox-" + env.uid());
+        // no home (only without @base): a private directory of this user in the temp dir
+        return env.tempDir().resolve("agent-sandbox-state-" + env.uid());
     }
 
     /** Where the run directories are. */

@@ -75,7 +75,7 @@ class ConcurrentIT {
         sandbox.write(sandbox.project("go"), "");
         b.waitFor(WAIT).succeeds().stdoutContains("victim-secret", "b-done")
                 .stdoutDoesNotContain("B read .env", "B's guard was bypassed")
-                .stderrContains("refus");
+                .stderrContains("git checkout is not allowed");
         assertThat(sandbox.read(sandbox.project("a.txt"))).isEqualTo("uncommitted work\n");
         assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
         assertThat(sandbox.home(".local/state/agent-sandbox/planted")).doesNotExist();
@@ -97,7 +97,7 @@ class ConcurrentIT {
 
         sandbox.command("--", "sh", "-c", "git status --short; git checkout -- a.txt; echo TMPDIR=$TMPDIR")
                 .env("TMPDIR", longTmp.toString()).run()
-                .succeeds().stdoutContains(" M a.txt", "TMPDIR=/tmp").stderrContains("refus");
+                .succeeds().stdoutContains(" M a.txt", "TMPDIR=/tmp").stderrContains("git checkout is not allowed");
         assertThat(sandbox.read(sandbox.project("a.txt"))).isEqualTo("uncommitted work\n");
     }
 }

@@ -293,13 +293,19 @@ class HostileInputIT {
                 .succeeds().stderrIsEmpty()
                 .stdoutSatisfies(out -> out.hasLineCount(1).endsWith("\n"));
 
-        Result pasted = sandbox.runOnHost("bash", "-c", "cd / && " + dry.stdout().strip());
+        // what a real run creates first: its directory (private /tmp, the stand-in file)
+        String line = dry.stdout().strip();
+        String id = line.replaceAll("(?s).*agent-sandbox/run/([0-9a-f]{16}).*", "$1");
+        Path run = sandbox.home(".local/state/agent-sandbox/run/" + id);
+        String sockets = "/tmp/agent-sandbox-" + sandbox.uid() + "/" + id;
+        sandbox.runOnHost("sh", "-c", "mkdir -p -m 700 \"$0/tmp\" \"$1/net\" && : > \"$0/hidden\"", run.toString(),
+                sockets).succeeds();
+        Result pasted = sandbox.runOnHost("bash", "-c", "cd / && " + line);
 
         pasted.succeeds().stdoutIs(args.stream().map(a -> a + "\0").collect(Collectors.joining())
                 + project + "\nread-only\n");
         assertThat(project.resolve("docs\n*/x")).doesNotExist();
-        // bwrap made the mount point of the runtime dir's mask, which a real run removes
-        sandbox.runOnHost("sh", "-c", "rm -rf \"$0\"/agent-sandbox-*", sandbox.tmp().toString()).succeeds();
+        sandbox.runOnHost("rm", "-rf", run.toString(), sockets).succeeds();
     }
 
     // ------------------------------------------------------------------ HOME
