@@ -155,9 +155,9 @@ public final class Sandbox {
         Origin own = new Origin(Layer.PRESET, "agent-sandbox's own state, hidden in every sandbox");
         for (Path dir : List.of(stateDir, RunDir.socketsBase(env))) {
             for (Path inside : views(dir, mounts)) {
-                // empty and read-only: nothing a sandbox puts there could pass for another run's state
+                // an empty file system of this sandbox's own: what a nested agent-sandbox keeps
+                // there (or anything else written there) stays in memory and goes with the sandbox
                 mounts.add(Mount.of(Mount.Kind.EMPTY_DIR, inside, inside, Access.EXCLUDE, own));
-                mounts.add(Mount.of(Mount.Kind.REMOUNT_READ_ONLY, null, inside, Access.EXCLUDE, own));
                 mountNotes.add(Planner.pad("exclude") + inside + "  <- " + own);
             }
         }

@@ -32,7 +32,7 @@ class ConcurrentIT {
                 [ -d "$d" ] || continue
                 found=$(ls -A "$d" 2>/dev/null)
                 [ -n "$found" ] && echo "escaped: sees $d: $found"
-                mkdir -p "$d/planted" 2>/dev/null && [ -d "$d/planted" ] && echo "escaped: planted in $d"
+                mkdir -p "$d/planted" 2>/dev/null   # lands in this sandbox's own empty file system, if anywhere
             done
             for s in $(find "$HOME" /tmp /run -type s 2>/dev/null); do
                 case "$s" in /run/agent-sandbox/*) continue ;; esac
@@ -79,6 +79,7 @@ class ConcurrentIT {
         assertThat(sandbox.read(sandbox.project("a.txt"))).isEqualTo("uncommitted work\n");
         assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
         assertThat(sandbox.home(".local/state/agent-sandbox/planted")).doesNotExist();
+        assertThat(sandbox.home(".local/state/agent-sandbox/run/planted")).doesNotExist();
     }
 
     @Test
