@@ -193,7 +193,7 @@ chmod 755 "$guard_script"
 # Inside the sandbox: git is wrapped first (real/1), rm is blocked (no real binary),
 # touch is script-wrapped (real/2).
 run "$launcher" --cmd rm=false --cmd "touch=$guard_script" -- \
-    hyperfine -N --warmup 20 --runs 300 -i --export-json /tmp/wrappers.json --style basic \
+    hyperfine -N --warmup 20 --runs 300 -i --export-json "$project/.bench-wrappers.json" --style basic \
     --command-name "git --version, wrapped" "git --version" \
     --command-name "git --version, real" "/run/agent-sandbox/real/1/git --version" \
     --command-name "rm, blocked" "rm /tmp/nothing" \
@@ -202,7 +202,7 @@ run "$launcher" --cmd rm=false --cmd "touch=$guard_script" -- \
     --command-name "touch, real" "/run/agent-sandbox/real/2/touch /tmp/t" >/dev/null ||
     die "the wrapper benchmark inside the sandbox failed"
 
-mapfile -t wm < <(grep -o '"median": *[0-9.eE+-]*' "$work/tmp/wrappers.json" | sed 's/.*: *//')
+mapfile -t wm < <(grep -o '"median": *[0-9.eE+-]*' "$project/.bench-wrappers.json" | sed 's/.*: *//')
 [[ ${#wm[@]} -eq 6 ]] || die "cannot read the wrapper medians from hyperfine's JSON report"
 awk -v gw="${wm[0]}" -v gr="${wm[1]}" -v bw="${wm[2]}" -v br="${wm[3]}" -v sw="${wm[4]}" -v sr="${wm[5]}" 'BEGIN {
     printf "git --version: %.2f ms wrapped, %.2f ms real, +%.2f ms per call\n", gw * 1000, gr * 1000, (gw - gr) * 1000
@@ -219,20 +219,20 @@ cp "$helper" "$work/home/no-unix-sockets"
 [[ -z ${as_user[*]} ]] || chown "$uid:$uid" "$work/home/no-unix-sockets"
 
 run "$launcher" -- \
-    hyperfine -N --warmup 20 --runs 300 -i --export-json /tmp/guard.json --style basic \
+    hyperfine -N --warmup 20 --runs 300 -i --export-json "$project/.bench-guard.json" --style basic \
     --command-name "git status, wrapped" "git status --short" \
     --command-name "git status, real" "/run/agent-sandbox/real/1/git status --short" \
     --command-name "git log -1, wrapped" "git log -1 --format=%h" \
     --command-name "git log -1, real" "/run/agent-sandbox/real/1/git log -1 --format=%h" >/dev/null ||
     die "the git guard benchmark inside the sandbox failed"
 run "$launcher" -- "$work/home/no-unix-sockets" \
-    hyperfine -N --warmup 3 --runs 30 -i --export-json /tmp/fallback.json --style basic \
+    hyperfine -N --warmup 3 --runs 30 -i --export-json "$project/.bench-fallback.json" --style basic \
     --command-name "git status, wrapped, no Unix sockets" "git status --short" \
     --command-name "git status, real, no Unix sockets" "/run/agent-sandbox/real/1/git status --short" >/dev/null ||
     die "the git guard fallback benchmark inside the sandbox failed"
 
-mapfile -t gm < <(grep -o '"median": *[0-9.eE+-]*' "$work/tmp/guard.json" | sed 's/.*: *//')
-mapfile -t fm < <(grep -o '"median": *[0-9.eE+-]*' "$work/tmp/fallback.json" | sed 's/.*: *//')
+mapfile -t gm < <(grep -o '"median": *[0-9.eE+-]*' "$project/.bench-guard.json" | sed 's/.*: *//')
+mapfile -t fm < <(grep -o '"median": *[0-9.eE+-]*' "$project/.bench-fallback.json" | sed 's/.*: *//')
 [[ ${#gm[@]} -eq 4 && ${#fm[@]} -eq 2 ]] || die "cannot read the git guard medians from hyperfine's JSON report"
 awk -v sw="${gm[0]}" -v sr="${gm[1]}" -v lw="${gm[2]}" -v lr="${gm[3]}" -v fw="${fm[0]}" -v fr="${fm[1]}" 'BEGIN {
     printf "git status, socket path: %.2f ms wrapped, %.2f ms real, +%.2f ms per call\n", sw * 1000, sr * 1000, (sw - sr) * 1000
