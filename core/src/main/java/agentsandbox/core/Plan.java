@@ -24,10 +24,12 @@ import java.util.List;
  * @param netSocket  where the network proxy listens on the host (inside {@code runtimeDir}), or null
  *                   when the network is off (or is the outer sandbox's)
  * @param hostPorts  host loopback ports the proxy connects to on request
+ * @param homeSetup  what the run creates in the home before the sandbox starts: the
+ *                   missing directories of the tools it starts (see {@link ToolHomes})
  */
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
         Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand, Path netSocket,
-        List<Integer> hostPorts) {
+        List<Integer> hostPorts, ToolHomes.Setup homeSetup) {
 
     public Plan {
         argv = List.copyOf(argv);

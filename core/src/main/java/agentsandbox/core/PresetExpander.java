@@ -34,8 +34,6 @@ final class PresetExpander {
             ".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json");
     static final List<String> LINT_PYTHON = List.of(
             "pyproject.toml", "setup.cfg", ".flake8", "mypy.ini", ".mypy.ini", ".pylintrc", "ruff.toml", ".ruff.toml");
-    static final List<String> CACHES = List.of(".cache", ".bun", "go", ".npm", ".cargo");
-    static final List<String> AGENTS = List.of(".codex", ".claude", ".claude.json", ".pi");
     static final List<String> SECRETS = List.of(".ssh", ".gnupg", ".aws");
 
     /** The active leaf presets after applying every layer's toggles in order. */
@@ -91,8 +89,7 @@ final class PresetExpander {
                         }
                     }
                 }
-                case "@caches" -> homeRules(out, home, CACHES, Access.RW, o);
-                case "@agents" -> homeRules(out, home, AGENTS, Access.RW, o);
+                case "@caches", "@agents" -> out.addAll(ToolHomes.rules(leaf, home, o));
                 case "@git" -> {
                     git.ifPresent(g -> presetPaths(out, g.gitPaths(), o));
                     otherGitDirs(out, work, git, o);
@@ -113,15 +110,6 @@ final class PresetExpander {
             }
         }
         return out;
-    }
-
-    private static void homeRules(List<Rule> out, Path home, List<String> names, Access access, Origin o) {
-        if (home == null) {
-            return;
-        }
-        for (String n : names) {
-            out.add(Rule.literal(home.resolve(n), access, o));
-        }
     }
 
     private static void lintRules(List<Rule> out, Path work, List<String> names, Origin o) {

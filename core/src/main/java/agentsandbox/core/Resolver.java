@@ -17,10 +17,17 @@ final class Resolver {
 
     private final Environment env;
     private final List<String> notes;
+    private final java.util.Set<Path> created;
 
     Resolver(Environment env, List<String> notes) {
+        this(env, notes, java.util.Set.of());
+    }
+
+    /** @param created paths the run creates before the sandbox starts: resolved as if they existed */
+    Resolver(Environment env, List<String> notes, java.util.Set<Path> created) {
         this.env = env;
         this.notes = notes;
+        this.created = created;
     }
 
     List<Candidate> resolve(List<Rule> rules) {
@@ -37,6 +44,9 @@ final class Resolver {
 
     private void resolveLiteral(Rule r, List<Candidate> out) {
         Path real = realPath(r.literal());
+        if (real == null && created.contains(r.literal())) {
+            real = createdPath(r.literal());
+        }
         if (real == null) {
             return; // presets name many paths that a given machine does not have
         }
@@ -125,6 +135,19 @@ final class Resolver {
                     + ", whose path is not valid UTF-8, so agent-sandbox cannot pass it to bwrap",
                     "rename it, or write the rule so that it does not match it");
         }
+    }
+
+    /** Where a path the run will create will be: its nearest existing parent, resolved, and the rest. */
+    private static Path createdPath(Path p) {
+        Path rest = p.getFileName();
+        for (Path parent = p.getParent(); parent != null; parent = parent.getParent()) {
+            Path real = realPath(parent);
+            if (real != null) {
+                return real.resolve(rest);
+            }
+            rest = parent.getFileName().resolve(rest);
+        }
+        return null;
     }
 
     /** The symlink-resolved path, or null when it does not exist (or is a dangling symlink). */

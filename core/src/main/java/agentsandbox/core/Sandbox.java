@@ -99,7 +99,13 @@ public final class Sandbox {
                     "create it, set TMPDIR to an existing directory, or do not share it");
         }
 
+        ToolHomes.Setup homeSetup = ToolHomes.setup(active, env, command, policy.layers(), notes);
         List<Rule> rules = new ArrayList<>(PresetExpander.rules(active, env, git));
+        if (homeSetup.claude() != ToolHomes.ClaudeStep.NONE) {
+            // a symlink into ~/.claude once the run starts, which that directory's rule covers
+            Path config = env.home().resolve(ToolHomes.CLAUDE_CONFIG);
+            rules.removeIf(r -> config.equals(r.literal()) && r.origin().layer() == Layer.PRESET);
+        }
         for (PolicyLayer layer : policy.layers()) {
             Origin o = layer.origin();
             layer.ro().forEach(p -> rules.add(Rule.pattern(p, Access.RO, o)));
@@ -122,7 +128,8 @@ public final class Sandbox {
         Path stateDir = RunDir.stateDir(env);
         Path runDir = RunDir.newPath(stateDir, randomBytes());
         Path hiddenFile = RunDir.hidden(runDir);
-        List<Candidate> candidates = new ArrayList<>(new Resolver(env, notes).resolve(rules));
+        List<Candidate> candidates = new ArrayList<>(new Resolver(env, notes,
+                java.util.Set.copyOf(homeSetup.directories())).resolve(rules));
         if (base && !shareTmp) {
             // a contender like any rule's: a rule on /tmp itself can still show the host's
             candidates.add(new Candidate(TMP, RunDir.tmp(runDir), Access.RW, Origin.preset("@base"), true,
@@ -270,6 +277,12 @@ public final class Sandbox {
         if (base) {
             tail.addAll(List.of("--setenv", "TMPDIR", "/tmp"));
         }
+        Path claudeDir = ToolHomes.claudeConfigDir(active, env, homeSetup);
+        if (claudeDir != null) {
+            tail.addAll(List.of("--setenv", "CLAUDE_CONFIG_DIR", claudeDir.toString()));
+            notes.add("home: CLAUDE_CONFIG_DIR=" + claudeDir + " inside, the directory of the config "
+                    + env.home().resolve(ToolHomes.CLAUDE_CONFIG) + " points to");
+        }
         if (network) {
             String proxy = "http://127.0.0.1:" + NetworkProxy.PROXY_PORT;
             for (String v : PROXY_VARIABLES) {
@@ -316,7 +329,7 @@ public final class Sandbox {
         notes.addAll(wrapperNotes);
         Path tmpSource = shareTmp ? sharedTmp : base ? RunDir.tmp(runDir) : TMP;
         return new Plan(argv, mounts, runDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilled, netSocket,
-                policy.hostPorts());
+                policy.hostPorts(), homeSetup);
     }
 
     /** The variables that point clients at the proxy. */
@@ -396,6 +409,9 @@ public final class Sandbox {
     public static Execution start(Plan plan, Environment env, ProcessBuilder.Redirect in,
             ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
         Preflight.checkCanRun(env);
+        for (String failure : ToolHomes.apply(plan.homeSetup(), env.home())) {
+            System.err.println("agent-sandbox: " + failure);
+        }
         RunDir run = RunDir.create(plan.runtimeDir(), RunDir.socketsDir(RunDir.socketsBase(env), plan.runtimeDir()),
                 env.uid());
         GuardServer guard = null;

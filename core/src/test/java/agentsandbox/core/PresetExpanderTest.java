@@ -77,9 +77,23 @@ class PresetExpanderTest {
     void Caches_And_Agents_Are_Exactly_The_Listed_Home_Paths_Rw() {
         TestWorld w = new TestWorld(tmp);
         assertThat(pathsOf(PresetExpander.rules(java.util.Set.of("@caches"), w.env(), Optional.empty()), w.home))
-                .isEqualTo("rw ~/.cache, rw ~/.bun, rw ~/go, rw ~/.npm, rw ~/.cargo");
+                .isEqualTo("rw ~/.cache, rw ~/.bun, rw ~/go, rw ~/.npm, rw ~/.cargo, rw ~/.rustup, rw ~/.m2,"
+                        + " rw ~/.gradle, rw ~/.ivy2, rw ~/.sbt, rw ~/.nuget/packages, rw ~/.local/share/pnpm/store,"
+                        + " rw ~/.yarn/berry, rw ~/.local/share/uv,"
+                        + " ro ~/.bun/bin, ro ~/go/bin,"
+                        + " ro ~/.cargo/bin, ro ~/.cargo/config.toml, ro ~/.cargo/config, ro ~/.cargo/env,"
+                        + " exclude ~/.cargo/credentials.toml, exclude ~/.cargo/credentials,"
+                        + " ro ~/.rustup/toolchains, ro ~/.rustup/settings.toml, ro ~/.rustup/update-hashes,"
+                        + " ro ~/.m2/settings.xml, ro ~/.m2/toolchains.xml, exclude ~/.m2/settings-security.xml,"
+                        + " ro ~/.gradle/init.d, ro ~/.gradle/init.gradle, ro ~/.gradle/init.gradle.kts,"
+                        + " ro ~/.gradle/gradle.properties,"
+                        + " ro ~/.sbt/1.0/plugins, ro ~/.sbt/1.0/global.sbt, ro ~/.sbt/0.13/plugins,"
+                        + " ro ~/.ivy2/ivysettings.xml, exclude ~/.sbt/credentials, exclude ~/.ivy2/.credentials,"
+                        + " ro ~/.local/share/uv/python, ro ~/.local/share/uv/tools");
         assertThat(pathsOf(PresetExpander.rules(java.util.Set.of("@agents"), w.env(), Optional.empty()), w.home))
-                .isEqualTo("rw ~/.codex, rw ~/.claude, rw ~/.claude.json, rw ~/.pi");
+                .isEqualTo("rw ~/.claude, rw ~/.claude.json, rw ~/.local/state/claude, rw ~/.local/share/claude,"
+                        + " rw ~/.codex, rw ~/.gemini, rw ~/.config/opencode, rw ~/.local/share/opencode,"
+                        + " rw ~/.local/state/opencode, rw ~/.pi");
     }
 
     @Test
