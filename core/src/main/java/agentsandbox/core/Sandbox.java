@@ -168,6 +168,15 @@ public final class Sandbox {
                 mountNotes.add(Planner.pad("exclude") + inside + "  <- " + own);
             }
         }
+        if (base && !shareTmp) {
+            // The private /tmp also at its own path: a program that looks up where /tmp comes
+            // from (/proc/self/mountinfo) and mounts there finds it. Codex's own sandbox hides
+            // its runtime dir under every path /tmp is known by, and fails on a missing one.
+            Path privateTmp = RunDir.tmp(runDir);
+            Origin tmpOrigin = new Origin(Layer.PRESET, "@base (the private /tmp at its own path)");
+            mounts.add(Mount.of(Mount.Kind.READ_WRITE, privateTmp, privateTmp, Access.RW, tmpOrigin));
+            mountNotes.add(Planner.pad("rw") + privateTmp + "  <- " + tmpOrigin);
+        }
         // Nothing is mounted over /proc/keys: the kernel refuses a nested sandbox a /proc of its
         // own once anything in /proc is covered, and the key calls themselves are refused.
         java.util.Set<String> keep = agentSocket != null ? java.util.Set.of("SSH_AUTH_SOCK") : java.util.Set.of();

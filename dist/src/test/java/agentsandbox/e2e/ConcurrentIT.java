@@ -28,10 +28,15 @@ class ConcurrentIT {
 
     /** What A tries; each success prints a line starting with "escaped". */
     private static final String ATTACK = """
+            # this sandbox's own /tmp is also at its own path (its run dir): the one thing there
+            own=/none; for r in "$HOME/.local/state/agent-sandbox/run"/*; do [ "$r/tmp" -ef /tmp ] && own=$r; done
             for d in "$HOME/.local/state/agent-sandbox" "$HOME/.local/state/agent-sandbox/run" /tmp/agent-sandbox-*; do
                 [ -d "$d" ] || continue
-                found=$(ls -A "$d" 2>/dev/null)
-                [ -n "$found" ] && echo "escaped: sees $d: $found"
+                for e in "$d"/* "$d"/.[!.]*; do
+                    [ -e "$e" ] || continue
+                    case "$own/" in "$e"/*) continue ;; esac
+                    echo "escaped: sees $e"
+                done
                 mkdir -p "$d/planted" 2>/dev/null   # lands in this sandbox's own empty file system, if anywhere
             done
             for s in $(find "$HOME" /tmp /run -type s 2>/dev/null); do

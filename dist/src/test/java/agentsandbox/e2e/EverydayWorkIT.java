@@ -43,7 +43,7 @@ class EverydayWorkIT {
     private Path remote;
 
     /**
-     * A home such as a developer's (an SSH key, the tool caches), and a project that is a
+     * A fresh home (an SSH key, nothing else: no tool has run yet), and a project that is a
      * git repository whose remote, a bare repository outside the project, already has
      * a branch pushed by someone else.
      */
@@ -52,8 +52,6 @@ class EverydayWorkIT {
         Path key = sandbox.write(sandbox.home(".ssh/id_rsa"), SSH_KEY);
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
         Files.setPosixFilePermissions(key.getParent(), PosixFilePermissions.fromString("rwx------"));
-        sandbox.mkdirs(sandbox.home(".cache"));
-        sandbox.mkdirs(sandbox.home(".npm"));
 
         remote = sandbox.mkdirs(sandbox.world().resolve("remote.git"));
         sandbox.git("init", "-q", "--bare", remote.toString());
@@ -302,7 +300,7 @@ class EverydayWorkIT {
     void Writes_To_The_Caches_And_The_Project_Land_On_The_Host_And_Tmp_Stays_Private() {
         work("""
                 mkdir -p "$HOME/.cache/agent-tool" && echo cached > "$HOME/.cache/agent-tool/state"
-                mkdir -p "$HOME/.npm/_logs" && echo logged > "$HOME/.npm/_logs/run.log"
+                npm config get cache >/dev/null && mkdir -p "$HOME/.npm/_logs" && echo logged > "$HOME/.npm/_logs/run.log"
                 t=$(mktemp) && echo temp > "$t" && cat "$t" && rm "$t"
                 mkdir -p /tmp/work && echo scratch > /tmp/work/scratch.txt && cat /tmp/work/scratch.txt
                 echo notes > notes.txt
