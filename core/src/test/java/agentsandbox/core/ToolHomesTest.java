@@ -171,4 +171,26 @@ class ToolHomesTest {
         assertThat(String.join(" ", other.argv())).as("the config is not linked yet").doesNotContain("CLAUDE_CONFIG_DIR");
         assertThat(Files.exists(w.home.resolve(".claude"))).as("a plan creates nothing").isFalse();
     }
+
+    /** The README's table is the one the code uses. */
+    @Test
+    void The_Readme_Table_Lists_Exactly_The_Tools_And_Paths_Of_The_Code() throws IOException {
+        String readme = Files.readString(Path.of("..", "README.md"));
+        int start = readme.indexOf("<!-- tool-table:start -->\n");
+        int end = readme.indexOf("<!-- tool-table:end -->");
+        assertThat(start).as("README.md has the tool table").isNotNegative();
+        StringBuilder expected = new StringBuilder("| tool | commands | preset | rw | ro | hidden |\n|---|---|---|---|---|---|\n");
+        for (ToolHomes.Tool t : ToolHomes.TOOLS) {
+            expected.append("| ").append(t.name()).append(" | ").append(words(t.commands(), ""))
+                    .append(" | `").append(t.preset()).append("` | ").append(words(t.grants(), "~/"))
+                    .append(" | ").append(words(t.readOnly(), "~/")).append(" | ").append(words(t.hidden(), "~/"))
+                    .append(" |\n");
+        }
+        String table = readme.substring(start + "<!-- tool-table:start -->\n".length(), end);
+        assertThat(table.replaceAll(" +", " ")).isEqualTo(expected.toString().replaceAll(" +", " "));
+    }
+
+    private static String words(List<String> items, String prefix) {
+        return items.stream().map(i -> "`" + prefix + i + "`").collect(Collectors.joining(" "));
+    }
 }
