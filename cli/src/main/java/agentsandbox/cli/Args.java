@@ -17,6 +17,7 @@ import java.util.Map;
  * @param docker   {@code --docker}, or {@code null} when not given
  * @param shareTmp {@code --share-tmp}, or {@code null} when not given
  * @param sshAgent {@code --ssh-agent}, or {@code null} when not given
+ * @param gpgAgent {@code --gpg-agent}, or {@code null} when not given
  * @param hostPorts {@code --host-port} ports in order
  * @param dryRun   {@code --dry-run}
  * @param debug    {@code --debug}
@@ -35,6 +36,7 @@ record Args(
         Boolean docker,
         Boolean shareTmp,
         Boolean sshAgent,
+        Boolean gpgAgent,
         List<Integer> hostPorts,
         boolean dryRun,
         boolean debug,
@@ -54,6 +56,6 @@ record Args(
         exclude.forEach(b::exclude);
         commands.forEach(b::command);
         hostPorts.forEach(b::hostPort);
-        return b.network(network).docker(docker).shareTmp(shareTmp).sshAgent(sshAgent).build();
+        return b.network(network).docker(docker).shareTmp(shareTmp).sshAgent(sshAgent).gpgAgent(gpgAgent).build();
     }
 }

@@ -253,6 +253,9 @@ final class Cli {
         if (l.shareTmp() != null) {
             sb.append(" shareTmp ").append(l.shareTmp());
         }
+        if (l.gpgAgent() != null) {
+            sb.append(" gpgAgent ").append(l.gpgAgent());
+        }
         if (l.sshAgent() != null) {
             sb.append(" sshAgent ").append(l.sshAgent());
         }

@@ -262,9 +262,10 @@ final class ConfigReader {
                     case "docker" -> b.docker(bool(m.value(), "docker"));
                     case "shareTmp" -> b.shareTmp(bool(m.value(), "shareTmp"));
                     case "sshAgent" -> b.sshAgent(bool(m.value(), "sshAgent"));
+                    case "gpgAgent" -> b.gpgAgent(bool(m.value(), "gpgAgent"));
                     case "hostPorts" -> hostPorts(m.value());
                     default -> throw unknown(m, "", "filesystem, commands, network, docker, hostPorts, shareTmp,"
-                            + " sshAgent");
+                            + " sshAgent, gpgAgent");
                 }
             }
         }

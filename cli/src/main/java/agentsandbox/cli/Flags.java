@@ -46,6 +46,7 @@ final class Flags {
                                      (repeatable, also comma-separated: --host-port 5432,6379)
                   --share-tmp[=BOOL] /tmp is the host's temp dir, not a private one (default false)
                   --ssh-agent[=BOOL] let the sandbox use your ssh-agent (default false)
+                  --gpg-agent[=BOOL] let the sandbox sign and decrypt with your gpg-agent (default false)
                   --dry-run          print the bwrap command line and exit
                   --debug            explain every startup decision on stderr
                   --ro PATH          add a read-only path (repeatable)
@@ -98,6 +99,7 @@ final class Flags {
         private Boolean docker;
         private Boolean shareTmp;
         private Boolean sshAgent;
+        private Boolean gpgAgent;
         private final List<Integer> hostPorts = new ArrayList<>();
         private boolean dryRun;
         private boolean debug;
@@ -233,6 +235,7 @@ final class Flags {
                 case "--docker" -> docker = bool(name, inline);
                 case "--share-tmp" -> shareTmp = bool(name, inline);
                 case "--ssh-agent" -> sshAgent = bool(name, inline);
+                case "--gpg-agent" -> gpgAgent = bool(name, inline);
                 case "--host-port" -> hostPorts(value(name, inline));
                 case "--dry-run" -> dryRun = bool(name, inline);
                 case "--debug" -> debug = bool(name, inline);
@@ -316,7 +319,7 @@ final class Flags {
         }
 
         private Args result(Args.Mode m) {
-            return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, List.copyOf(hostPorts),
+            return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, gpgAgent, List.copyOf(hostPorts),
                     dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
                     m == Args.Mode.RUN ? command : List.of());

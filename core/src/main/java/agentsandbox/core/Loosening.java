@@ -12,7 +12,7 @@ import java.util.Set;
  * What one layer of a policy loosens: the effective policy with the layer compared with
  * the same policy without it. A layer loosens when, with it, any path is more accessible
  * (hidden becomes readable, read-only becomes writable, a path shows other host content),
- * the network, Docker, a shared temp dir, the ssh-agent or a host port is turned on, or a command's wrapper or block is removed or
+ * the network, Docker, a shared temp dir, the ssh-agent, the gpg-agent or a host port is turned on, or a command's wrapper or block is removed or
  * replaced by something other than a block. Everything else only tightens.
  *
  * <p>This is how an untrusted project config is judged: it may only tighten.
@@ -45,6 +45,9 @@ public final class Loosening {
         }
         if (policy.sshAgent() && !before.sshAgent()) {
             out.add("sshAgent on");
+        }
+        if (policy.gpgAgent() && !before.gpgAgent()) {
+            out.add("gpgAgent on");
         }
         List<Integer> ports = new ArrayList<>(policy.hostPorts());
         ports.removeAll(before.hostPorts());

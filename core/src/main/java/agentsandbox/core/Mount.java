@@ -45,7 +45,9 @@ public record Mount(Kind kind, Path source, Path target, Access access, Origin o
         /** {@code --perms 0111 --dir DEST}: a directory that can be searched, not listed. */
         SEARCH_ONLY_DIR,
         /** {@code --remount-ro DEST}: what was mounted at DEST becomes read-only. */
-        REMOUNT_READ_ONLY
+        REMOUNT_READ_ONLY,
+        /** {@code --perms 0700 --tmpfs DEST}: a fresh, empty, writable file system only its owner enters. */
+        PRIVATE_DIR
     }
 
     static Mount of(Kind kind, Path source, Path target, Access access, Origin origin) {
@@ -81,6 +83,7 @@ public record Mount(Kind kind, Path source, Path target, Access access, Origin o
             case SYMLINK -> List.of("--symlink", source.toString(), t);
             case SEARCH_ONLY_DIR -> List.of("--perms", "0111", "--dir", t);
             case REMOUNT_READ_ONLY -> List.of("--remount-ro", t);
+            case PRIVATE_DIR -> List.of("--perms", "0700", "--tmpfs", t);
         };
     }
 }

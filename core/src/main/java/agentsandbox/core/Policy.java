@@ -76,12 +76,21 @@ public record Policy(List<PolicyLayer> layers, List<Path> configFiles) {
         return List.copyOf(ports);
     }
 
-    private enum Flag { SHARE_TMP, SSH_AGENT }
+    /** Whether the caller's gpg-agent is reachable: the last layer that sets it wins (default: no). */
+    public boolean gpgAgent() {
+        return last(Flag.GPG_AGENT);
+    }
+
+    private enum Flag { SHARE_TMP, SSH_AGENT, GPG_AGENT }
 
     private boolean last(Flag flag) {
         Boolean v = null;
         for (PolicyLayer l : layers) {
-            Boolean here = flag == Flag.SHARE_TMP ? l.shareTmp() : l.sshAgent();
+            Boolean here = switch (flag) {
+                case SHARE_TMP -> l.shareTmp();
+                case SSH_AGENT -> l.sshAgent();
+                case GPG_AGENT -> l.gpgAgent();
+            };
             if (here != null) {
                 v = here;
             }

@@ -24,6 +24,7 @@ import java.util.Objects;
  * @param shareTmp whether {@code /tmp} is the host's temp dir instead of a private one, or
  *                 {@code null} when this layer does not say
  * @param sshAgent whether the caller's ssh-agent socket is reachable, or {@code null}
+ * @param gpgAgent whether the caller's gpg-agent is reachable (its restricted socket), or {@code null}
  * @param hostPorts host loopback ports the sandbox may reach (concatenated across layers)
  */
 public record PolicyLayer(
@@ -38,6 +39,7 @@ public record PolicyLayer(
         Boolean docker,
         Boolean shareTmp,
         Boolean sshAgent,
+        Boolean gpgAgent,
         List<Integer> hostPorts) {
 
     public PolicyLayer {
@@ -73,6 +75,7 @@ public record PolicyLayer(
         private Boolean docker;
         private Boolean shareTmp;
         private Boolean sshAgent;
+        private Boolean gpgAgent;
         private final List<Integer> hostPorts = new ArrayList<>();
 
         private Builder(Layer layer, String source) {
@@ -133,6 +136,11 @@ public record PolicyLayer(
             return this;
         }
 
+        public Builder gpgAgent(Boolean value) {
+            gpgAgent = value;
+            return this;
+        }
+
         /** A host loopback port the sandbox may reach (1 to 65535). */
         public Builder hostPort(int port) {
             if (port < 1 || port > 65535) {
@@ -144,7 +152,7 @@ public record PolicyLayer(
 
         public PolicyLayer build() {
             return new PolicyLayer(layer, source, presets, ro, rw, exclude, commands, network, docker,
-                    shareTmp, sshAgent, hostPorts);
+                    shareTmp, sshAgent, gpgAgent, hostPorts);
         }
     }
 }

@@ -202,6 +202,16 @@ public final class Sandbox {
             notes.add("ssh-agent: " + agentSocket + " reachable (--ssh-agent); ~/.ssh/known_hosts and ~/.ssh/config"
                     + " readable, the keys stay hidden");
         }
+        if (policy.gpgAgent()) {
+            GpgAgent.Found gpg = GpgAgent.find(env);
+            for (Mount m : GpgAgent.mounts(gpg)) {
+                mounts.add(m);
+                mountNotes.add(Planner.pad(m.access().word()) + m.target() + "  <- flag --gpg-agent");
+            }
+            notes.add("gpg-agent: its restricted socket " + gpg.socket() + " at " + gpg.home().resolve("S.gpg-agent")
+                    + " (--gpg-agent); " + gpg.home() + " shows only its public keyring, trust database and"
+                    + " configuration");
+        }
         mounts.addAll(dockerMounts(policy.docker(), env, notes));
 
         boolean nested = isInside();

@@ -96,7 +96,19 @@ final class ToolHomes {
             agent("opencode", List.of("opencode"),
                     List.of(".config/opencode", ".local/share/opencode", ".local/state/opencode"),
                     List.of(".config/opencode", ".local/share/opencode", ".local/state/opencode", ".cache")),
-            agent("pi", List.of("pi"), List.of(".pi"), List.of(".pi")));
+            agent("pi", List.of("pi"), List.of(".pi"), List.of(".pi")),
+            agent("Qwen Code", List.of("qwen"), List.of(".qwen"), List.of(".qwen")),
+            agent("GitHub Copilot CLI", List.of("copilot"), List.of(".copilot"), List.of(".copilot", ".cache")),
+            agent("Amp", List.of("amp"), List.of(".config/amp", ".local/share/amp"),
+                    List.of(".config/amp", ".local/share/amp", ".cache")),
+            agent("Cline", List.of("cline"), List.of(".cline"), List.of(".cline")),
+            agent("Kilo Code", List.of("kilo"),
+                    List.of(".config/kilo", ".local/share/kilo", ".local/state/kilo", ".local/state/kilo-sandbox-policy"),
+                    List.of(".config/kilo", ".local/share/kilo", ".local/state/kilo", ".local/state/kilo-sandbox-policy",
+                            ".cache")),
+            agent("Auggie", List.of("auggie"), List.of(".augment"), List.of(".augment")),
+            agent("Crush", List.of("crush"), List.of(".config/crush", ".local/share/crush"),
+                    List.of(".config/crush", ".local/share/crush")));
 
     /** Commands that run whatever they are asked to, like an agent: every installed tool's directories. */
     private static final Set<String> SHELLS = Set.of("sh", "bash", "dash", "zsh", "fish", "ksh", "mksh");

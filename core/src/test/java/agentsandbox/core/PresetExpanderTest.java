@@ -93,7 +93,10 @@ class PresetExpanderTest {
         assertThat(pathsOf(PresetExpander.rules(java.util.Set.of("@agents"), w.env(), Optional.empty()), w.home))
                 .isEqualTo("rw ~/.claude, rw ~/.claude.json, rw ~/.local/state/claude, rw ~/.local/share/claude,"
                         + " rw ~/.codex, rw ~/.gemini, rw ~/.config/opencode, rw ~/.local/share/opencode,"
-                        + " rw ~/.local/state/opencode, rw ~/.pi");
+                        + " rw ~/.local/state/opencode, rw ~/.pi, rw ~/.qwen, rw ~/.copilot, rw ~/.config/amp,"
+                        + " rw ~/.local/share/amp, rw ~/.cline, rw ~/.config/kilo, rw ~/.local/share/kilo,"
+                        + " rw ~/.local/state/kilo, rw ~/.local/state/kilo-sandbox-policy, rw ~/.augment,"
+                        + " rw ~/.config/crush, rw ~/.local/share/crush");
     }
 
     @Test
