@@ -26,6 +26,8 @@ class AgentsIT {
 
     static final String CLAUDE_CODE = "@anthropic-ai/claude-code@2.1.330";
     static final String CODEX = "@openai/codex@0.169.0";
+    static final String GEMINI = "@google/gemini-cli@0.61.0";
+    private static final List<String> PACKAGES = List.of(CLAUDE_CODE, CODEX, GEMINI);
 
     private static Path bin;
 
@@ -36,7 +38,7 @@ class AgentsIT {
     @BeforeAll
     static void install() throws IOException, InterruptedException {
         Path base = Path.of(System.getProperty("agentsandbox.e2e.tmp", "/var/tmp"));
-        String name = "agent-sandbox-agent-clis-" + Integer.toHexString((CLAUDE_CODE + " " + CODEX).hashCode());
+        String name = "agent-sandbox-agent-clis-" + Integer.toHexString(String.join(" ", PACKAGES).hashCode());
         Path dir = base.resolve(name);
         bin = dir.resolve("node_modules/.bin");
         if (Files.exists(dir.resolve("installed"))) {
@@ -48,18 +50,20 @@ class AgentsIT {
                 .findFirst().orElseThrow(() -> new AssertionError(
                         "npm not found: the agent tests install the agent CLIs from the npm registry (apt-get install npm)"));
         Path log = dir.resolve("npm.log");
-        Process p = new ProcessBuilder(npm, "install", "--prefix", dir.toString(), "--no-audit", "--no-fund",
-                "--loglevel=error", CLAUDE_CODE, CODEX)
+        List<String> command = new java.util.ArrayList<>(List.of(npm, "install", "--prefix", dir.toString(),
+                "--no-audit", "--no-fund", "--loglevel=error"));
+        command.addAll(PACKAGES);
+        Process p = new ProcessBuilder(command)
                 .redirectErrorStream(true).redirectOutput(log.toFile()).redirectInput(new File("/dev/null")).start();
         if (!p.waitFor(15, java.util.concurrent.TimeUnit.MINUTES)) {
             p.destroyForcibly();
-            throw new AssertionError("npm install of " + CLAUDE_CODE + " and " + CODEX + " took over 15 minutes");
+            throw new AssertionError("npm install of " + PACKAGES + " took over 15 minutes");
         }
         if (p.exitValue() != 0) {
-            throw new AssertionError("npm install of " + CLAUDE_CODE + " and " + CODEX + " failed (is the npm registry"
+            throw new AssertionError("npm install of " + PACKAGES + " failed (is the npm registry"
                     + " reachable?):\n" + Files.readString(log));
         }
-        Files.writeString(dir.resolve("installed"), CLAUDE_CODE + "\n" + CODEX + "\n");
+        Files.writeString(dir.resolve("installed"), String.join("\n", PACKAGES) + "\n");
     }
 
     private String claude() {
@@ -124,6 +128,17 @@ class AgentsIT {
 
         sandbox.run("--", codex(), "sandbox", "--", "sh", "-c", "echo nested-ok; touch /usr/nested 2>&1 || true")
                 .succeeds().stdoutContains("nested-ok", "Read-only file system");
+    }
+
+    @Test
+    void Gemini_Cli_Saves_Its_Settings_And_Projects_On_A_Fresh_Home() {
+        String gemini = bin.resolve("gemini").toString();
+        sandbox.run("--", gemini, "--version").succeeds().stdoutContains("0.61.0");
+        sandbox.run("--", gemini, "mcp", "add", "-s", "user", "x", "true").succeeds();
+        assertThat(sandbox.read(sandbox.home(".gemini/settings.json"))).contains("\"x\"");
+        // Gemini CLI lists on stderr; outside the folder it trusts, the server shows as disabled
+        sandbox.runOnHost(Map.of("HOME", sandbox.home().toString()), gemini, "mcp", "list").succeeds()
+                .stderrContains("x: true");
     }
 
     @Test
