@@ -24,10 +24,11 @@ import java.util.List;
  * @param netSocket  where the network proxy listens on the host (inside {@code runtimeDir}), or null
  *                   when the network is off (or is the outer sandbox's)
  * @param hostPorts  host loopback ports the proxy connects to on request
+ * @param explanation what the sandbox shows at each path and why; written for {@code explain} inside
  */
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
         Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand, Path netSocket,
-        List<Integer> hostPorts) {
+        List<Integer> hostPorts, Explanation explanation) {
 
     public Plan {
         argv = List.copyOf(argv);
@@ -35,6 +36,12 @@ public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path 
         mounts = List.copyOf(mounts);
         notes = List.copyOf(notes);
         hostPorts = List.copyOf(hostPorts);
+    }
+
+    /** A copy with another explanation (the CLI adds what it knows of the config files). */
+    public Plan withExplanation(Explanation e) {
+        return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilledCommand,
+                netSocket, hostPorts, e);
     }
 
     /** The command line as one shell-quoted line that can be pasted into a shell. */
