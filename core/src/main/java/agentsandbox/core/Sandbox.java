@@ -451,9 +451,16 @@ public final class Sandbox {
 
     /** What the plan needs in the run directory beyond what every run has. */
     private static void prepareRun(RunDir run, Plan plan) throws IOException {
-        Files.write(Files.createFile(RunDir.policy(run.path()), PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("r--------"))),
-                plan.explanation().format().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        // created read-only, written through the descriptor that created it
+        try (java.nio.channels.SeekableByteChannel ch = Files.newByteChannel(RunDir.policy(run.path()),
+                Set.of(java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("r--------")))) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(
+                    plan.explanation().format().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
         if (!plan.spilledCommand().isEmpty()) {
             writeCommand(RunDir.command(run.path()), plan.spilledCommand());
         }
