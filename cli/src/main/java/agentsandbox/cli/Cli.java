@@ -184,8 +184,10 @@ final class Cli {
         if (global != null) {
             out.add(new Explanation.Config(Layer.GLOBAL, global, "loaded"));
         } else {
-            ConfigReader.globalDir(env).ifPresent(dir -> out.add(
-                    new Explanation.Config(Layer.GLOBAL, dir.resolve("config.jsonc"), "not found")));
+            java.util.Optional<Path> dir = ConfigReader.globalDir(env); // no lambda on the start path
+            if (dir.isPresent()) {
+                out.add(new Explanation.Config(Layer.GLOBAL, dir.get().resolve("config.jsonc"), "not found"));
+            }
         }
         if (project != null) {
             out.add(new Explanation.Config(Layer.PROJECT, project,
