@@ -25,7 +25,7 @@ import java.util.Map;
  * @param rw       {@code --rw} paths in order
  * @param exclude  {@code --exclude} paths in order
  * @param commands {@code --cmd} rules in order; a later rule for the same name wins
- * @param command  the command and its arguments (empty unless mode is RUN)
+ * @param command  the command and its arguments; for EXPLAIN, the paths to explain (empty otherwise)
  */
 record Args(
         Mode mode,
@@ -46,7 +46,14 @@ record Args(
         Map<String, CommandRule> commands,
         List<String> command) {
 
-    enum Mode { HELP, VERSION, CHECK, TRUST, DOCTOR, RUN }
+    enum Mode { HELP, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, RUN }
+
+    /** Whether any flag that changes a run's policy was given (not --debug, --dry-run). */
+    boolean hasPolicyFlags() {
+        return cwd != null || config != null || network != null || docker != null || shareTmp != null
+                || sshAgent != null || !hostPorts.isEmpty() || !ro.isEmpty() || !rw.isEmpty() || !exclude.isEmpty()
+                || !commands.isEmpty();
+    }
 
     /** The flags as the highest-priority policy layer. */
     PolicyLayer flagLayer() {

@@ -2,7 +2,9 @@ package agentsandbox.cli;
 
 import agentsandbox.core.Environment;
 import agentsandbox.core.Execution;
+import agentsandbox.core.Explanation;
 import agentsandbox.core.GitAftercheck;
+import agentsandbox.core.Layer;
 import agentsandbox.core.Loosening;
 import agentsandbox.core.Plan;
 import agentsandbox.core.Policy;
@@ -88,6 +90,9 @@ final class Cli {
             case TRUST -> {
                 return trust(args, env);
             }
+            case EXPLAIN -> {
+                return explain(args, env);
+            }
             case RUN -> {
                 return runCommand(args, env);
             }
@@ -96,33 +101,10 @@ final class Cli {
     }
 
     private int runCommand(Args args, Environment env) {
-        Environment effective = withCwd(args.cwd(), env);
         Debug debug = args.debug() ? new Debug(err) : Debug.OFF;
-
-        ConfigReader.Loaded config = ConfigReader.load(effective, args.config());
-        Policy.Builder builder = Policy.builder();
-        config.layers().forEach(builder::layer);
-        config.files().forEach(builder::configFile);
-        PolicyLayer flags = args.flagLayer();
-        builder.layer(flags);
-        Policy policy = builder.build();
-
-        debug.section("config");
-        config.notes().forEach(debug::line);
-        if (config.project() != null) {
-            debug.line(checkProjectConfig(policy, config, effective, args.cwd()));
-        }
-        debug.section("merge (lowest priority first)");
-        policy.layers().forEach(l -> debug.line(describe(l)));
-        debug.line("result: network " + (policy.network() ? "on" : "off") + ", docker "
-                + (policy.docker() ? "on" : "off"));
-        policy.commands().forEach((name, rule) -> debug.line("result: command " + name + " = " + rule.describe()));
-
-        Plan plan = Sandbox.plan(policy, effective, args.command());
-        debug.section("resolution and mounts");
-        plan.notes().forEach(debug::line);
-        debug.section("bwrap");
-        debug.line(plan.shellLine());
+        Planned planned = plan(args, env, args.command(), debug);
+        Environment effective = planned.env();
+        Plan plan = planned.plan();
 
         if (args.dryRun()) {
             out.println(plan.shellLine());
@@ -138,6 +120,108 @@ final class Cli {
             err.println("agent-sandbox: after the run: " + oneLine(f.message()));
         }
         return execution.terminated() ? INTERRUPTED : status;
+    }
+
+    /** A plan and the environment it was made for (the working directory of {@code -C}). */
+    private record Planned(Environment env, Plan plan) {}
+
+    /**
+     * The plan a run with these flags makes here: config files, the project config's
+     * trust, the merge, then {@link Sandbox#plan}. Creates nothing.
+     */
+    private Planned plan(Args args, Environment env, List<String> command, Debug debug) {
+        Environment effective = withCwd(args.cwd(), env);
+
+        ConfigReader.Loaded config = ConfigReader.load(effective, args.config());
+        Policy.Builder builder = Policy.builder();
+        config.layers().forEach(builder::layer);
+        config.files().forEach(builder::configFile);
+        PolicyLayer flags = args.flagLayer();
+        builder.layer(flags);
+        Policy policy = builder.build();
+
+        debug.section("config");
+        config.notes().forEach(debug::line);
+        String projectStatus = null;
+        if (config.project() != null) {
+            String decided = checkProjectConfig(policy, config, effective, args.cwd());
+            debug.line(decided);
+            projectStatus = decided.startsWith(TRUSTED) ? "trusted"
+                    : "untrusted, which is fine: it only tightens";
+        }
+        debug.section("merge (lowest priority first)");
+        policy.layers().forEach(l -> debug.line(describe(l)));
+        debug.line("result: network " + (policy.network() ? "on" : "off") + ", docker "
+                + (policy.docker() ? "on" : "off"));
+        policy.commands().forEach((name, rule) -> debug.line("result: command " + name + " = " + rule.describe()));
+
+        Plan plan = Sandbox.plan(policy, effective, command);
+        debug.section("resolution and mounts");
+        plan.notes().forEach(debug::line);
+        debug.section("bwrap");
+        debug.line(plan.shellLine());
+        plan = plan.withExplanation(plan.explanation().withConfigs(
+                configs(config, effective, args.config(), projectStatus)));
+        return new Planned(effective, plan);
+    }
+
+    /**
+     * The run's config files as {@code explain} shows them: where the global one is (or
+     * would be), and the project one with its trust.
+     */
+    private static List<Explanation.Config> configs(ConfigReader.Loaded config, Environment env, String explicit,
+            String projectStatus) {
+        List<Explanation.Config> out = new java.util.ArrayList<>();
+        Path global = null;
+        Path project = null;
+        for (PolicyLayer l : config.layers()) {
+            if (l.layer() == Layer.GLOBAL) {
+                global = Path.of(l.source());
+            } else if (l.layer() == Layer.PROJECT) {
+                project = Path.of(l.source());
+            }
+        }
+        if (global != null) {
+            out.add(new Explanation.Config(Layer.GLOBAL, global, "loaded"));
+        } else {
+            java.util.Optional<Path> dir = ConfigReader.globalDir(env); // no lambda on the start path
+            if (dir.isPresent()) {
+                out.add(new Explanation.Config(Layer.GLOBAL, dir.get().resolve("config.jsonc"), "not found"));
+            }
+        }
+        if (project != null) {
+            out.add(new Explanation.Config(Layer.PROJECT, project,
+                    explicit != null ? "given with -c" : projectStatus == null ? "loaded" : projectStatus));
+        } else {
+            out.add(new Explanation.Config(Layer.PROJECT, env.workDir().resolve(".agent-sandbox.json"),
+                    "not found"));
+        }
+        return out;
+    }
+
+    /**
+     * {@code agent-sandbox [flags] explain PATH...}: outside, for the plan a run with these
+     * flags would make here (nothing is started); inside, for the sandbox it runs in, from
+     * the record its run left at {@link Sandbox#POLICY}.
+     */
+    private int explain(Args args, Environment env) {
+        List<String> paths = args.command();
+        if (Sandbox.isInside()) {
+            if (args.hasPolicyFlags()) {
+                throw new UsageException("inside a sandbox, explain answers for the sandbox it runs in, so it"
+                        + " takes no flags", "run agent-sandbox [flags] explain PATH... outside to see what flags"
+                        + " would change");
+            }
+            Explain.validate(paths, env);
+            Explanation here = Explain.read(Sandbox.POLICY);
+            Explanation outer = Files.exists(Explain.OUTER_POLICY) ? Explain.read(Explain.OUTER_POLICY) : null;
+            out.print(new Explain(here, outer, true, env).answer(paths));
+            return 0;
+        }
+        Explain.validate(paths, env);
+        Planned planned = plan(args, env, List.of("true"), args.debug() ? new Debug(err) : Debug.OFF);
+        out.print(new Explain(planned.plan().explanation(), null, false, planned.env()).answer(paths));
+        return 0;
     }
 
     /**
@@ -156,7 +240,7 @@ final class Cli {
         Path file = Path.of(project.source());
         Trust.Status status = Trust.status(env, file, config.projectBytes());
         if (status == Trust.Status.TRUSTED) {
-            return "project config: trusted (sha256 " + Trust.sha256(config.projectBytes()) + "), loosens: "
+            return TRUSTED + " (sha256 " + Trust.sha256(config.projectBytes()) + "), loosens: "
                     + String.join(", ", loosens);
         }
         String why = status == Trust.Status.CHANGED ? "has changed since it was trusted, so it is not trusted," : "is not trusted";
@@ -168,6 +252,8 @@ final class Cli {
         throw new SandboxException(file + " " + why + " and loosens the policy: " + summary(loosens),
                 "review it, then run: agent-sandbox trust" + (cwdFlag == null ? "" : " -C " + env.workDir()));
     }
+
+    private static final String TRUSTED = "project config: trusted";
 
     /** The first items of a list, and how many more. */
     static String summary(List<String> items) {

@@ -122,7 +122,8 @@ final class ConfigReader {
         }
     }
 
-    private static Optional<Path> globalDir(Environment env) {
+    /** The directory of the global config, or empty when neither XDG_CONFIG_HOME nor HOME is set. */
+    static Optional<Path> globalDir(Environment env) {
         String xdg = env.hostEnv().get("XDG_CONFIG_HOME");
         // The XDG base directory spec says relative values are to be ignored.
         if (xdg != null && xdg.startsWith("/")) {

@@ -29,6 +29,7 @@ final class Flags {
               agent-sandbox check [-q]          (also: agent-sandbox --check [-q])
               agent-sandbox trust [-C DIR]      trust the project config of DIR (default: here)
               agent-sandbox doctor              (what stops sandboxes here, and how to fix it)
+              agent-sandbox [flags] explain PATH...  what a run here gives PATH, and why
               agent-sandbox --help | --version
 
             Flags are read up to the command or '--'; everything after belongs to the command.
@@ -61,6 +62,16 @@ final class Flags {
             config: ~/.config/agent-sandbox/config.json[c] (global),
                     .agent-sandbox.json[c] in the working directory (project; it may only
                     tighten the policy until you run agent-sandbox trust outside any sandbox)
+
+            explain: one block per PATH, blank lines between them. The first line is
+                     PATH: LEVEL (what is there)
+                     with LEVEL read-write, read-only, hidden or replaced; then
+                     rule:   the rule that decides it, and its layer
+                     change: the flag or config entry that would change it
+                     and where they apply path: (a symlink's target, a path that does not
+                     exist), view: (whose content is shown there), beats: (rules that lost).
+                     Flags before explain are the run's. Inside a sandbox it answers for that
+                     sandbox. A command failed with "Read-only file system"? explain its path.
 
             exit status: the command's own, 1 when agent-sandbox fails, 130 when interrupted
             """;
@@ -135,6 +146,10 @@ final class Flags {
                         trustArgs(argv.subList(i, argv.size()));
                         return result(Args.Mode.TRUST);
                     }
+                    if (arg.equals("explain") && mode == Args.Mode.RUN) {
+                        command = explainArgs(argv.subList(i, argv.size()));
+                        return result(Args.Mode.EXPLAIN);
+                    }
                     if (arg.equals("doctor") && mode == Args.Mode.RUN) {
                         if (i < argv.size()) {
                             throw new UsageException("doctor takes no arguments (got '" + argv.get(i) + "')",
@@ -175,6 +190,32 @@ final class Flags {
                             "to run a program named check, write: agent-sandbox -- check");
                 }
             }
+        }
+
+        /**
+         * {@code [flags] explain PATH...}: the paths, after an optional {@code --} (for a
+         * path that starts with a dash). The flags before it are a run's.
+         */
+        private List<String> explainArgs(List<String> rest) {
+            if (quiet || dryRun) {
+                throw new UsageException((quiet ? "-q" : "--dry-run") + " does not apply to explain",
+                        "usage: agent-sandbox [flags] explain PATH...");
+            }
+            List<String> paths = new ArrayList<>(rest);
+            if (!paths.isEmpty() && paths.get(0).equals("--")) {
+                paths.remove(0);
+            } else {
+                for (String p : paths) {
+                    if (p.startsWith("-") && !p.equals("-")) {
+                        throw new UsageException("explain takes paths, not flags (got '" + p + "')",
+                                "put the run's flags before explain, or write explain -- " + p);
+                    }
+                }
+            }
+            if (paths.isEmpty()) {
+                throw new UsageException("explain needs a PATH", "usage: agent-sandbox [flags] explain PATH...");
+            }
+            return List.copyOf(paths);
         }
 
         /** {@code trust [-C DIR]}: the directory whose project config to trust. */
@@ -322,7 +363,7 @@ final class Flags {
             return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, gpgAgent, List.copyOf(hostPorts),
                     dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
-                    m == Args.Mode.RUN ? command : List.of());
+                    m == Args.Mode.RUN || m == Args.Mode.EXPLAIN ? command : List.of());
         }
     }
 }

@@ -39,8 +39,9 @@ record HelpText(
      * @param name  as typed
      * @param flags the flags its usage line shows ({@code -q})
      * @param note  the usage line's remark after the synopsis, or empty
+     * @param paths whether it takes paths ({@code PATH...} after its name)
      */
-    record Subcommand(String name, List<String> flags, String note) {}
+    record Subcommand(String name, List<String> flags, String note, boolean paths) {}
 
     /**
      * A flag.
@@ -186,12 +187,18 @@ record HelpText(
             rest = rest.substring(0, gap);
         }
         String[] words = rest.strip().split(" ");
-        String name = words[0];
+        int first = 0;
+        if (words[0].equals("[flags]") && words.length > 1) {
+            first = 1; // a subcommand that takes the run's flags before it
+        }
+        String name = words[first];
         if (name.isEmpty() || name.startsWith("-") || name.startsWith("[") || name.startsWith("<")) {
             return null;
         }
         List<String> flags = new ArrayList<>();
-        for (int i = 1; i < words.length; i++) {
+        boolean paths = false;
+        for (int i = first + 1; i < words.length; i++) {
+            paths |= words[i].startsWith("PATH");
             String w = words[i].replace("[", "").replace("]", "");
             for (String alternative : w.split("\\|")) {
                 if (alternative.startsWith("-") && alternative.length() > 1) {
@@ -199,7 +206,7 @@ record HelpText(
                 }
             }
         }
-        return new Subcommand(name, List.copyOf(flags), note);
+        return new Subcommand(name, List.copyOf(flags), note, paths);
     }
 
     /** A flag's argument as the help writes it: PATH, PORT, NAME=VALUE. */

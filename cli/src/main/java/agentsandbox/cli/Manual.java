@@ -180,8 +180,9 @@ public final class Manual {
         StringBuilder subcommandFlags = new StringBuilder();
         for (HelpText.Subcommand s : help.subcommands()) {
             subcommands.append(subcommands.isEmpty() ? "" : " ").append(s.name());
-            subcommandFlags.append("        ").append(s.name()).append(") COMPREPLY=($(compgen -W '")
-                    .append(words(s.flags())).append("' -- \"$cur\")); return ;;\n");
+            subcommandFlags.append("        ").append(s.name()).append(") COMPREPLY=($(")
+                    .append(s.paths() ? "compgen -f" : "compgen -W '" + words(s.flags()) + "'")
+                    .append(" -- \"$cur\")); return ;;\n");
         }
         return """
                 # bash completion for agent-sandbox, generated from agent-sandbox --help; do not edit.
@@ -268,7 +269,8 @@ public final class Manual {
             subcommands.append("        '").append(zshQuote(s.name())).append(':')
                     .append(zshQuote(s.note().isEmpty() ? "subcommand" : s.note())).append("'\n");
             subcommandFlags.append("                ").append(s.name()).append(")")
-                    .append(s.flags().isEmpty() ? "" : " compadd -- " + words(s.flags())).append(" ;;\n");
+                    .append(s.paths() ? " _files" : s.flags().isEmpty() ? "" : " compadd -- " + words(s.flags()))
+                    .append(" ;;\n");
         }
         return """
                 #compdef agent-sandbox
@@ -328,6 +330,10 @@ public final class Manual {
             f.append("complete -c agent-sandbox -f -n ").append(beforeCommand).append(" -a ")
                     .append(s.name()).append(" -d ").append(fishQuote(s.note().isEmpty() ? "subcommand" : s.note()))
                     .append('\n');
+            if (s.paths()) {
+                f.append("complete -c agent-sandbox -F -n '__fish_seen_subcommand_from ").append(s.name())
+                        .append("'\n");
+            }
             for (String flag : s.flags()) {
                 f.append("complete -c agent-sandbox -f -n '__fish_seen_subcommand_from ").append(s.name()).append("'")
                         .append(flag.startsWith("--") ? " -l " + flag.substring(2) : " -s " + flag.substring(1))

@@ -62,11 +62,25 @@ class ManualTest {
         HelpText parsed = HelpText.parse(help());
         assertThat(parsed.subcommands()).extracting(HelpText.Subcommand::name).contains("check", "doctor");
         for (HelpText.Subcommand s : parsed.subcommands()) {
-            assertThat(Manual.man(parsed, "1")).contains("\\fBagent-sandbox\\fR " + s.name());
+            // a subcommand after the run's flags: agent-sandbox [flags] explain PATH...
+            assertThat(Manual.man(parsed, "1")).containsPattern("\\\\fBagent-sandbox\\\\fR (\\[flags\\] )?"
+                    + s.name());
             assertThat(Manual.bash(parsed)).containsPattern("subcommands='[^']*\\b" + s.name() + "\\b");
             assertThat(Manual.zsh(parsed)).contains("'" + s.name() + ":");
             assertThat(Manual.fish(parsed)).contains(" -a " + s.name() + " ");
         }
+    }
+
+    @Test
+    void Explain_Takes_The_Run_Flags_Before_It_And_Completes_Paths_After_It() {
+        HelpText parsed = HelpText.current();
+        HelpText.Subcommand explain = parsed.subcommands().stream().filter(s -> s.name().equals("explain"))
+                .findFirst().orElseThrow();
+        assertThat(explain.paths()).isTrue();
+        assertThat(Manual.bash(parsed)).contains("explain) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;");
+        assertThat(Manual.zsh(parsed)).contains("explain) _files ;;");
+        assertThat(Manual.fish(parsed)).contains("complete -c agent-sandbox -F -n '__fish_seen_subcommand_from explain'");
+        assertThat(Manual.man(parsed, "1")).contains(".SH EXPLAIN");
     }
 
     @Test

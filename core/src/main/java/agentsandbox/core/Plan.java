@@ -26,10 +26,11 @@ import java.util.List;
  * @param hostPorts  host loopback ports the proxy connects to on request
  * @param homeSetup  what the run creates in the home before the sandbox starts: the
  *                   missing directories of the tools it starts (see {@link ToolHomes})
+ * @param explanation what the sandbox shows at each path and why; written for {@code explain} inside
  */
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
         Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand, Path netSocket,
-        List<Integer> hostPorts, ToolHomes.Setup homeSetup) {
+        List<Integer> hostPorts, ToolHomes.Setup homeSetup, Explanation explanation) {
 
     public Plan {
         argv = List.copyOf(argv);
@@ -37,6 +38,12 @@ public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path 
         mounts = List.copyOf(mounts);
         notes = List.copyOf(notes);
         hostPorts = List.copyOf(hostPorts);
+    }
+
+    /** A copy with another explanation (the CLI adds what it knows of the config files). */
+    public Plan withExplanation(Explanation e) {
+        return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilledCommand,
+                netSocket, hostPorts, homeSetup, e);
     }
 
     /** The command line as one shell-quoted line that can be pasted into a shell. */

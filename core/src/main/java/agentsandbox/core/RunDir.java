@@ -36,6 +36,7 @@ import java.util.Set;
  *   owner     the process that runs it (pid, start time, pid namespace)
  *   hidden    the empty mode-000 file bound over excluded files
  *   command   the command's words, when they are too many for bwrap's command line
+ *   policy    what the sandbox shows at each path and why ({@link Explanation}), for explain inside
  *   tmp/      the sandbox's private /tmp
  * </pre>
  *
@@ -55,6 +56,7 @@ public final class RunDir implements AutoCloseable {
     static final String OWNER = "owner";
     static final String HIDDEN = "hidden";
     static final String COMMAND = "command";
+    static final String POLICY = "policy";
     static final String GUARD = "guard";
     static final String NET = "net";
     static final String SOCKET = "socket";
@@ -125,6 +127,10 @@ public final class RunDir implements AutoCloseable {
 
     static Path command(Path run) {
         return run.resolve(COMMAND);
+    }
+
+    static Path policy(Path run) {
+        return run.resolve(POLICY);
     }
 
     static Path guardSocket(Path sockets) {

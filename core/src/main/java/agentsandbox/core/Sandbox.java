@@ -44,6 +44,12 @@ public final class Sandbox {
      * a command reads it from there.
      */
     public static final Path SPILLED_COMMAND = RUNTIME.resolve("command");
+    /**
+     * The run's {@link Explanation} (what it shows at each path, and why), read-only: what
+     * {@code agent-sandbox explain} reads inside. Written by the host side before bwrap
+     * starts and never read back there.
+     */
+    public static final Path POLICY = RUNTIME.resolve("policy");
     /** bwrap refuses a command line with more arguments than this, its own and the command's together. */
     static final int BWRAP_MAX_ARGS = 9000;
 
@@ -155,7 +161,9 @@ public final class Sandbox {
             notes.add("dns: /etc/resolv.conf points into " + d + ", bound read-only");
         });
         List<String> mountNotes = new ArrayList<>();
+        int policyFrom = mounts.size();
         mounts.addAll(Planner.plan(decisions, hiddenFile, mountNotes));
+        int policyTo = mounts.size();
 
         // What no rule may open up: agent-sandbox's own state (every run's directory, the
         // trust store), the host session's sockets.
@@ -262,6 +270,7 @@ public final class Sandbox {
         } else {
             mounts.add(Mount.of(Mount.Kind.READ_ONLY, hiddenFile, ENTRY_POINT, Access.RO, runtime));
         }
+        mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunDir.policy(runDir), POLICY, Access.RO, runtime));
         if (nested) {
             // the outer sandbox's runtime: its wrappers' rules and real binaries, its git guard
             mounts.add(Mount.of(Mount.Kind.READ_ONLY, RUNTIME, Wrappers.OUTER, Access.RO, runtime));
@@ -347,8 +356,10 @@ public final class Sandbox {
         notes.addAll(mountNotes);
         notes.addAll(wrapperNotes);
         Path tmpSource = shareTmp ? sharedTmp : base ? RunDir.tmp(runDir) : TMP;
+        Explanation explanation = Explanation.of(env, policy, mounts, policyFrom, policyTo, decisions,
+                base && !shareTmp ? RunDir.tmp(runDir) : null, own, session);
         return new Plan(argv, mounts, runDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilled, netSocket,
-                policy.hostPorts(), homeSetup);
+                policy.hostPorts(), homeSetup, explanation);
     }
 
     /** The variables that point clients at the proxy. */
@@ -475,6 +486,16 @@ public final class Sandbox {
 
     /** What the plan needs in the run directory beyond what every run has. */
     private static void prepareRun(RunDir run, Plan plan) throws IOException {
+        // created read-only, written through the descriptor that created it
+        try (java.nio.channels.SeekableByteChannel ch = Files.newByteChannel(RunDir.policy(run.path()),
+                Set.of(java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("r--------")))) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(
+                    plan.explanation().format().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
         if (!plan.spilledCommand().isEmpty()) {
             writeCommand(RunDir.command(run.path()), plan.spilledCommand());
         }

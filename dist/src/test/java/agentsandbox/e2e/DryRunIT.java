@@ -82,10 +82,10 @@ class DryRunIT {
         assertThat(runtime.find()).as("a runtime dir in the line %s", line).isTrue();
         String dir = runtime.group(1);
         // What agent-sandbox creates before it starts bwrap: the run's directory with the empty
-        // mode-000 stand-in and the private /tmp, and its sockets' directory.
+        // mode-000 stand-in, the policy record and the private /tmp, and its sockets' directory.
         String sockets = "/tmp/agent-sandbox-" + sandbox.uid() + "/" + Path.of(dir).getFileName();
         Result pasted = sandbox.runOnHost("sh", "-c", "mkdir -p -m 700 " + dir + "/tmp " + sockets + "/guard " + sockets
-                + "/net && : > " + dir + "/hidden && chmod 000 " + dir + "/hidden && " + line);
+                + "/net && : > " + dir + "/hidden && chmod 000 " + dir + "/hidden && : > " + dir + "/policy && " + line);
 
         assertProbedSandbox(pasted);
         assertThat(pasted.exitCode()).isEqualTo(direct.exitCode());
