@@ -23,6 +23,7 @@ import java.util.List;
  * <pre>
  * PATH: LEVEL (what is there)          LEVEL: read-write, read-only, hidden, replaced
  *   path:   a symlink's target, or that the path does not exist        (when so)
+ *   tool:   for a missing cache or agent directory, which runs create it (when so)
  *   view:   whose content is shown there                               (when not the host's own)
  *   outer:  what the sandbox this one runs in makes of it             (nested, when stricter)
  *   rule:   the deciding rule and its layer
@@ -136,6 +137,10 @@ final class Explain {
         if (missing && isPathRule(d)) {
             lines.add(line("path", "does not exist: rules skip missing paths (one naming it does nothing until it"
                     + " exists when a run starts); made during a run, it gets what " + shown(d.path()) + " gets"));
+        }
+        String creator = missing ? Sandbox.whoCreates(record.home(), lexical) : null;
+        if (creator != null) {
+            lines.add(line("tool", creator));
         }
         String view = view(d, real, missing);
         if (view != null) {

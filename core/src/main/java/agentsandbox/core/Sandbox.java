@@ -54,6 +54,14 @@ public final class Sandbox {
     static final int BWRAP_MAX_ARGS = 9000;
 
 
+    /**
+     * For a missing home path that {@code @caches} or {@code @agents} grants: which preset,
+     * and which runs create it; null for any other path.
+     */
+    public static String whoCreates(Path home, Path path) {
+        return ToolHomes.whoCreates(home, path);
+    }
+
     /** True when this process runs inside an agent-sandbox sandbox. */
     public static boolean isInside() {
         return Files.exists(ENTRY_POINT, LinkOption.NOFOLLOW_LINKS);

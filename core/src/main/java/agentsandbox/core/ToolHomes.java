@@ -302,6 +302,28 @@ final class ToolHomes {
         return linked ? env.home().resolve(".claude") : null;
     }
 
+    /**
+     * For a missing path that a preset grants: which preset, and which runs create it
+     * (for {@code explain}); null for any other path.
+     */
+    static String whoCreates(Path home, Path path) {
+        if (home == null || !path.startsWith(home)) {
+            return null;
+        }
+        String rel = home.relativize(path).toString();
+        if (rel.equals(".cache")) {
+            return "preset @caches makes it writable, and every run creates it";
+        }
+        for (Tool t : TOOLS) {
+            if (t.creates().contains(rel) && t.grants().contains(rel)) {
+                return "preset " + t.preset() + " makes it writable, and a run that starts " + t.name() + " ("
+                        + String.join(", ", t.commands()) + ")" + (t.agent() ? ""
+                        : ", a coding agent or an interactive shell while it is installed,") + " creates it";
+            }
+        }
+        return null;
+    }
+
     /** True when {@code p} exists, a dangling symlink included. */
     static boolean exists(Path p) {
         return Files.exists(p, LinkOption.NOFOLLOW_LINKS);
