@@ -82,7 +82,9 @@ final class Planner {
                     return false;
                 }
             }
-            return w.access() == Access.RO && !w.path().equals(Path.of("/"));
+            // (also "ro /" itself: the root is mounted read-only first, and binding it again
+            // would cover the sandbox's own /dev, /proc and /run with the host's)
+            return w.access() == Access.RO;
         }
         Candidate p = parent.winner();
         if (p.access() != w.access()) {

@@ -84,6 +84,9 @@ public final class Sandbox {
         if (!Files.isDirectory(env.workDir())) {
             throw new SandboxException("working directory " + env.workDir() + " does not exist");
         }
+        if (base) {
+            checkWorkDirCanBeWritable(env.workDir());
+        }
         Optional<GitLayout> git = Optional.empty();
         if (active.contains("@git") || active.contains("@git-strict")) {
             git = GitLayout.discover(env.workDir());
@@ -509,6 +512,31 @@ public final class Sandbox {
             b[i] = (byte) (v >>> (8 * i));
         }
         return b;
+    }
+
+    /**
+     * {@code @base} makes the working directory writable. Started in {@code /} that would be
+     * the whole machine, with the host's {@code /dev}, {@code /proc} and {@code /run} over the
+     * sandbox's own (bwrap then fails to create {@code /run/agent-sandbox} in the host's
+     * {@code /run}). No reading of "the project" makes {@code /} one, and quietly leaving it
+     * read-only would break the promise that the working directory is writable: so the
+     * run is refused, with the fix. The same goes for the other paths no rule may make
+     * writable ({@link Resolver#refusal}): {@code /proc/...}, {@code /dev}, {@code /run}.
+     */
+    private static void checkWorkDirCanBeWritable(Path workDir) {
+        Path real = Resolver.realPath(workDir);
+        if (real == null) {
+            real = workDir;
+        }
+        String why = Resolver.refusal(real, Access.RW);
+        if (why == null) {
+            return;
+        }
+        throw new SandboxException(real.getNameCount() == 0
+                ? "the working directory is /, and preset @base makes the working directory writable: here, the"
+                        + " whole machine"
+                : "the working directory " + real + " cannot be made writable (preset @base): " + why,
+                "cd into a project directory first, or name one with -C DIR");
     }
 
     private static void checkWorkDirNotExcluded(Path workDir, List<Specificity.Decision> decisions) {
