@@ -25,6 +25,8 @@ import java.util.Map;
  * @param exclude  {@code --exclude} paths in order
  * @param commands {@code --cmd} rules in order; a later rule for the same name wins
  * @param command  the command and its arguments (empty unless mode is RUN)
+ * @param hints    lines to show on stderr before running: spellings that parse, but
+ *                 likely not as meant
  */
 record Args(
         Mode mode,
@@ -42,7 +44,8 @@ record Args(
         List<String> rw,
         List<String> exclude,
         Map<String, CommandRule> commands,
-        List<String> command) {
+        List<String> command,
+        List<String> hints) {
 
     enum Mode { HELP, VERSION, CHECK, TRUST, DOCTOR, RUN }
 

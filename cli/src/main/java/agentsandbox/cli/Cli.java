@@ -124,6 +124,9 @@ final class Cli {
         debug.section("bwrap");
         debug.line(plan.shellLine());
 
+        for (String hint : args.hints()) {
+            err.println("agent-sandbox: " + oneLine(hint));
+        }
         if (args.dryRun()) {
             out.println(plan.shellLine());
             return 0;
