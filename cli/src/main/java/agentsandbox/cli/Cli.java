@@ -137,6 +137,9 @@ final class Cli {
         Execution execution = Sandbox.start(plan, effective);
         interrupt.attach(execution);
         int status = execution.waitFor();
+        for (String line : execution.bwrapMessages()) {
+            err.println(line);
+        }
         for (GitAftercheck.Finding f : git.after(GIT_CHECK_LIMIT)) {
             err.println("agent-sandbox: after the run: " + oneLine(f.message()));
         }

@@ -44,6 +44,15 @@ public final class Sandbox {
      * a command reads it from there.
      */
     public static final Path SPILLED_COMMAND = RUNTIME.resolve("command");
+    /**
+     * The launcher's argument that makes it start bwrap with bwrap's setup messages kept
+     * apart (the same in the launcher's {@code guard.h}).
+     */
+    static final String START_BWRAP = "--internal-start-bwrap";
+    /** What the sandbox's first program writes to the setup log just before the command starts. */
+    static final String STARTED_MARK = "agent-sandbox: the command starts";
+    /** Where the first program finds the caller's stderr (the variable holds its descriptor). */
+    static final String STDERR_VARIABLE = "AGENT_SANDBOX_STDERR_FD";
     /** bwrap refuses a command line with more arguments than this, its own and the command's together. */
     static final int BWRAP_MAX_ARGS = 9000;
 
@@ -405,9 +414,23 @@ public final class Sandbox {
         NetworkProxy proxy = null;
         try {
             prepareRun(run, plan);
-            ProcessBuilder pb = new ProcessBuilder(plan.argv());
+            List<String> argv = plan.argv();
+            Path setupLog = null;
+            if (env.installation() != null) {
+                // bwrap's setup messages into a file of the run, the caller's stderr back
+                // for the command: see start_bwrap in the launcher, and Execution
+                setupLog = Files.createFile(RunDir.setupLog(run.path()), PosixFilePermissions.asFileAttribute(
+                        PosixFilePermissions.fromString("rw-------")));
+                argv = new ArrayList<>();
+                argv.addAll(List.of(env.installation().launcher().toString(), START_BWRAP, setupLog.toString()));
+                argv.addAll(plan.argv());
+            }
+            ProcessBuilder pb = new ProcessBuilder(argv);
             setEnvironment(pb.environment(), env.hostEnv());
-            pb.directory(env.workDir().toFile());
+            // bwrap's own directory does not matter (it goes to the working directory with
+            // --chdir, inside): "/" can always be entered, so a working directory that cannot
+            // is bwrap's to report, in the words of its chdir
+            pb.directory(new java.io.File("/"));
             pb.redirectInput(in).redirectOutput(out).redirectError(err);
             if (plan.guardSocket() != null) {
                 guard = GuardServer.prepare(env, plan);
@@ -422,7 +445,7 @@ public final class Sandbox {
             if (proxy != null) {
                 proxy.listen();
             }
-            Execution execution = new Execution(bwrap, plan, run, guard, proxy);
+            Execution execution = new Execution(bwrap, plan, run, guard, proxy, setupLog, env.procSys());
             // while bwrap sets the sandbox up: off the path to the command's start
             String keep = plan.runtimeDir().getFileName().toString();
             RunDir.removeStale(plan.runtimeDir().getParent(), env.uid(), keep);
