@@ -270,6 +270,9 @@ class SandboxPlanTest {
         assertThat(s).contains("--bind-try /dev/null /dev/null").contains("--tmpfs /sys/kernel");
         assertThat(s).as("ro / is what the root is: not bound again over /dev, /proc, /run")
                 .doesNotContain("--ro-bind-try / /");
+        assertThat(line(w.plan(TestWorld.flags().ro("/").ro("/dev/null").build())))
+                .as("a rule below a fresh file system still binds, whatever is above it")
+                .contains("--ro-bind-try /dev/null /dev/null");
     }
 
     @Test
