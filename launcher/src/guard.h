@@ -18,6 +18,15 @@
 #define GUARD_JAR "app/lib/agent-sandbox-core.jar"
 #define GUARD_FALLBACK_CLASS "agentsandbox.core.GuardFallback"
 
+/* bwrap's setup messages (see start_bwrap in launcher.c and Execution.java): the
+ * tool starts bwrap through the launcher as `agent-sandbox START_BWRAP LOG bwrap ...`;
+ * the caller's stderr waits at the descriptor named by STDERR_VARIABLE until the
+ * sandbox's first program puts it back, after writing STARTED_MARK and a line break
+ * to LOG. */
+#define START_BWRAP "--internal-start-bwrap"
+#define STDERR_VARIABLE "AGENT_SANDBOX_STDERR_FD"
+#define STARTED_MARK "agent-sandbox: the command starts"
+
 /* The first field of a request. */
 #define GUARD_MAGIC "AGS2"
 /* Longest answer line the launcher reads. */

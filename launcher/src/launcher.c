@@ -32,6 +32,9 @@
  * of the command, and it shuts the terminal-injection door before it execs the
  * command (see start_command).
  *
+ * Started by the tool as `agent-sandbox --internal-start-bwrap LOG bwrap ...`, it
+ * becomes bwrap with bwrap's own messages going to LOG (see start_bwrap).
+ *
  * Every failure is one line on stderr and exit status 1.
  */
 #define _GNU_SOURCE
@@ -1465,9 +1468,75 @@ static char **read_spilled_command(void)
     return vector;
 }
 
+/*
+ * bwrap's messages while it sets the sandbox up, and only those, stay off the
+ * caller's terminal, so that agent-sandbox can report a failed setup in one line
+ * of its own, with bwrap's words in it, instead of bwrap's raw line and its own.
+ * The command's stderr must stay the caller's very descriptor (a terminal stays a
+ * terminal, nothing buffers or reorders it), so nothing may sit in between: bwrap
+ * starts with stderr on LOG, a file in the run directory (on the host, hidden in
+ * the sandbox), and the caller's stderr at another descriptor that bwrap passes
+ * on untouched. The sandbox's first program (restore_stderr) writes STARTED_MARK
+ * to LOG and moves the caller's stderr back to 2 before anything else. After bwrap
+ * ends, the tool reads LOG: without the mark, the command never started and what
+ * is there is bwrap's reason; with it, the status is the command's own. The JVM
+ * cannot hand a child a descriptor beyond 0, 1 and 2, hence this face of the
+ * launcher, which execs bwrap (same pid, so signals and --die-with-parent are as
+ * before). */
+__attribute__((noreturn))
+static void start_bwrap(int argc, char *argv[])
+{
+    if (argc < 4) {
+        die("%s takes a log file and bwrap's command line", START_BWRAP);
+    }
+    int caller = fcntl(STDERR_FILENO, F_DUPFD, 3); /* not close-on-exec: bwrap passes it on */
+    if (caller < 0) {
+        die("cannot keep stderr for the command: %s", strerror(errno));
+    }
+    int log = open(argv[2], O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (log < 0) {
+        die("cannot open %s: %s", argv[2], strerror(errno));
+    }
+    char number[16];
+    snprintf(number, sizeof number, "%d", caller);
+    if (setenv(STDERR_VARIABLE, number, 1) != 0 || dup2(log, STDERR_FILENO) < 0) {
+        die("cannot prepare bwrap's stderr: %s", strerror(errno));
+    }
+    close(log);
+    execv(argv[3], &argv[3]);
+    /* into LOG: the tool reports it as the reason the sandbox did not start */
+    die("cannot run %s: %s", argv[3], strerror(errno));
+}
+
+/* In the sandbox's first program: say the command starts, and give it the caller's
+ * stderr back (see start_bwrap). Without the variable (the library without the
+ * launcher, a pasted --dry-run line) stderr is the caller's already. */
+static void restore_stderr(void)
+{
+    const char *value = getenv(STDERR_VARIABLE);
+    if (value == NULL) {
+        return;
+    }
+    char *end = NULL;
+    long fd = strtol(value, &end, 10);
+    int valid = *value != '\0' && end != NULL && *end == '\0' && fd >= 3 && fd <= INT_MAX;
+    unsetenv(STDERR_VARIABLE);
+    if (!valid || fcntl((int)fd, F_GETFD) < 0) {
+        return;
+    }
+    static const char mark[] = STARTED_MARK "\n";
+    if (write(STDERR_FILENO, mark, sizeof mark - 1) < 0) {
+        /* nothing to do: an empty LOG without the mark also counts as started */
+    }
+    if (dup2((int)fd, STDERR_FILENO) >= 0) {
+        close((int)fd);
+    }
+}
+
 __attribute__((noreturn))
 static void start_command(int argc, char *argv[])
 {
+    restore_stderr();
     char **command = argc >= 2 ? &argv[1] : read_spilled_command();
     fresh_session_keyring();
     if (install_filter() != 0) {
@@ -1495,6 +1564,9 @@ __attribute__((noreturn))
 static void run_tool(int argc, char *argv[])
 {
     int quiet = 0;
+    if (argc >= 2 && strcmp(argv[1], START_BWRAP) == 0) {
+        start_bwrap(argc, argv);
+    }
     if (is_check(argc, argv, &quiet)) {
         exit(check(quiet));
     }

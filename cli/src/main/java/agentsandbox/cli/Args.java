@@ -26,6 +26,8 @@ import java.util.Map;
  * @param exclude  {@code --exclude} paths in order
  * @param commands {@code --cmd} rules in order; a later rule for the same name wins
  * @param command  the command and its arguments; for EXPLAIN, the paths to explain (empty otherwise)
+ * @param hints    lines to show on stderr before running: spellings that parse, but
+ *                 likely not as meant
  */
 record Args(
         Mode mode,
@@ -44,14 +46,15 @@ record Args(
         List<String> rw,
         List<String> exclude,
         Map<String, CommandRule> commands,
-        List<String> command) {
+        List<String> command,
+        List<String> hints) {
 
     enum Mode { HELP, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, RUN }
 
     /** Whether any flag that changes a run's policy was given (not --debug, --dry-run). */
     boolean hasPolicyFlags() {
         return cwd != null || config != null || network != null || docker != null || shareTmp != null
-                || sshAgent != null || !hostPorts.isEmpty() || !ro.isEmpty() || !rw.isEmpty() || !exclude.isEmpty()
+                || sshAgent != null || gpgAgent != null || !hostPorts.isEmpty() || !ro.isEmpty() || !rw.isEmpty() || !exclude.isEmpty()
                 || !commands.isEmpty();
     }
 

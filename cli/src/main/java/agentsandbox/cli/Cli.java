@@ -106,6 +106,9 @@ final class Cli {
         Environment effective = planned.env();
         Plan plan = planned.plan();
 
+        for (String hint : args.hints()) {
+            err.println("agent-sandbox: " + oneLine(hint));
+        }
         if (args.dryRun()) {
             out.println(plan.shellLine());
             return 0;
@@ -116,6 +119,9 @@ final class Cli {
         Execution execution = Sandbox.start(plan, effective);
         interrupt.attach(execution);
         int status = execution.waitFor();
+        for (String line : execution.bwrapMessages()) {
+            err.println(line);
+        }
         for (GitAftercheck.Finding f : git.after(GIT_CHECK_LIMIT)) {
             err.println("agent-sandbox: after the run: " + oneLine(f.message()));
         }

@@ -375,7 +375,9 @@ final class ConfigReader {
         }
 
         private ConfigException unknown(Jsonc.Member m, String prefix, String known) {
-            return at(m, "unknown key \"" + prefix + m.key() + "\" (known here: " + known + ")");
+            String meant = agentsandbox.core.DidYouMean.closest(m.key(), List.of(known.split(", *")));
+            return at(m, "unknown key \"" + prefix + m.key() + "\" (" + (meant == null ? ""
+                    : "did you mean \"" + prefix + meant + "\"? ") + "known here: " + known + ")");
         }
     }
 }

@@ -76,6 +76,11 @@ final class Flags {
             exit status: the command's own, 1 when agent-sandbox fails, 130 when interrupted
             """;
 
+    /** Every long flag, for suggestions when one is mistyped. */
+    static final List<String> LONG_FLAGS = List.of("--help", "--version", "--check", "--quiet", "--cwd", "--config",
+            "--network", "--docker", "--host-port", "--share-tmp", "--ssh-agent", "--gpg-agent", "--dry-run", "--debug", "--ro",
+            "--rw", "--exclude", "--cmd");
+
     /** The version of this build, from the jar's resources. */
     static String version() {
         Properties p = new Properties();
@@ -119,6 +124,7 @@ final class Flags {
         private final List<String> exclude = new ArrayList<>();
         private final Map<String, CommandRule> commands = new LinkedHashMap<>();
         private List<String> command = List.of();
+        private final List<String> hints = new ArrayList<>();
 
         Parser(List<String> argv) {
             this.argv = argv;
@@ -272,11 +278,11 @@ final class Flags {
                 }
                 case "-C", "--cwd" -> cwd = value(name, inline);
                 case "-c", "--config" -> config = value(name, inline);
-                case "--network" -> network = bool(name, inline);
-                case "--docker" -> docker = bool(name, inline);
-                case "--share-tmp" -> shareTmp = bool(name, inline);
-                case "--ssh-agent" -> sshAgent = bool(name, inline);
-                case "--gpg-agent" -> gpgAgent = bool(name, inline);
+                case "--network" -> network = policyBool(name, inline);
+                case "--docker" -> docker = policyBool(name, inline);
+                case "--share-tmp" -> shareTmp = policyBool(name, inline);
+                case "--ssh-agent" -> sshAgent = policyBool(name, inline);
+                case "--gpg-agent" -> gpgAgent = policyBool(name, inline);
                 case "--host-port" -> hostPorts(value(name, inline));
                 case "--dry-run" -> dryRun = bool(name, inline);
                 case "--debug" -> debug = bool(name, inline);
@@ -284,8 +290,53 @@ final class Flags {
                 case "--rw" -> rw.add(path(name, value(name, inline)));
                 case "--exclude" -> exclude.add(path(name, value(name, inline)));
                 case "--cmd" -> commandRules(value(name, inline));
-                default -> throw new UsageException("unknown flag '" + arg + "'",
-                        "see agent-sandbox --help; to pass it to a command, put the command first or use --");
+                default -> {
+                    String meant = meant(arg);
+                    throw new UsageException("unknown flag '" + arg + "'" + (meant == null ? ""
+                            : ", did you mean " + meant + "?"),
+                            "see agent-sandbox --help; to pass it to a command, put the command first or use --");
+                }
+            }
+            return null;
+        }
+
+        /**
+         * A boolean of the policy ({@code --network}, …) takes a value only with {@code =}, as
+         * the specification says: {@code --network false claude} runs the command
+         * {@code false}. That run is harmless (the agent does not start at all, with any
+         * setting), so it goes ahead as specified, after one line that names the likely
+         * intent. {@code --dry-run true} and {@code --debug true} are ordinary ways to try
+         * agent-sandbox out, and get no such line.
+         */
+        private boolean policyBool(String name, String inline) {
+            boolean value = bool(name, inline);
+            if (inline == null && i < argv.size()) {
+                String next = argv.get(i);
+                String meant = switch (next) {
+                    case "true", "false", "0", "1" -> next;
+                    case "yes", "on" -> "true";
+                    case "no", "off" -> "false";
+                    default -> null;
+                };
+                if (meant != null) {
+                    hints.add(name + " " + next + " runs the command \"" + next + "\" (a flag takes a BOOL only"
+                            + " after =); did you mean " + name + "=" + meant + "?");
+                }
+            }
+            return value;
+        }
+
+        /** The flag an unknown one most likely meant, or null. */
+        private static String meant(String arg) {
+            int eq = arg.indexOf('=');
+            String name = eq > 0 ? arg.substring(0, eq) : arg;
+            if (name.startsWith("--")) {
+                return agentsandbox.core.DidYouMean.closest(name, LONG_FLAGS);
+            }
+            if (name.length() > 2) {
+                // -network: one dash too few
+                String asLong = "-" + name;
+                return LONG_FLAGS.contains(asLong) ? asLong : agentsandbox.core.DidYouMean.closest(asLong, LONG_FLAGS);
             }
             return null;
         }
@@ -363,7 +414,8 @@ final class Flags {
             return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, gpgAgent, List.copyOf(hostPorts),
                     dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
-                    m == Args.Mode.RUN || m == Args.Mode.EXPLAIN ? command : List.of());
+                    m == Args.Mode.RUN || m == Args.Mode.EXPLAIN ? command : List.of(),
+                    m == Args.Mode.RUN ? List.copyOf(hints) : List.of());
         }
     }
 }

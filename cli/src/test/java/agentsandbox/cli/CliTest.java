@@ -66,7 +66,14 @@ class CliTest {
                 bad("reserved path", w -> {}, "--ro", "/run/agent-sandbox/x", "true"),
                 bad("newline in a flag", w -> {}, "--bogus\nflag", "true"),
                 bad("newline in a config path", w -> {}, "-c", "no\nsuch.json", "true"),
-                bad("cwd excluded", w -> {}, "--exclude", ".", "true"));
+                bad("cwd excluded", w -> {}, "--exclude", ".", "true"),
+                bad("rule in /proc", w -> {}, "--exclude", "/proc/self/environ", "true"),
+                bad("rule in /proc in config", w -> w.write("home/project/.agent-sandbox.json",
+                        "{\"filesystem\": {\"exclude\": [\"/proc/self/environ\"]}}"), "true"),
+                bad("rule replacing /run", w -> {}, "--rw", "/run", "true"),
+                bad("rule replacing /dev", w -> {}, "--exclude", "/dev", "true"),
+                bad("rule on / itself", w -> {}, "--rw", "/", "true"),
+                bad("working directory /", w -> {}, "-C", "/", "true"));
     }
 
     private static Arguments bad(String name, Consumer<CliWorld> setup, String... args) {
@@ -86,6 +93,52 @@ class CliTest {
         CliWorld w = new CliWorld(dir);
         Path f = w.write("home/project/.agent-sandbox.json", "{\n  \"filesystem\": {\n    \"ro\": [1]\n  }\n}\n");
         assertOneCleanErrorLine(w.run("true"), f.toString(), ":3:", "filesystem.ro");
+    }
+
+    @Test
+    void Rules_That_Would_Change_The_Sandboxs_Own_File_Systems_Are_Refused_Naming_The_Rule_And_Why()
+            throws java.io.IOException {
+        CliWorld w = new CliWorld(dir);
+        assertThat(w.run("--exclude", "/proc/self/environ", "true").err()).isEqualTo("agent-sandbox: --exclude"
+                + " /proc/self/environ: /proc in the sandbox is its own process file system, which rules cannot"
+                + " change (host paths there name host processes; /proc/self is agent-sandbox itself) (remove the"
+                + " rule)\n");
+        Path cfg = w.write("home/project/.agent-sandbox.json", "{\"filesystem\": {\"ro\": [\"/proc/*/status\"]}}");
+        assertThat(w.run("true").err()).startsWith("agent-sandbox: " + cfg + ": rule 'ro /proc/*/status' lies in"
+                + " /proc: /proc in the sandbox is its own process file system");
+        java.nio.file.Files.delete(cfg);
+        assertThat(w.run("--ro", "/run", "true").err()).isEqualTo("agent-sandbox: --ro /run: /run in the sandbox is"
+                + " a fresh file system of its own (holding its runtime at /run/agent-sandbox), which rules can add"
+                + " host paths below but not replace (name the paths below /run that the command needs instead)\n");
+        assertThat(w.run("-C", "/", "true").err()).isEqualTo("agent-sandbox: the working directory is /, and preset"
+                + " @base makes the working directory writable: here, the whole machine (cd into a project"
+                + " directory first, or name one with -C DIR)\n");
+    }
+
+    @Test
+    void Read_Only_Root_Rule_Changes_Nothing_And_Covers_Nothing() {
+        CliWorld w = new CliWorld(dir);
+        CliWorld.Result with = w.run("--ro", "/", "--dry-run", "true");
+        assertThat(with.status()).isZero();
+        assertThat(w.normalize(with.out())).isEqualTo(w.normalize(w.run("--dry-run", "true").out()));
+    }
+
+    @Test
+    void Working_Directory_Root_Is_Fine_Without_Base() {
+        CliWorld w = new CliWorld(dir);
+        Path cfg = w.write("cfg.json", "{\"filesystem\": {\"presets\": [\"!@base\"]}}");
+        CliWorld.Result r = w.run("-C", "/", "-c", cfg.toString(), "--dry-run", "true");
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).endsWith(" --chdir / -- true\n");
+    }
+
+    @Test
+    void Bare_Boolean_Before_A_Boolean_Word_Prints_One_Hint_Line_And_Runs_That_Word() {
+        CliWorld.Result r = new CliWorld(dir).run("--dry-run", "--network", "false", "claude");
+        assertThat(r.status()).isZero();
+        assertThat(r.err()).isEqualTo("agent-sandbox: --network false runs the command \"false\" (a flag takes a"
+                + " BOOL only after =); did you mean --network=false?\n");
+        assertThat(r.out()).endsWith(" -- false claude\n");
     }
 
     @Test

@@ -136,7 +136,11 @@ class ConfigReaderTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-        "{\"netwrk\": true}                              | 1:2: unknown key \"netwrk\"",
+        "{\"netwrk\": true}                              | 1:2: unknown key \"netwrk\" (did you mean \"network\"? known here",
+        "{\"verbose\": true}                             | 1:2: unknown key \"verbose\" (known here",
+        "{\"filesystem\": {\"exlude\": []}}              | 1:17: unknown key \"filesystem.exlude\" (did you mean \"filesystem.exclude\"?",
+        "{\"filesystem\": {\"presets\": [\"@lint/pyhton\"]}} | 1:29: filesystem.presets: unknown preset '@lint/pyhton' (did you mean @lint/python? known:",
+        "{\"filesystem\": {\"presets\": [\"!@gti\"]}}    | 1:29: filesystem.presets: unknown preset '!@gti' (did you mean !@git? known:",
         "{\"filesystem\": {\"readonly\": []}}            | 1:17: unknown key \"filesystem.readonly\"",
         "{\"network\": \"yes\"}                          | 1:13: network: expected true or false, got string",
         "{\"docker\": 1}                                 | 1:12: docker: expected true or false, got number",

@@ -149,6 +149,59 @@ class FlagsTest {
     }
 
     @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "--networ       | --network",
+        "--netwrok      | --network",
+        "--netwrok=off  | --network",
+        "-network       | --network",
+        "--dryrun       | --dry-run",
+        "--exlude       | --exclude",
+        "--exclud       | --exclude",
+        "--sharetmp     | --share-tmp",
+    })
+    void Unknown_Flag_Names_The_Flag_It_Most_Likely_Meant_In_The_Same_Line(String flag, String meant) {
+        assertThatThrownBy(() -> parse(flag, "true")).isInstanceOf(UsageException.class)
+                .hasMessage("unknown flag '" + flag + "', did you mean " + meant + "?");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"-x", "--r", "--zzzzzz", "--verbose", "-Z"})
+    void Unknown_Flag_Far_From_Every_Flag_Or_Between_Two_Suggests_None(String flag) {
+        assertThatThrownBy(() -> parse(flag, "true")).isInstanceOf(UsageException.class)
+                .hasMessage("unknown flag '" + flag + "'");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "--network | false | false",
+        "--network | 0     | 0",
+        "--network | off   | false",
+        "--network | no    | false",
+        "--docker  | true  | true",
+        "--docker  | yes   | true",
+        "--share-tmp | on  | true",
+        "--ssh-agent | 1   | 1",
+    })
+    void Bare_Policy_Boolean_Before_A_Boolean_Word_Runs_That_Word_As_Specified_With_A_Hint(String flag,
+            String word, String meant) {
+        Args a = parse(flag, word, "claude");
+        assertThat(a.mode()).isEqualTo(Args.Mode.RUN);
+        assertThat(a.command()).containsExactly(word, "claude");
+        assertThat(a.hints()).containsExactly(flag + " " + word + " runs the command \"" + word
+                + "\" (a flag takes a BOOL only after =); did you mean " + flag + "=" + meant + "?");
+    }
+
+    @Test
+    void No_Hint_For_Values_With_Equals_Other_Commands_Or_The_Run_Switches() {
+        assertThat(parse("--network=false", "claude").hints()).isEmpty();
+        assertThat(parse("--network", "claude").hints()).isEmpty();
+        assertThat(parse("--network", "--", "false").hints()).isEmpty();
+        assertThat(parse("--dry-run", "true").hints()).isEmpty();
+        assertThat(parse("--debug", "false").hints()).isEmpty();
+        assertThat(parse("--network", "True").hints()).isEmpty();
+    }
+
+    @ParameterizedTest
     @ValueSource(strings = {"--cwd=", "--ro="})
     void Empty_Values_Are_Refused(String flag) {
         assertThatThrownBy(() -> parse(flag, "true")).isInstanceOf(UsageException.class)

@@ -3,6 +3,7 @@ package agentsandbox.core;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -21,14 +22,34 @@ public final class Execution {
     private final RunDir run;
     private final GuardServer guard;
     private final NetworkProxy proxy;
+    private final Path setupLog;
+    private final Path procSys;
     private volatile boolean terminated;
+    private List<String> bwrapMessages = List.of();
 
-    Execution(Process process, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy) {
+    /**
+     * @param setupLog where bwrap's messages go until the command starts (see below), or
+     *                 {@code null} when bwrap writes to the caller's stderr directly (the
+     *                 library without the launcher)
+     */
+    Execution(Process process, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy, Path setupLog,
+            Path procSys) {
         this.process = process;
         this.plan = plan;
         this.run = run;
         this.guard = guard;
         this.proxy = proxy;
+        this.setupLog = setupLog;
+        this.procSys = procSys;
+    }
+
+    /**
+     * What bwrap said on a run whose command did start (normally nothing): shown once,
+     * after the run, by the caller. A failed setup is the {@link SandboxException} of
+     * {@link #waitFor()} instead.
+     */
+    public List<String> bwrapMessages() {
+        return bwrapMessages;
     }
 
     /** True once {@link #terminate()} was called. */
@@ -49,8 +70,10 @@ public final class Execution {
      */
     public int waitFor() {
         int status;
+        String log = null;
         try {
             status = waitUninterruptibly();
+            log = setupLog == null ? null : readSetupLog(setupLog);
         } finally {
             if (guard != null) {
                 guard.close();
@@ -59,6 +82,26 @@ public final class Execution {
                 proxy.close();
             }
             run.close();
+        }
+        if (log != null) {
+            // With the launcher, bwrap's messages go to the setup log until the sandbox's
+            // first program marks the command's start and gives it the caller's stderr
+            // (launcher.c, start_bwrap): no mark, a failure status and a message mean bwrap
+            // could not set the sandbox up, and its words become one line of ours.
+            int mark = log.indexOf(Sandbox.STARTED_MARK + "\n");
+            String before = mark < 0 ? log : log.substring(0, mark);
+            String after = mark < 0 ? "" : log.substring(mark + Sandbox.STARTED_MARK.length() + 1);
+            if (mark < 0 && status != 0 && !terminated && !before.isBlank()) {
+                throw setupFailure(before);
+            }
+            List<String> messages = new java.util.ArrayList<>();
+            for (String l : (before + after).split("\n")) {
+                if (!l.isBlank()) {
+                    messages.add(l);
+                }
+            }
+            bwrapMessages = List.copyOf(messages);
+            return status;
         }
         if (status == 1 && !terminated && plan.bwrap() != null) {
             // bwrap reports its own failures with status 1, like many commands do: only
@@ -69,6 +112,38 @@ public final class Execution {
             }
         }
         return status;
+    }
+
+    /** The reason bwrap gave for a failed setup, as one exception. */
+    private SandboxException setupFailure(String messages) {
+        // a machine that cannot run any sandbox (user namespaces, AppArmor) has a fix of its own
+        SandboxException machine = plan.bwrap() == null ? null : Preflight.explainFailure(plan.bwrap(), procSys);
+        if (machine != null) {
+            return machine;
+        }
+        StringBuilder said = new StringBuilder();
+        for (String line : messages.split("\n")) {
+            String l = line.strip();
+            for (String prefix : List.of("bwrap: ", "agent-sandbox: ")) {
+                if (l.startsWith(prefix)) {
+                    l = l.substring(prefix.length());
+                }
+            }
+            if (!l.isEmpty()) {
+                said.append(said.isEmpty() ? "" : "; ").append(l);
+            }
+        }
+        return new SandboxException("bwrap could not set up the sandbox: " + said,
+                "run with --debug to see every mount and the rule behind it");
+    }
+
+    /** The setup log, at most 64 KiB of it, never through a link. */
+    private static String readSetupLog(Path log) {
+        try (java.io.InputStream in = Files.newInputStream(log, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return new String(in.readNBytes(64 * 1024), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     private int waitUninterruptibly() {

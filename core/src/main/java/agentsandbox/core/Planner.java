@@ -75,14 +75,18 @@ final class Planner {
         if (!w.source().equals(w.path())) {
             return false;
         }
+        for (Path f : FRESH) {
+            // In a fresh file system nothing of the host shows unless bound there: a rule
+            // is never a no-op because of one above that file system (such as "ro /").
+            if (w.path().startsWith(f) && (parent == null || !parent.path().startsWith(f))) {
+                return false;
+            }
+        }
         if (parent == null) {
             // Under the read-only root: only a read-only rule on host content is a no-op.
-            for (Path f : FRESH) {
-                if (w.path().startsWith(f)) {
-                    return false;
-                }
-            }
-            return w.access() == Access.RO && !w.path().equals(Path.of("/"));
+            // (also "ro /" itself: the root is mounted read-only first, and binding it again
+            // would cover the sandbox's own /dev, /proc and /run with the host's)
+            return w.access() == Access.RO;
         }
         Candidate p = parent.winner();
         if (p.access() != w.access()) {

@@ -19,8 +19,10 @@ public final class Presets {
     public static void validateToggle(String toggle) {
         String name = toggle.startsWith("!") ? toggle.substring(1) : toggle;
         if (!NAMES.contains(name)) {
-            throw new IllegalArgumentException("unknown preset '" + toggle + "' (known: "
-                    + String.join(", ", NAMES) + "; prefix ! to turn one off)");
+            String meant = DidYouMean.closest(name, NAMES);
+            throw new IllegalArgumentException("unknown preset '" + toggle + "' ("
+                    + (meant == null ? "" : "did you mean " + (name.equals(toggle) ? "" : "!") + meant + "? ")
+                    + "known: " + String.join(", ", NAMES) + "; prefix ! to turn one off)");
         }
     }
 }

@@ -14,6 +14,11 @@ import java.util.List;
 final class Resolver {
     /** Where the sandbox keeps its own runtime; no policy rule may touch it. */
     static final Path RESERVED = Path.of("/run/agent-sandbox");
+    /** The sandbox's own process file system; no policy rule may touch it either. */
+    static final Path PROC = Path.of("/proc");
+    private static final Path ROOT = Path.of("/");
+    /** Fresh file systems of the sandbox's own: rules may add host paths below them, not replace them. */
+    private static final List<Path> OWN_FILE_SYSTEMS = List.of(Path.of("/dev"), Path.of("/run"));
 
     private final Environment env;
     private final List<String> notes;
@@ -50,6 +55,7 @@ final class Resolver {
         if (real == null) {
             return; // presets name many paths that a given machine does not have
         }
+        checkTarget(r, real, real);
         Path source = r.source() == null ? real : realPath(r.source());
         if (source == null) {
             notes.add("skip " + r.written() + " (" + r.origin() + "): " + r.source() + " does not exist");
@@ -66,7 +72,7 @@ final class Resolver {
         } catch (IllegalArgumentException e) {
             throw new SandboxException(r.origin().source() + ": " + e.getMessage());
         }
-        checkNotReserved(r, lexical(r.pattern()));
+        checkBelowReserved(r, lexical(r.pattern()));
         if (p.needsHome() && env.home() == null) {
             notes.add("skip " + r.access().word() + " " + r.pattern() + " (" + r.origin()
                     + "): there is no home directory");
@@ -84,7 +90,7 @@ final class Resolver {
                 notes.add("skip " + r.access().word() + " " + m + " (" + r.origin() + "): dangling symlink");
                 continue;
             }
-            checkNotReserved(r, real);
+            checkTarget(r, m, real);
             checkNameRepresentable(r, m, real);
             String how = real.equals(m) ? "" : " (symlink to " + real + ")";
             notes.add("resolve " + r.access().word() + " " + r.pattern() + " (" + r.origin() + ") -> " + m + how);
@@ -116,12 +122,71 @@ final class Resolver {
         return -1;
     }
 
-    private static void checkNotReserved(Rule r, Path p) {
-        if (p != null && p.startsWith(RESERVED)) {
-            throw new SandboxException(r.origin().source() + ": rule '" + r.written() + "' targets "
-                    + p + ", but " + RESERVED + " is reserved for agent-sandbox's own runtime",
-                    "remove the rule");
+    /**
+     * Before anything is looked up: a rule written for a path at or below the reserved
+     * runtime or {@code /proc} is refused whether or not that path exists (as the rule is
+     * written, up to its first glob; {@code /proc/self/...} names agent-sandbox's own
+     * process on the host, which may well exist).
+     */
+    private static void checkBelowReserved(Rule r, Path lexical) {
+        if (lexical != null && (lexical.startsWith(RESERVED) || lexical.startsWith(PROC))) {
+            String clause = indexOfGlob(r.written()) >= 0 ? " lies in " + lexical
+                    : lexical.toString().equals(r.written()) ? "" : " targets " + lexical;
+            throw refused(r, clause, lexical, refusal(lexical, r.access()));
         }
+    }
+
+    /** After resolution: the path the rule would mount at ({@code real}) must be one a rule may change. */
+    private static void checkTarget(Rule r, Path match, Path real) {
+        String why = refusal(real, r.access());
+        if (why != null) {
+            String clause = real.toString().equals(r.written()) ? ""
+                    : indexOfGlob(r.written()) >= 0 ? " matches " + match + (match.equals(real) ? "" : ", a link to " + real)
+                    : match.equals(real) ? " targets " + real
+                    : " is a link to " + real;
+            throw refused(r, clause, real, why);
+        }
+    }
+
+    /**
+     * Why no rule may give {@code access} to {@code p}, or {@code null} when one may.
+     * bwrap would fail on most of these with a message of its own ("Can't mkdir
+     * parents for /proc/1234/environ", "Can't mkdir /run/agent-sandbox"), or worse,
+     * succeed: a bind of a host {@code /proc/PID} shows a host process inside, and
+     * anything mounted in {@code /proc} keeps nested sandboxes from mounting a {@code /proc}
+     * of their own. Rules below {@code /dev} and {@code /run} (a host device such as
+     * {@code /dev/kvm}, a directory under {@code /run/user}) and anywhere in {@code /sys}
+     * work and stay allowed; {@code ro /} is what the root already is and changes nothing.
+     */
+    static String refusal(Path p, Access access) {
+        if (p.startsWith(RESERVED)) {
+            return RESERVED + " is reserved for agent-sandbox's own runtime";
+        }
+        if (p.startsWith(PROC)) {
+            return "/proc in the sandbox is its own process file system, which rules cannot change (host paths"
+                    + " there name host processes; /proc/self is agent-sandbox itself)";
+        }
+        if (p.equals(ROOT) && access != Access.RO) {
+            return "/ is the host root, read-only in every sandbox: a rule on / itself would also cover the"
+                    + " sandbox's own /dev, /proc and /run";
+        }
+        if (OWN_FILE_SYSTEMS.contains(p)) {
+            return p + " in the sandbox is a fresh file system of its own (" + (p.endsWith("dev")
+                    ? "null, zero, random, tty, pts, shm" : "holding its runtime at " + RESERVED)
+                    + "), which rules can add host paths below but not replace";
+        }
+        return null;
+    }
+
+    private static SandboxException refused(Rule r, String clause, Path target, String why) {
+        String rule = r.pattern() != null && r.origin().layer() == Layer.FLAG && r.origin().source().equals("flags")
+                ? "--" + r.access().word() + " " + r.written()
+                : r.origin().source() + ": rule '" + r.access().word() + " " + r.written() + "'";
+        String hint = target.equals(ROOT) ? "name the directories the command needs instead"
+                : target.startsWith(RESERVED) || target.startsWith(PROC) ? "remove the rule"
+                : "name the paths below " + target + " that the command needs instead"
+                        + (target.endsWith("dev") ? ", e.g. --rw /dev/dri" : "");
+        return new SandboxException(rule + clause + ": " + why, hint);
     }
 
     /**

@@ -61,6 +61,8 @@ public final class RunDir implements AutoCloseable {
     static final String NET = "net";
     static final String SOCKET = "socket";
     static final String TMP = "tmp";
+    /** bwrap's messages while it sets the sandbox up (see {@link Execution}). */
+    static final String SETUP_LOG = "bwrap-setup.log";
     private static final int HEX_DIGITS = 16;
     /** The longest path a Unix socket can be bound at (sun_path less its terminating NUL). */
     static final int MAX_SOCKET_PATH = 107;
@@ -139,6 +141,10 @@ public final class RunDir implements AutoCloseable {
 
     static Path netSocket(Path sockets) {
         return sockets.resolve(NET).resolve(SOCKET);
+    }
+
+    static Path setupLog(Path run) {
+        return run.resolve(SETUP_LOG);
     }
 
     static Path tmp(Path run) {

@@ -50,6 +50,15 @@ public final class Sandbox {
      * starts and never read back there.
      */
     public static final Path POLICY = RUNTIME.resolve("policy");
+    /**
+     * The launcher's argument that makes it start bwrap with bwrap's setup messages kept
+     * apart (the same in the launcher's {@code guard.h}).
+     */
+    static final String START_BWRAP = "--internal-start-bwrap";
+    /** What the sandbox's first program writes to the setup log just before the command starts. */
+    static final String STARTED_MARK = "agent-sandbox: the command starts";
+    /** Where the first program finds the caller's stderr (the variable holds its descriptor). */
+    static final String STDERR_VARIABLE = "AGENT_SANDBOX_STDERR_FD";
     /** bwrap refuses a command line with more arguments than this, its own and the command's together. */
     static final int BWRAP_MAX_ARGS = 9000;
 
@@ -97,6 +106,9 @@ public final class Sandbox {
         }
         if (!Files.isDirectory(env.workDir())) {
             throw new SandboxException("working directory " + env.workDir() + " does not exist");
+        }
+        if (base) {
+            checkWorkDirCanBeWritable(env.workDir());
         }
         Optional<GitLayout> git = Optional.empty();
         if (active.contains("@git") || active.contains("@git-strict")) {
@@ -456,9 +468,23 @@ public final class Sandbox {
         NetworkProxy proxy = null;
         try {
             prepareRun(run, plan);
-            ProcessBuilder pb = new ProcessBuilder(plan.argv());
+            List<String> argv = plan.argv();
+            Path setupLog = null;
+            if (env.installation() != null) {
+                // bwrap's setup messages into a file of the run, the caller's stderr back
+                // for the command: see start_bwrap in the launcher, and Execution
+                setupLog = Files.createFile(RunDir.setupLog(run.path()), PosixFilePermissions.asFileAttribute(
+                        PosixFilePermissions.fromString("rw-------")));
+                argv = new ArrayList<>();
+                argv.addAll(List.of(env.installation().launcher().toString(), START_BWRAP, setupLog.toString()));
+                argv.addAll(plan.argv());
+            }
+            ProcessBuilder pb = new ProcessBuilder(argv);
             setEnvironment(pb.environment(), env.hostEnv());
-            pb.directory(env.workDir().toFile());
+            // bwrap's own directory does not matter (it goes to the working directory with
+            // --chdir, inside): "/" can always be entered, so a working directory that cannot
+            // is bwrap's to report, in the words of its chdir
+            pb.directory(new java.io.File("/"));
             pb.redirectInput(in).redirectOutput(out).redirectError(err);
             if (plan.guardSocket() != null) {
                 guard = GuardServer.prepare(env, plan);
@@ -473,7 +499,7 @@ public final class Sandbox {
             if (proxy != null) {
                 proxy.listen();
             }
-            Execution execution = new Execution(bwrap, plan, run, guard, proxy);
+            Execution execution = new Execution(bwrap, plan, run, guard, proxy, setupLog, env.procSys());
             // while bwrap sets the sandbox up: off the path to the command's start
             String keep = plan.runtimeDir().getFileName().toString();
             RunDir.removeStale(plan.runtimeDir().getParent(), env.uid(), keep);
@@ -573,6 +599,31 @@ public final class Sandbox {
             b[i] = (byte) (v >>> (8 * i));
         }
         return b;
+    }
+
+    /**
+     * {@code @base} makes the working directory writable. Started in {@code /} that would be
+     * the whole machine, with the host's {@code /dev}, {@code /proc} and {@code /run} over the
+     * sandbox's own (bwrap then fails to create {@code /run/agent-sandbox} in the host's
+     * {@code /run}). No reading of "the project" makes {@code /} one, and quietly leaving it
+     * read-only would break the promise that the working directory is writable: so the
+     * run is refused, with the fix. The same goes for the other paths no rule may make
+     * writable ({@link Resolver#refusal}): {@code /proc/...}, {@code /dev}, {@code /run}.
+     */
+    private static void checkWorkDirCanBeWritable(Path workDir) {
+        Path real = Resolver.realPath(workDir);
+        if (real == null) {
+            real = workDir;
+        }
+        String why = Resolver.refusal(real, Access.RW);
+        if (why == null) {
+            return;
+        }
+        throw new SandboxException(real.getNameCount() == 0
+                ? "the working directory is /, and preset @base makes the working directory writable: here, the"
+                        + " whole machine"
+                : "the working directory " + real + " cannot be made writable (preset @base): " + why,
+                "cd into a project directory first, or name one with -C DIR");
     }
 
     private static void checkWorkDirNotExcluded(Path workDir, List<Specificity.Decision> decisions) {

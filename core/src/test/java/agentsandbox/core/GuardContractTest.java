@@ -52,6 +52,13 @@ class GuardContractTest {
     }
 
     @Test
+    void Starting_Bwrap_With_Its_Setup_Messages_Apart_Is_Spelled_The_Same_On_Both_Sides() {
+        assertThat(define("START_BWRAP")).isEqualTo(Sandbox.START_BWRAP);
+        assertThat(define("STDERR_VARIABLE")).isEqualTo(Sandbox.STDERR_VARIABLE);
+        assertThat(define("STARTED_MARK")).isEqualTo(Sandbox.STARTED_MARK);
+    }
+
+    @Test
     void The_Timeouts_Nest() {
         // the host gives up on a connection before the launcher gives up waiting, and a
         // question to git fits in both many times over

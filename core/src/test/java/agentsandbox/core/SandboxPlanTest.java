@@ -227,6 +227,73 @@ class SandboxPlanTest {
     }
 
     @Test
+    void Rules_In_Proc_Are_Refused_Whether_Or_Not_The_Path_Exists_In_Flags_And_Config_Alike() {
+        TestWorld w = new TestWorld(tmp);
+        for (String path : List.of("/proc/self/environ", "/proc/self", "/proc", "/proc/sys/kernel",
+                "/proc/no-such-entry", "/proc/*/environ")) {
+            assertThatThrownBy(() -> w.plan(TestWorld.flags().exclude(path).build()))
+                    .as(path).isInstanceOf(SandboxException.class)
+                    .hasMessageStartingWith("--exclude " + path)
+                    .hasMessageContaining("/proc in the sandbox is its own process file system");
+            assertThatThrownBy(() -> w.plan(TestWorld.project().ro(path).build()))
+                    .as(path).hasMessageStartingWith("project.json: rule 'ro " + path + "'")
+                    .hasMessageContaining("/proc in the sandbox is its own process file system");
+        }
+    }
+
+    @Test
+    void Rule_Reaching_Proc_Through_A_Link_Names_The_Link_And_Where_It_Leads() throws Exception {
+        TestWorld w = new TestWorld(tmp);
+        Path link = Files.createSymbolicLink(w.project.resolve("env"), Path.of("/proc/self/environ"));
+        assertThatThrownBy(() -> w.plan(TestWorld.flags().exclude("env").build()))
+                .hasMessageStartingWith("--exclude env is a link to /proc/")
+                .hasMessageContaining("/environ: /proc in the sandbox is its own process file system");
+        assertThat(link).isSymbolicLink();
+    }
+
+    @Test
+    void Rules_Replacing_The_Sandboxs_Own_Dev_Run_Or_Root_Are_Refused_Below_Them_Allowed() {
+        TestWorld w = new TestWorld(tmp);
+        for (String path : List.of("/dev", "/run")) {
+            for (PolicyLayer l : List.of(TestWorld.flags().ro(path).build(), TestWorld.flags().rw(path).build(),
+                    TestWorld.flags().exclude(path).build())) {
+                assertThatThrownBy(() -> w.plan(l)).as(path)
+                        .hasMessageContaining(path + " in the sandbox is a fresh file system of its own");
+            }
+        }
+        assertThatThrownBy(() -> w.plan(TestWorld.flags().rw("/").build()))
+                .hasMessage("--rw /: / is the host root, read-only in every sandbox: a rule on / itself would also"
+                        + " cover the sandbox's own /dev, /proc and /run");
+        assertThatThrownBy(() -> w.plan(TestWorld.flags().exclude("/").build())).hasMessageContaining("host root");
+        // below them, and in /sys, rules bind what they name
+        String s = line(w.plan(TestWorld.flags().rw("/dev/null").exclude("/sys/kernel").ro("/").build()));
+        assertThat(s).contains("--bind-try /dev/null /dev/null").contains("--tmpfs /sys/kernel");
+        assertThat(s).as("ro / is what the root is: not bound again over /dev, /proc, /run")
+                .doesNotContain("--ro-bind-try / /");
+        assertThat(line(w.plan(TestWorld.flags().ro("/").ro("/dev/null").build())))
+                .as("a rule below a fresh file system still binds, whatever is above it")
+                .contains("--ro-bind-try /dev/null /dev/null");
+    }
+
+    @Test
+    void Working_Directory_That_Base_Cannot_Make_Writable_Is_Refused_With_The_Fix() {
+        TestWorld w = new TestWorld(tmp);
+        assertThatThrownBy(() -> w.plan(w.env(Path.of("/"))))
+                .isInstanceOf(SandboxException.class)
+                .hasMessage("the working directory is /, and preset @base makes the working directory writable:"
+                        + " here, the whole machine")
+                .extracting(e -> ((SandboxException) e).hint())
+                .isEqualTo("cd into a project directory first, or name one with -C DIR");
+        assertThatThrownBy(() -> w.plan(w.env(Path.of("/proc/self"))))
+                .hasMessageStartingWith("the working directory /proc/")
+                .hasMessageContaining("cannot be made writable (preset @base): /proc in the sandbox");
+        assertThatThrownBy(() -> w.plan(w.env(Path.of("/run"))))
+                .hasMessageContaining("the working directory /run cannot be made writable");
+        Plan without = w.plan(w.env(Path.of("/")), TestWorld.project().preset("!@base").build());
+        assertThat(String.join(" ", without.argv())).doesNotContain("--bind-try / /").endsWith("--chdir / -- true");
+    }
+
+    @Test
     void Missing_Home_With_Base_Is_Refused_But_Fine_Without_Base() {
         TestWorld w = new TestWorld(tmp);
         Environment noHome = new Environment(tmp.resolve("gone"), w.project, Map.of(), w.tmp, 1000, "Linux", null);
