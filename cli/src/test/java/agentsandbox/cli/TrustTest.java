@@ -68,6 +68,18 @@ class TrustTest {
         assertThat(r.err().strip()).doesNotContain("\n");
     }
 
+    /** Agents' sockets: no agent runs here, so only the refusal of an untrusted config is checked. */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"sshAgent", "gpgAgent"})
+    void An_Untrusted_Config_Cannot_Open_An_Agent_Socket(String key) {
+        CliWorld w = world(List.of());
+        Path cfg = w.write(CONFIG, "{\"" + key + "\": true}");
+        CliWorld.Result r = w.run("--dry-run", "true");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.err()).startsWith("agent-sandbox: " + cfg + " is not trusted and loosens the policy: ")
+                .contains(key + " on");
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("loosening")
     void Trusted_Loosening_Config_Runs_Until_A_Byte_Changes(String name, String config, String loosens,

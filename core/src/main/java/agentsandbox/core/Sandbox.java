@@ -125,7 +125,10 @@ public final class Sandbox {
                     "create it, set TMPDIR to an existing directory, or do not share it");
         }
 
-        ToolHomes.Setup homeSetup = ToolHomes.setup(active, env, command, policy.layers(), notes);
+        // Inside another sandbox the home is as the outer run left it (read-only but for its
+        // grants), and the outer run created what its tools need: nothing to create here.
+        ToolHomes.Setup homeSetup = isInside() ? ToolHomes.Setup.NONE
+                : ToolHomes.setup(active, env, command, policy.layers(), notes);
         List<Rule> rules = new ArrayList<>(PresetExpander.rules(active, env, git));
         if (homeSetup.claude() != ToolHomes.ClaudeStep.NONE) {
             // a symlink into ~/.claude once the run starts, which that directory's rule covers
