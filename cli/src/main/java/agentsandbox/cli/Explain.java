@@ -323,7 +323,7 @@ final class Explain {
                 return "none: every sandbox has this";
             }
             case SOCKET -> {
-                return "none, except --ssh-agent, which lets a sandbox use ssh-agent's socket";
+                return "none, except --ssh-agent and --gpg-agent, which let a sandbox use those agents' sockets";
             }
             case DOCKER -> {
                 return d.access() == Access.RW ? "--docker=false" : "--docker, or \"docker\": true in " + globalFile()
@@ -342,7 +342,11 @@ final class Explain {
         }
         Layer layer = w.origin().layer();
         String source = w.origin().source();
-        if (at && layer == Layer.FLAG) {
+        boolean flagRepeatsARule = false;
+        for (Explanation.Why lost : d.overridden()) {
+            flagRepeatsARule |= lost.access() == w.access();
+        }
+        if (at && layer == Layer.FLAG && !(source.equals("flags") && flagRepeatsARule)) {
             if (source.equals("config protection")) {
                 return "none: the config files stay read-only in every sandbox; edit it outside any sandbox";
             }

@@ -100,6 +100,10 @@ class ExplainGoldenTest {
             w.write("home/project/config/app.json", "{}");
             return new String[] {"explain", ".env", "config/app.json", ".agent-sandbox.json"};
         });
+        CASES.put("layer-flag-repeats-preset", w -> {
+            w.mkdir("home/.m2");
+            return new String[] {"--rw", "~/.m2", "explain", "~/.m2"};
+        });
         CASES.put("layer-flag", w -> {
             w.mkdir("home/notes");
             return new String[] {"--rw", "~/notes", "--ro", "src", "explain", "~/notes"};
