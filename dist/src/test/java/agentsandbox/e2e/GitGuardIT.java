@@ -428,7 +428,7 @@ class GitGuardIT {
         String dir = sandbox.home(".local/state/agent-sandbox/run/" + id).toString();
         String sockets = "/tmp/agent-sandbox-" + sandbox.uid() + "/" + id;
         sandbox.runOnHost("sh", "-c", "mkdir -p -m 700 " + dir + "/tmp " + sockets + "/guard " + sockets + "/net && : > "
-                + dir + "/hidden && chmod 000 " + dir + "/hidden && " + line + "; s=$?; rm -rf " + dir + " " + sockets
+                + dir + "/hidden && chmod 000 " + dir + "/hidden && : > " + dir + "/policy && " + line + "; s=$?; rm -rf " + dir + " " + sockets
                 + "; exit $s")
                 .fails()
                 .stderrContains("git guard unavailable", "refusing to run git");
