@@ -120,10 +120,13 @@ final class Cli {
         interrupt.attach(execution);
         int status = execution.waitFor();
         for (String line : execution.bwrapMessages()) {
-            err.println(line);
+            err.println(oneLine(line)); // what bwrap wrote, so no terminal control sequences
         }
         for (GitAftercheck.Finding f : git.after(GIT_CHECK_LIMIT)) {
             err.println("agent-sandbox: after the run: " + oneLine(f.message()));
+        }
+        for (String line : Sandbox.afterRun(plan)) {
+            err.println("agent-sandbox: after the run: " + oneLine(line));
         }
         return execution.terminated() ? INTERRUPTED : status;
     }

@@ -23,16 +23,23 @@ final class Resolver {
     private final Environment env;
     private final List<String> notes;
     private final java.util.Set<Path> created;
+    private final List<Path> writable;
 
     Resolver(Environment env, List<String> notes) {
-        this(env, notes, java.util.Set.of());
+        this(env, notes, java.util.Set.of(), List.of());
     }
 
-    /** @param created paths the run creates before the sandbox starts: resolved as if they existed */
-    Resolver(Environment env, List<String> notes, java.util.Set<Path> created) {
+    /**
+     * @param created  paths the run creates before the sandbox starts: resolved as if they existed
+     * @param writable directories some rule makes writable (resolved): a symlink in one of them
+     *                 may have been planted by an earlier sandbox, so no read-only or writable
+     *                 rule follows it (see {@link #plantedLink})
+     */
+    Resolver(Environment env, List<String> notes, java.util.Set<Path> created, List<Path> writable) {
         this.env = env;
         this.notes = notes;
         this.created = created;
+        this.writable = writable;
     }
 
     List<Candidate> resolve(List<Rule> rules) {
@@ -54,6 +61,13 @@ final class Resolver {
         }
         if (real == null) {
             return; // presets name many paths that a given machine does not have
+        }
+        if (!real.equals(r.literal()) && r.access() != Access.EXCLUDE && !namedByUser(r)) {
+            Path link = plantedLink(r.literal());
+            if (link != null) {
+                skipPlanted(r, r.literal(), link);
+                return;
+            }
         }
         checkTarget(r, real, real);
         Path source = r.source() == null ? real : realPath(r.source());
@@ -89,6 +103,13 @@ final class Resolver {
             if (real == null) {
                 notes.add("skip " + r.access().word() + " " + m + " (" + r.origin() + "): dangling symlink");
                 continue;
+            }
+            if (!real.equals(m) && r.access() != Access.EXCLUDE && !namedByUser(r)) {
+                Path link = plantedLink(m);
+                if (link != null) {
+                    skipPlanted(r, m, link);
+                    continue;
+                }
             }
             checkTarget(r, m, real);
             checkNameRepresentable(r, m, real);
@@ -200,6 +221,103 @@ final class Resolver {
                     + ", whose path is not valid UTF-8, so agent-sandbox cannot pass it to bwrap",
                     "rename it, or write the rule so that it does not match it");
         }
+    }
+
+    /**
+     * The directories the rules make writable, as written and resolved (more of them only
+     * means fewer links followed): a glob's fixed part stands for all it may match.
+     */
+    List<Path> writableRoots(List<Rule> rules) {
+        java.util.Set<Path> roots = new java.util.LinkedHashSet<>();
+        for (Rule r : rules) {
+            if (r.access() != Access.RW) {
+                continue;
+            }
+            Path base = r.literal() != null ? r.literal() : lexical(r.pattern());
+            if (base == null) {
+                continue;
+            }
+            roots.add(base);
+            Path real = realPath(base);
+            if (real != null) {
+                roots.add(real);
+            }
+        }
+        return List.copyOf(roots);
+    }
+
+    /**
+     * A rule the user wrote (a flag, the global or the project config) follows every
+     * link, as specified: the user named the path. agent-sandbox's own rules (presets, the
+     * config files' protection) name fixed places inside writable directories, where a
+     * sandbox can put a link; those follow only links the host made.
+     */
+    private static boolean namedByUser(Rule r) {
+        return r.origin().layer() != Layer.PRESET && !r.origin().source().equals("config protection");
+    }
+
+    private void skipPlanted(Rule r, Path path, Path link) {
+        notes.add("skip " + r.access().word() + " " + path + " (" + r.origin() + "): it leads through the symlink "
+                + link + ", in a directory sandboxes can write, so a sandbox may have planted it");
+    }
+
+    /**
+     * The first symlink on the way to {@code p} that lies in a directory a rule makes
+     * writable, or null when there is none. Such a link is the sandbox's to make: one run
+     * plants {@code ~/.m2/settings.xml -> ../.ssh/id_rsa}, and the next would show the key
+     * where a read-only rule on that name points. Hiding follows any link (it only
+     * restricts); showing and opening up follow only links the host made.
+     */
+    Path plantedLink(Path p) {
+        if (writable.isEmpty()) {
+            return null;
+        }
+        java.util.ArrayDeque<String> todo = new java.util.ArrayDeque<>();
+        for (Path c : p) {
+            todo.addLast(c.toString());
+        }
+        Path current = ROOT;
+        int links = 0;
+        while (!todo.isEmpty()) {
+            String c = todo.pollFirst();
+            if (c.isEmpty() || c.equals(".")) {
+                continue;
+            }
+            if (c.equals("..")) {
+                current = current.getParent() == null ? current : current.getParent();
+                continue;
+            }
+            Path next = current.resolve(c);
+            if (!Files.isSymbolicLink(next)) {
+                current = next;
+                continue;
+            }
+            for (Path w : writable) {
+                if (current.startsWith(w)) {
+                    return next;
+                }
+            }
+            Path target;
+            try {
+                target = Files.readSymbolicLink(next);
+            } catch (IOException e) {
+                return next;
+            }
+            if (++links > 40) {
+                return next;
+            }
+            List<String> parts = new ArrayList<>();
+            for (Path t : target) {
+                parts.add(t.toString());
+            }
+            for (int i = parts.size() - 1; i >= 0; i--) {
+                todo.addFirst(parts.get(i));
+            }
+            if (target.isAbsolute()) {
+                current = ROOT;
+            }
+        }
+        return null;
     }
 
     /** Where a path the run will create will be: its nearest existing parent, resolved, and the rest. */

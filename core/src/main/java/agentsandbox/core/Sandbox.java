@@ -64,6 +64,16 @@ public final class Sandbox {
 
 
     /**
+     * What the host does after a run: a settings file or init script of a granted cache
+     * that the sandbox created (your tools outside would obey it) is moved aside.
+     *
+     * @return one line per file moved, for the user
+     */
+    public static List<String> afterRun(Plan plan) {
+        return ToolHomes.quarantine(plan.homeSetup());
+    }
+
+    /**
      * For a missing home path that {@code @caches} or {@code @agents} grants: which preset,
      * and which runs create it; null for any other path.
      */
@@ -157,8 +167,9 @@ public final class Sandbox {
         Path stateDir = RunDir.stateDir(env);
         Path runDir = RunDir.newPath(stateDir, randomBytes());
         Path hiddenFile = RunDir.hidden(runDir);
-        List<Candidate> candidates = new ArrayList<>(new Resolver(env, notes,
-                java.util.Set.copyOf(homeSetup.directories())).resolve(rules));
+        java.util.Set<Path> created = java.util.Set.copyOf(homeSetup.directories());
+        List<Path> writableRoots = new Resolver(env, notes, created, List.of()).writableRoots(rules);
+        List<Candidate> candidates = new ArrayList<>(new Resolver(env, notes, created, writableRoots).resolve(rules));
         if (base && !shareTmp) {
             // a contender like any rule's: a rule on /tmp itself can still show the host's
             candidates.add(new Candidate(TMP, RunDir.tmp(runDir), Access.RW, Origin.preset("@base"), true,
@@ -656,9 +667,9 @@ public final class Sandbox {
         List<Rule> out = new ArrayList<>();
         Origin origin = new Origin(Layer.FLAG, "config protection");
         for (Path f : files) {
-            Path real = Resolver.realPath(f);
-            if (real != null) {
-                out.add(Rule.literal(real, Access.RO, origin));
+            if (Resolver.realPath(f) != null) {
+                // as named: the resolver follows a link here only if the host made it
+                out.add(Rule.literal(f, Access.RO, origin));
             }
         }
         return out;

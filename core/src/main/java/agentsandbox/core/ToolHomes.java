@@ -60,25 +60,25 @@ final class ToolHomes {
             cache("any tool (XDG cache)", List.of("pip", "pip3", "python", "python3", "deno", "pre-commit"),
                     List.of(".cache"), List.of(".cache"), List.of(), List.of()),
             cache("Bun", List.of("bun", "bunx"), List.of(".bun"), List.of(".bun", ".cache"),
-                    List.of(".bun/bin"), List.of()),
+                    List.of(".bun/bin/"), List.of()),
             cache("Go", List.of("go", "gofmt", "gopls"), List.of("go"), List.of("go", ".cache"),
-                    List.of("go/bin"), List.of()),
+                    List.of("go/bin/"), List.of()),
             cache("npm", List.of("npm", "npx", "node", "corepack"), List.of(".npm"), List.of(".npm", ".cache"),
                     List.of(), List.of()),
             cache("Cargo", List.of("cargo", "rustc", "rustdoc", "cargo-clippy", "rustfmt"), List.of(".cargo"),
                     List.of(".cargo", ".cache"),
-                    List.of(".cargo/bin", ".cargo/config.toml", ".cargo/config", ".cargo/env"),
+                    List.of(".cargo/bin/", ".cargo/config.toml", ".cargo/config", ".cargo/env"),
                     List.of(".cargo/credentials.toml", ".cargo/credentials")),
             cache("rustup", List.of("rustup"), List.of(".rustup"), List.of(".rustup", ".cargo", ".cache"),
-                    List.of(".rustup/toolchains", ".rustup/settings.toml", ".rustup/update-hashes"), List.of()),
+                    List.of(".rustup/toolchains/", ".rustup/settings.toml", ".rustup/update-hashes/"), List.of()),
             cache("Maven", List.of("mvn", "mvnw", "mvnd"), List.of(".m2"), List.of(".m2", ".cache"),
                     List.of(".m2/settings.xml", ".m2/toolchains.xml"),
                     List.of(".m2/settings-security.xml")),
             cache("Gradle", List.of("gradle", "gradlew"), List.of(".gradle"), List.of(".gradle", ".cache"),
-                    List.of(".gradle/init.d", ".gradle/init.gradle", ".gradle/init.gradle.kts",
+                    List.of(".gradle/init.d/", ".gradle/init.gradle", ".gradle/init.gradle.kts",
                             ".gradle/gradle.properties"), List.of()),
             cache("sbt and Ivy", List.of("sbt", "ant"), List.of(".ivy2", ".sbt"), List.of(".ivy2", ".sbt", ".cache"),
-                    List.of(".sbt/1.0/plugins", ".sbt/1.0/global.sbt", ".sbt/0.13/plugins", ".ivy2/ivysettings.xml"),
+                    List.of(".sbt/1.0/plugins/", ".sbt/1.0/global.sbt", ".sbt/0.13/plugins/", ".ivy2/ivysettings.xml"),
                     List.of(".sbt/credentials", ".ivy2/.credentials")),
             cache("NuGet (.NET)", List.of("dotnet", "nuget"), List.of(".nuget/packages"), List.of(".nuget/packages"),
                     List.of(), List.of()),
@@ -87,7 +87,7 @@ final class ToolHomes {
             cache("Yarn", List.of("yarn", "yarnpkg"), List.of(".yarn/berry"), List.of(".yarn/berry", ".cache"),
                     List.of(), List.of()),
             cache("uv", List.of("uv", "uvx"), List.of(".local/share/uv"), List.of(".local/share/uv", ".cache"),
-                    List.of(".local/share/uv/python", ".local/share/uv/tools"), List.of()),
+                    List.of(".local/share/uv/python/", ".local/share/uv/tools/"), List.of()),
             agent("Claude Code", List.of("claude"),
                     List.of(".claude", CLAUDE_CONFIG, ".local/state/claude", ".local/share/claude"),
                     List.of(".claude", ".local/state/claude", ".local/share/claude", ".cache")),
@@ -140,7 +140,7 @@ final class ToolHomes {
         }
         for (Tool t : TOOLS) {
             if (t.preset().equals(preset)) {
-                t.readOnly().forEach(p -> out.add(Rule.literal(home.resolve(p), Access.RO, origin)));
+                t.readOnly().forEach(p -> out.add(Rule.literal(home.resolve(strip(p)), Access.RO, origin)));
                 t.hidden().forEach(p -> out.add(Rule.literal(home.resolve(p), Access.EXCLUDE, origin)));
             }
         }
@@ -324,6 +324,46 @@ final class ToolHomes {
         return null;
     }
 
+    /** A table entry without the trailing slash that marks a directory. */
+    static String strip(String entry) {
+        return entry.endsWith("/") ? entry.substring(0, entry.length() - 1) : entry;
+    }
+
+    private static boolean isReadOnlyPart(Path home, Path p) {
+        for (Tool t : TOOLS) {
+            for (String ro : t.readOnly()) {
+                if (home.resolve(strip(ro)).equals(p)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * After the run: each watched file the sandbox created is renamed to
+     * {@code NAME.agent-sandbox-<time>} (not followed, not read), so that the tool outside
+     * does not obey it unseen.
+     */
+    static List<String> quarantine(Setup setup) {
+        List<String> out = new ArrayList<>();
+        for (Path p : setup.watched()) {
+            if (!exists(p)) {
+                continue;
+            }
+            Path aside = p.resolveSibling(p.getFileName() + ".agent-sandbox-" + System.currentTimeMillis());
+            try {
+                Files.move(p, aside, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                out.add("the sandbox created " + p + ", which the tool outside would obey: moved to " + aside
+                        + "; check it before you put it back");
+            } catch (IOException e) {
+                out.add("the sandbox created " + p + ", which the tool outside would obey, and it could not be moved"
+                        + " aside (" + reason(e) + "): check it before you run that tool");
+            }
+        }
+        return out;
+    }
+
     /** True when {@code p} exists, a dangling symlink included. */
     static boolean exists(Path p) {
         return Files.exists(p, LinkOption.NOFOLLOW_LINKS);
@@ -344,12 +384,15 @@ final class ToolHomes {
      *
      * @param directories missing directories to create, owner-only, parents first
      * @param claude      what to do about Claude Code's config
+     * @param watched     read-only settings files of granted caches that do not exist yet:
+     *                    one the sandbox creates is moved aside after the run
      */
-    record Setup(List<Path> directories, ClaudeStep claude) {
-        static final Setup NONE = new Setup(List.of(), ClaudeStep.NONE);
+    record Setup(List<Path> directories, ClaudeStep claude, List<Path> watched) {
+        static final Setup NONE = new Setup(List.of(), ClaudeStep.NONE, List.of());
 
         Setup {
             directories = List.copyOf(directories);
+            watched = List.copyOf(watched);
         }
     }
 
@@ -390,11 +433,37 @@ final class ToolHomes {
                 claude = claudeStep(home, env, layers, notes);
             }
         }
+        // What stays read-only inside a granted directory must exist to be mounted read-only:
+        // a missing directory of them is made (empty); a missing file cannot be (an empty
+        // settings file is not the same as none), so it is watched instead.
+        List<Path> watched = new ArrayList<>();
+        for (Tool t : TOOLS) {
+            if (!active.contains(t.preset())) {
+                continue;
+            }
+            for (String g : t.grants()) {
+                Path grant = home.resolve(g);
+                if (!create.contains(grant) && !Files.isDirectory(grant, LinkOption.NOFOLLOW_LINKS)) {
+                    continue;
+                }
+                for (String ro : t.readOnly()) {
+                    Path p = home.resolve(strip(ro));
+                    if (!p.startsWith(grant) || exists(p)) {
+                        continue;
+                    }
+                    if (ro.endsWith("/")) {
+                        create.add(p);
+                    } else {
+                        watched.add(p);
+                    }
+                }
+            }
+        }
         for (Path p : create) {
             notes.add("home: create " + p + " (owner-only), which " + (p.endsWith(".cache") ? "tools write to"
-                    : "a preset makes writable"));
+                    : "a preset makes " + (isReadOnlyPart(home, p) ? "read-only" : "writable")));
         }
-        return new Setup(List.copyOf(create), claude);
+        return new Setup(List.copyOf(create), claude, watched);
     }
 
     private static ClaudeStep claudeStep(Path home, Environment env, List<PolicyLayer> layers, List<String> notes) {
@@ -483,6 +552,11 @@ final class ToolHomes {
         List<Path> missing = new ArrayList<>();
         for (Path p = dir; p != null && p.startsWith(home) && !p.equals(home) && !exists(p); p = p.getParent()) {
             missing.add(0, p);
+        }
+        for (Path p = dir.getParent(); p != null && p.startsWith(home) && !p.equals(home); p = p.getParent()) {
+            if (Files.isSymbolicLink(p)) {
+                throw new IOException("a symlink on the way: " + p);
+            }
         }
         for (Path p : missing) {
             try {

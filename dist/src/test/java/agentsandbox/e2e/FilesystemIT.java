@@ -672,7 +672,7 @@ class FilesystemIT {
                 # the one thing there: this sandbox's own /tmp, also at its own path
                 own=none; for r in "$HOME/.local/state/agent-sandbox/run"/*; do [ "$r/tmp" -ef /tmp ] && own=$r; done
                 find "$HOME/.local/state/agent-sandbox" -mindepth 1 \
-                    | grep -v -e "^$HOME/.local/state/agent-sandbox/run\$" -e "^$own\$" -e "^$own/"
+                    | grep -v -e "^$HOME/.local/state/agent-sandbox/run\\$" -e "^$own\\$" -e "^$own/"
                 ls -A /tmp/agent-sandbox-* 2>/dev/null && echo "sockets visible"
                 echo x > "$HOME/.local/state/agent-sandbox/planted" 2>/dev/null
                 cat .env

@@ -408,4 +408,49 @@ class LaterIT {
         run.exitsWith(7).stderrContains(" sets core.editor");
         assertThat(run.stderr().lines().filter(l -> l.contains("after the run")).count()).isEqualTo(1);
     }
+
+    // ------------------------------------------------------------------ tool and agent directories
+
+    @Test
+    void A_Link_Planted_Behind_Claude_Codes_Config_Or_A_Cache_Setting_Opens_Nothing_Later() throws IOException {
+        Path bashrc = sandbox.write(sandbox.home(".bashrc"), "# mine\n");
+        sandbox.write(sandbox.home(".ssh/id_rsa"), "SECRET-KEY\n");
+        sandbox.mkdirs(sandbox.home(".m2"));
+        sandbox.chownAll();
+        // a run that starts Claude Code leaves ~/.claude.json a link into ~/.claude, writable
+        sandbox.run("--", "sh", "-c", """
+                claude >/dev/null 2>&1
+                ln -sfn ../.bashrc ~/.claude/.claude.json
+                ln -s ../.ssh/id_rsa ~/.m2/settings.xml
+                ln -s ../.ssh ~/.m2/toolchains.xml
+                true
+                """).succeeds();
+        Result later = sandbox.run("--", "sh", "-c", """
+                claude >/dev/null 2>&1
+                echo 'touch $HOME/planted-ran' >> ~/.bashrc 2>/dev/null && echo wrote-bashrc
+                cat ~/.ssh/id_rsa ~/.m2/settings.xml 2>/dev/null
+                ls ~/.m2/toolchains.xml/ 2>/dev/null
+                true
+                """).succeeds();
+        attempt("write ~/.bashrc through ~/.claude/.claude.json", later.stdout().contains("wrote-bashrc"));
+        attempt("read a hidden key through ~/.m2/settings.xml", later.stdout().contains("SECRET-KEY"));
+        attempt("list ~/.ssh through ~/.m2/toolchains.xml", later.stdout().contains("id_rsa"));
+        assertThat(sandbox.read(bashrc)).isEqualTo("# mine\n");
+        later.stdoutDoesNotContain("wrote-bashrc", "SECRET-KEY", "id_rsa");
+    }
+
+    @Test
+    void A_Cache_Setting_Planted_Where_None_Was_Is_Moved_Aside_When_The_Run_Ends() {
+        sandbox.mkdirs(sandbox.home(".cargo/registry"));
+        sandbox.chownAll();
+        Result run = sandbox.run("--", "sh", "-c", """
+                printf '[build]\\nrustc-wrapper = "/bin/evil"\\n' > ~/.cargo/config.toml && echo planted
+                touch ~/.cargo/bin/cargo 2>/dev/null && echo bin-writable
+                true
+                """).succeeds().stdoutContains("planted").stdoutDoesNotContain("bin-writable")
+                .stderrContains("agent-sandbox: after the run: the sandbox created " + sandbox.home(".cargo/config.toml"));
+        boolean stayed = Files.exists(sandbox.home(".cargo/config.toml"));
+        attempt("plant ~/.cargo/config.toml for the host's cargo", stayed);
+        assertThat(stayed).as(run.describe("the planted config moved aside")).isFalse();
+    }
 }

@@ -1,0 +1,120 @@
+package agentsandbox.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A symlink in a directory sandboxes can write may have been planted by an earlier run:
+ * agent-sandbox's own rules at fixed names there must not show or open up its target.
+ */
+class PlantedLinksTest {
+    @TempDir
+    Path tmp;
+
+    private static String line(Plan p) {
+        return String.join(" ", p.argv());
+    }
+
+    private static Environment env(TestWorld w) {
+        return new Environment(w.home, w.project, Map.of("PATH", "/nonexistent"), w.tmp, 1000, "Linux", null);
+    }
+
+    private static Plan plan(TestWorld w, List<String> command, PolicyLayer... layers) {
+        Policy.Builder b = Policy.builder();
+        for (PolicyLayer l : layers) {
+            b.layer(l);
+        }
+        return Sandbox.plan(b.build(), env(w), command);
+    }
+
+    @Test
+    void A_Link_Planted_At_A_Protected_Cache_Setting_Does_Not_Show_A_Hidden_Key() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Files.createDirectories(w.home.resolve(".ssh"));
+        Path key = Files.writeString(w.home.resolve(".ssh/id_rsa"), "KEY");
+        Files.createDirectories(w.home.resolve(".m2"));
+        Files.createSymbolicLink(w.home.resolve(".m2/settings.xml"), Path.of("../.ssh/id_rsa"));
+
+        Plan p = plan(w, List.of("mvn"));
+        assertThat(line(p)).doesNotContain(key.toString());
+        assertThat(String.join("\n", p.notes())).contains("skip ro " + w.home.resolve(".m2/settings.xml"))
+                .contains("a sandbox may have planted it");
+    }
+
+    @Test
+    void A_Link_Planted_Behind_Claude_Codes_Config_Opens_Nothing_Up() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Path bashrc = Files.writeString(w.home.resolve(".bashrc"), "# mine\n");
+        Files.createDirectories(w.home.resolve(".claude"));
+        Files.createSymbolicLink(w.home.resolve(".claude.json"), Path.of(".claude/.claude.json"));
+        Files.createSymbolicLink(w.home.resolve(".claude/.claude.json"), Path.of("../.bashrc"));
+
+        for (List<String> command : List.of(List.of("claude"), List.of("true"))) {
+            Plan p = plan(w, command);
+            assertThat(line(p)).as(command.toString()).doesNotContain("--bind-try " + bashrc);
+        }
+    }
+
+    @Test
+    void A_Link_Planted_At_A_Lint_Config_Does_Not_Show_Its_Target() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Files.createDirectories(w.home.resolve(".ssh"));
+        Path secret = Files.writeString(w.home.resolve(".ssh/id_ed25519"), "KEY");
+        Files.createSymbolicLink(w.project.resolve("biome.json"), secret);
+
+        Plan p = plan(w, List.of("true"));
+        assertThat(line(p)).contains("--tmpfs " + w.home.resolve(".ssh")).doesNotContain(secret.toString());
+    }
+
+    @Test
+    void A_Link_The_Host_Made_In_The_Read_Only_Home_Is_Followed() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Path data = Files.createDirectories(w.root.resolve("data/m2"));
+        Files.createSymbolicLink(w.home.resolve(".m2"), data);
+
+        assertThat(line(plan(w, List.of("mvn")))).contains("--bind-try " + data + " " + data);
+    }
+
+    @Test
+    void A_Rule_The_User_Wrote_Still_Applies_To_The_Links_Target() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Path shared = Files.createDirectories(w.home.resolve("shared"));
+        Files.createSymbolicLink(w.project.resolve("shared"), shared);
+
+        Plan p = plan(w, List.of("true"), TestWorld.flags().rw("shared").build());
+        assertThat(line(p)).contains("--bind-try " + shared + " " + shared);
+    }
+
+    @Test
+    void Missing_Protected_Directories_Are_Made_And_Missing_Settings_Watched_And_Moved_Aside() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Files.createDirectories(w.home.resolve(".cargo/registry"));
+        ToolHomes.Setup s = ToolHomes.setup(Set.of("@base", "@caches"), env(w), List.of("true"), List.of(),
+                new ArrayList<>());
+        assertThat(s.directories()).contains(w.home.resolve(".cargo/bin"));
+        assertThat(s.watched()).contains(w.home.resolve(".cargo/config.toml"), w.home.resolve(".cargo/config"));
+        Plan p = plan(w, List.of("true"));
+        assertThat(line(p)).contains("--ro-bind-try " + w.home.resolve(".cargo/bin"));
+
+        assertThat(ToolHomes.apply(s, w.home)).isEmpty();
+        assertThat(w.home.resolve(".cargo/bin")).isEmptyDirectory();
+        Files.writeString(w.home.resolve(".cargo/config.toml"), "[build]\nrustc-wrapper = \"/x\"\n");
+        List<String> moved = ToolHomes.quarantine(s);
+        assertThat(moved).hasSize(1);
+        assertThat(moved.get(0)).contains("the sandbox created " + w.home.resolve(".cargo/config.toml"));
+        assertThat(w.home.resolve(".cargo/config.toml")).doesNotExist();
+        try (var left = Files.list(w.home.resolve(".cargo"))) {
+            assertThat(left.map(f -> f.getFileName().toString()))
+                    .anyMatch(n -> n.startsWith("config.toml.agent-sandbox-"));
+        }
+    }
+}
