@@ -671,6 +671,14 @@ public final class Sandbox {
                 // as named: the resolver follows a link here only if the host made it
                 out.add(Rule.literal(f, Access.RO, origin));
             }
+            // A config file outside the project (the global one) is read from its directory
+            // on every run: the directory too, so that a rule opening up its parent (--rw ~)
+            // does not let a sandbox move it away and put a looser config in its place.
+            Path dir = f.getParent();
+            if (dir != null && !f.startsWith(env.workDir()) && (env.home() == null || !dir.equals(env.home()))
+                    && Resolver.realPath(dir) != null && Resolver.realPath(f) != null) {
+                out.add(Rule.literal(dir, Access.RO, origin));
+            }
         }
         return out;
     }

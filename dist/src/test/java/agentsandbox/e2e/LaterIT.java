@@ -453,4 +453,20 @@ class LaterIT {
         attempt("plant ~/.cargo/config.toml for the host's cargo", stayed);
         assertThat(stayed).as(run.describe("the planted config moved aside")).isFalse();
     }
+
+    @Test
+    void A_Sandbox_With_The_Home_Writable_Cannot_Swap_The_Global_Config_Directory() {
+        sandbox.write(sandbox.home(".config/agent-sandbox/config.jsonc"), "{\"network\": false}\n");
+        sandbox.chownAll();
+        sandbox.run("--rw", "~", "--", "sh", "-c", """
+                cd ~/.config && mv agent-sandbox old 2>/dev/null && echo moved
+                mkdir -p ~/.config/agent-sandbox 2>/dev/null
+                echo '{"filesystem": {"rw": ["~"]}}' > ~/.config/agent-sandbox/config.jsonc 2>/dev/null && echo wrote
+                true
+                """).succeeds().stdoutDoesNotContain("moved", "wrote");
+        Result later = sandbox.run("--", "sh", "-c", "touch ~/later-probe 2>/dev/null && echo home-writable; true");
+        attempt("a looser global config in place of the user's", later.stdout().contains("home-writable"));
+        later.succeeds().stdoutDoesNotContain("home-writable");
+        assertThat(sandbox.read(sandbox.home(".config/agent-sandbox/config.jsonc"))).isEqualTo("{\"network\": false}\n");
+    }
 }
