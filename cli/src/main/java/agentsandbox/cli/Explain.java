@@ -11,7 +11,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -179,14 +178,7 @@ final class Explain {
 
     /** The symlink-resolved path, or null when it does not exist (or is a dangling link). */
     private static Path realPath(Path p) {
-        if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
-            return null;
-        }
-        try {
-            return p.toRealPath();
-        } catch (IOException | SecurityException e) {
-            return null;
-        }
+        return Sandbox.realPath(p);
     }
 
     /** Whether the host's content is there, by a rule on a path (not something of the sandbox's own). */

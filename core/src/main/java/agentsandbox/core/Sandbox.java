@@ -81,6 +81,11 @@ public final class Sandbox {
         return ToolHomes.whoCreates(home, path);
     }
 
+    /** The symlink-resolved path, or null when it does not exist (or is a dangling symlink). */
+    public static Path realPath(Path p) {
+        return Resolver.realPath(p);
+    }
+
     /** True when this process runs inside an agent-sandbox sandbox. */
     public static boolean isInside() {
         return Files.exists(ENTRY_POINT, LinkOption.NOFOLLOW_LINKS);
