@@ -230,10 +230,14 @@ final class GitDirs {
         } else if (!Files.isDirectory(dotGit, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
-        if (!Files.isDirectory(gitDir)) {
-            return;
+        if (!Files.isDirectory(gitDir) || !Files.isRegularFile(gitDir.resolve("HEAD"))) {
+            return; // not a git dir: a .git file may name any directory
         }
-        repo(workTree, gitDir, commonDir(gitDir), depth);
+        Path common = commonDir(gitDir);
+        if (!common.equals(gitDir) && !GitLayout.isWorktreeOf(workTree, gitDir, common)) {
+            common = gitDir;
+        }
+        repo(workTree, gitDir, common, depth);
     }
 
     private static Path commonDir(Path gitDir) {

@@ -68,11 +68,49 @@ record GitLayout(Path workTree, Path gitDir, Path commonDir, boolean linkedWorkt
                 linked = !commonDir.equals(gitDir);
             }
         }
+        if (linked && !isWorktreeOf(workTree, gitDir, commonDir)) {
+            // .git and commondir are files a sandbox can write: a shared git dir is believed
+            // only where git itself made it, or an earlier run could name any directory here
+            // and have the next one make it writable
+            commonDir = gitDir;
+            linked = false;
+        }
         String head = read(gitDir.resolve("HEAD")).strip();
         Optional<String> branch = head.startsWith(BRANCH_PREFIX)
                 ? Optional.of(head.substring(BRANCH_PREFIX.length()))
                 : Optional.empty();
         return new GitLayout(workTree, gitDir, commonDir, linked, branch);
+    }
+
+    /**
+     * Whether {@code gitDir} is a linked worktree's git dir that git made in the shared git
+     * dir {@code commonDir}: {@code commonDir} is a repository (HEAD, objects, refs),
+     * {@code gitDir} is {@code commonDir/worktrees/NAME}, and its {@code gitdir} file points
+     * back at this worktree's {@code .git}. A sandbox can forge the worktree's files, not
+     * those inside a repository outside its reach.
+     */
+    static boolean isWorktreeOf(Path workTree, Path gitDir, Path commonDir) {
+        if (!isRepository(commonDir)) {
+            return false;
+        }
+        Path realGitDir = Resolver.realPath(gitDir);
+        Path realCommon = Resolver.realPath(commonDir);
+        if (realGitDir == null || realCommon == null || realGitDir.getParent() == null
+                || !realGitDir.getParent().equals(realCommon.resolve("worktrees"))) {
+            return false;
+        }
+        String back = read(gitDir.resolve("gitdir")).strip();
+        if (back.isEmpty()) {
+            return false;
+        }
+        Path pointed = Resolver.realPath(gitDir.resolve(back).normalize());
+        return pointed != null && pointed.equals(Resolver.realPath(workTree.resolve(".git")));
+    }
+
+    /** A repository's git dir: HEAD, objects and refs. */
+    static boolean isRepository(Path dir) {
+        return Files.isRegularFile(dir.resolve("HEAD")) && Files.isDirectory(dir.resolve("objects"))
+                && Files.isDirectory(dir.resolve("refs"));
     }
 
     /** Git's own limit for a {@code .git} file is 1 MiB; HEAD and commondir are one line. */

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -347,21 +348,41 @@ final class ToolHomes {
      */
     static List<String> quarantine(Setup setup) {
         List<String> out = new ArrayList<>();
-        for (Path p : setup.watched()) {
-            if (!exists(p)) {
+        for (Watched w : setup.watched()) {
+            Path p = w.path();
+            String now = identity(p);
+            if (now.isEmpty() || now.equals(w.before())) {
                 continue;
             }
             Path aside = p.resolveSibling(p.getFileName() + ".agent-sandbox-" + System.currentTimeMillis());
             try {
                 Files.move(p, aside, java.nio.file.LinkOption.NOFOLLOW_LINKS);
-                out.add("the sandbox created " + p + ", which the tool outside would obey: moved to " + aside
+                out.add((w.before().isEmpty() ? "the sandbox created " : "while the sandbox ran, something replaced ")
+                        + p + ", which the tool outside would obey: moved to " + aside
                         + "; check it before you put it back");
             } catch (IOException e) {
-                out.add("the sandbox created " + p + ", which the tool outside would obey, and it could not be moved"
-                        + " aside (" + reason(e) + "): check it before you run that tool");
+                out.add("the sandbox created or replaced " + p + ", which the tool outside would obey, and it could"
+                        + " not be moved aside (" + reason(e) + "): check it before you run that tool");
             }
         }
         return out;
+    }
+
+    /**
+     * A protected file as it was before a run.
+     *
+     * @param before its {@link #identity}, empty when it did not exist
+     */
+    record Watched(Path path, String before) {}
+
+    /** What identifies a file's version: device and inode, size, change time; empty when absent. */
+    static String identity(Path p) {
+        try {
+            Map<String, Object> a = Files.readAttributes(p, "unix:dev,ino,size,ctime", LinkOption.NOFOLLOW_LINKS);
+            return a.get("dev") + ":" + a.get("ino") + ":" + a.get("size") + ":" + a.get("ctime");
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return "";
+        }
     }
 
     /** True when {@code p} exists, a dangling symlink included. */
@@ -384,10 +405,11 @@ final class ToolHomes {
      *
      * @param directories missing directories to create, owner-only, parents first
      * @param claude      what to do about Claude Code's config
-     * @param watched     read-only settings files of granted caches that do not exist yet:
-     *                    one the sandbox creates is moved aside after the run
+     * @param watched     the read-only settings and hidden credential files of granted caches,
+     *                    as they were before the run: one the sandbox creates or replaces is
+     *                    moved aside after it
      */
-    record Setup(List<Path> directories, ClaudeStep claude, List<Path> watched) {
+    record Setup(List<Path> directories, ClaudeStep claude, List<Watched> watched) {
         static final Setup NONE = new Setup(List.of(), ClaudeStep.NONE, List.of());
 
         Setup {
@@ -436,7 +458,7 @@ final class ToolHomes {
         // What stays read-only inside a granted directory must exist to be mounted read-only:
         // a missing directory of them is made (empty); a missing file cannot be (an empty
         // settings file is not the same as none), so it is watched instead.
-        List<Path> watched = new ArrayList<>();
+        List<Watched> watched = new ArrayList<>();
         for (Tool t : TOOLS) {
             if (!active.contains(t.preset())) {
                 continue;
@@ -446,15 +468,19 @@ final class ToolHomes {
                 if (!create.contains(grant) && !Files.isDirectory(grant, LinkOption.NOFOLLOW_LINKS)) {
                     continue;
                 }
-                for (String ro : t.readOnly()) {
+                List<String> kept = new ArrayList<>(t.readOnly());
+                kept.addAll(t.hidden());
+                for (String ro : kept) {
                     Path p = home.resolve(strip(ro));
-                    if (!p.startsWith(grant) || exists(p)) {
+                    if (!p.startsWith(grant)) {
                         continue;
                     }
-                    if (ro.endsWith("/")) {
+                    if (!ro.endsWith("/")) {
+                        // also when it exists: a second sandbox can rename it away while the
+                        // first shows it read-only, then put its own in its place
+                        watched.add(new Watched(p, identity(p)));
+                    } else if (!exists(p)) {
                         create.add(p);
-                    } else {
-                        watched.add(p);
                     }
                 }
             }

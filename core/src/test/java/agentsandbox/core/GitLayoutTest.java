@@ -121,6 +121,36 @@ class GitLayoutTest {
                 repo.resolve(".git/refs/heads/main"), repo.resolve(".git/refs/heads/other"));
     }
 
+    /**
+     * A sandbox can write the project's .git file and a worktree dir with a commondir that
+     * names any directory; only a worktree git made (inside a real repository, pointing
+     * back) makes a shared git dir writable.
+     */
+    @Test
+    void aForgedWorktreeOpensNothingUp() throws Exception {
+        Path repo = repoWithCommit();
+        Path target = Files.createDirectories(root().resolve("home/.config"));
+        Path secrets = Files.createDirectories(root().resolve("home/.aws"));
+        Files.writeString(secrets.resolve("config"), "secret");
+        for (Path named : new Path[] {target, secrets}) {
+            Path wt = Files.createDirectories(repo.resolve("wt"));
+            Files.writeString(wt.resolve("HEAD"), "ref: refs/heads/main\n");
+            Files.writeString(wt.resolve("commondir"), named + "\n");
+            Files.writeString(wt.resolve("gitdir"), repo.resolve(".git") + "\n");
+            if (Files.isDirectory(repo.resolve(".git"))) {
+                Files.move(repo.resolve(".git"), repo.resolve(".git.orig"));
+            }
+            Files.writeString(repo.resolve(".git"), "gitdir: " + wt + "\n");
+
+            GitLayout g = GitLayout.discover(repo).orElseThrow();
+
+            assertThat(g.linkedWorktree()).isFalse();
+            assertThat(g.gitPaths()).extracting(PresetPath::path).doesNotContain(named, named.resolve("config"),
+                    named.resolve("hooks"));
+            assertThat(g.gitPaths()).extracting(PresetPath::access).doesNotContain(Access.RW);
+        }
+    }
+
     @Test
     void gitdirFileWithoutCommondirIsNotALinkedWorktree() throws Exception {
         Path repo = repoWithCommit();

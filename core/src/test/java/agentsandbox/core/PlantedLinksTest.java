@@ -101,7 +101,9 @@ class PlantedLinksTest {
         ToolHomes.Setup s = ToolHomes.setup(Set.of("@base", "@caches"), env(w), List.of("true"), List.of(),
                 new ArrayList<>());
         assertThat(s.directories()).contains(w.home.resolve(".cargo/bin"));
-        assertThat(s.watched()).contains(w.home.resolve(".cargo/config.toml"), w.home.resolve(".cargo/config"));
+        assertThat(s.watched()).extracting(ToolHomes.Watched::path)
+                .contains(w.home.resolve(".cargo/config.toml"), w.home.resolve(".cargo/config"),
+                        w.home.resolve(".cargo/credentials.toml"));
         Plan p = plan(w, List.of("true"));
         assertThat(line(p)).contains("--ro-bind-try " + w.home.resolve(".cargo/bin"));
 

@@ -469,4 +469,55 @@ class LaterIT {
         later.succeeds().stdoutDoesNotContain("home-writable");
         assertThat(sandbox.read(sandbox.home(".config/agent-sandbox/config.jsonc"))).isEqualTo("{\"network\": false}\n");
     }
+
+    @Test
+    void A_Forged_Worktree_Makes_No_Directory_Writable_Later() {
+        sandbox.git("init", "-q");
+        sandbox.git("commit", "-q", "--allow-empty", "-m", "start");
+        sandbox.mkdirs(sandbox.home(".config"));
+        sandbox.write(sandbox.home(".aws/config"), "AWS-SECRET\n");
+        sandbox.chownAll();
+        String home = sandbox.home().toString();
+        sandbox.run("--", "sh", "-c", "mkdir wt && echo 'ref: refs/heads/main' > wt/HEAD && echo " + home
+                + "/.config > wt/commondir && echo \"$PWD/.git\" > wt/gitdir && mv .git .git.orig"
+                + " && echo \"gitdir: $PWD/wt\" > .git").succeeds();
+        Result later = sandbox.run("--", "sh", "-c", """
+                mkdir -p ~/.config/git 2>/dev/null && echo written > ~/.config/git/config 2>/dev/null && echo wrote-config
+                true
+                """).succeeds();
+        attempt("a forged worktree's commondir made ~/.config writable", later.stdout().contains("wrote-config"));
+        later.stdoutDoesNotContain("wrote-config");
+        assertThat(sandbox.home(".config/git")).doesNotExist();
+
+        sandbox.run("--", "sh", "-c", "echo " + home + "/.aws > wt/commondir").succeeds();
+        Result read = sandbox.run("--", "sh", "-c", "cat ~/.aws/config 2>/dev/null; true").succeeds();
+        attempt("a forged worktree's commondir showed ~/.aws/config", read.stdout().contains("AWS-SECRET"));
+        read.stdoutDoesNotContain("AWS-SECRET");
+    }
+
+    @Test
+    void A_Second_Sandbox_Cannot_Slip_A_Settings_File_In_While_The_First_Ones_Is_Moved_Aside() {
+        sandbox.mkdirs(sandbox.home(".m2"));
+        sandbox.chownAll();
+        Path settings = sandbox.home(".m2/settings.xml");
+        SandboxCli.Started first = sandbox.command("--", "sh", "-c", """
+                echo '<settings>first</settings>' > ~/.m2/settings.xml && touch first-wrote
+                while [ ! -e first-go ]; do sleep 0.1; done
+                """).start();
+        first.awaitFile(sandbox.project("first-wrote"), java.time.Duration.ofSeconds(30));
+        SandboxCli.Started second = sandbox.command("--", "sh", "-c", """
+                touch second-started
+                i=0; until echo '<settings>second</settings>' > ~/.m2/settings.xml 2>/dev/null; do
+                  i=$((i+1)); [ $i -gt 300 ] && exit 0; sleep 0.1
+                done
+                echo slipped-in
+                """).start();
+        second.awaitFile(sandbox.project("second-started"), java.time.Duration.ofSeconds(30));
+        sandbox.write("first-go", "");
+        first.waitFor(java.time.Duration.ofSeconds(60)).succeeds();
+        Result b = second.waitFor(java.time.Duration.ofSeconds(60)).succeeds();
+        boolean stayed = Files.exists(settings) && sandbox.read(settings).contains("second");
+        attempt("a settings file slipped in by a second sandbox stayed", stayed);
+        assertThat(stayed).as(b.describe("the second sandbox's file moved aside too")).isFalse();
+    }
 }
