@@ -321,7 +321,7 @@ final class Resolver {
     }
 
     /** Where a path the run will create will be: its nearest existing parent, resolved, and the rest. */
-    private static Path createdPath(Path p) {
+    static Path createdPath(Path p) {
         Path rest = p.getFileName();
         for (Path parent = p.getParent(); parent != null; parent = parent.getParent()) {
             Path real = realPath(parent);

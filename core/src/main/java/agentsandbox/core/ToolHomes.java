@@ -351,8 +351,8 @@ final class ToolHomes {
         for (Watched w : setup.watched()) {
             Path p = w.path();
             String now = identity(p);
-            if (now.isEmpty() || now.equals(w.before())) {
-                continue;
+            if (now.isEmpty() || now.equals(w.before()) || !w.directory().equals(Resolver.realPath(p.getParent()))) {
+                continue; // unchanged, or its directory now leads elsewhere (a planted link): not ours
             }
             Path aside = p.resolveSibling(p.getFileName() + ".agent-sandbox-" + System.currentTimeMillis());
             try {
@@ -371,9 +371,10 @@ final class ToolHomes {
     /**
      * A protected file as it was before a run.
      *
-     * @param before its {@link #identity}, empty when it did not exist
+     * @param before    its {@link #identity}, empty when it did not exist
+     * @param directory where its directory was, resolved (or as named, when it did not exist yet)
      */
-    record Watched(Path path, String before) {}
+    record Watched(Path path, String before, Path directory) {}
 
     /** What identifies a file's version: device and inode, size, change time; empty when absent. */
     static String identity(Path p) {
@@ -478,7 +479,8 @@ final class ToolHomes {
                     if (!ro.endsWith("/")) {
                         // also when it exists: a second sandbox can rename it away while the
                         // first shows it read-only, then put its own in its place
-                        watched.add(new Watched(p, identity(p)));
+                        Path dir = Resolver.realPath(p.getParent());
+                        watched.add(new Watched(p, identity(p), dir != null ? dir : Resolver.createdPath(p.getParent())));
                     } else if (!exists(p)) {
                         create.add(p);
                     }
