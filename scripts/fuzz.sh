@@ -50,7 +50,8 @@ for ((round = 1; round <= rounds; round++)); do
         test=${target#*:}
         echo "fuzzing $test (round $round of $rounds)"
         log=$(mktemp)
-        if ! JAZZER_FUZZ=1 mvn -B -q -ntp -o test -pl "$module" -Dtest="$test" \
+        # -am: the module this build made (core with it), never an older one from ~/.m2
+        if ! JAZZER_FUZZ=1 mvn -B -q -ntp -o test -pl "$module" -am -Dtest="$test" \
             -Dsurefire.failIfNoSpecifiedTests=false >"$log" 2>&1; then
             grep -E 'DEDUP_TOKEN|Exception|Error|crash-' "$log" | head -n 20 >&2 || true
             rm -f "$log"

@@ -125,7 +125,7 @@ final class Cli {
         for (GitAftercheck.Finding f : git.after(GIT_CHECK_LIMIT)) {
             err.println("agent-sandbox: after the run: " + oneLine(f.message()));
         }
-        for (String line : Sandbox.afterRun(plan)) {
+        for (String line : execution.afterRun()) {
             err.println("agent-sandbox: after the run: " + oneLine(line));
         }
         return execution.terminated() ? INTERRUPTED : status;

@@ -22,18 +22,21 @@ public final class Execution {
     private final RunDir run;
     private final GuardServer guard;
     private final NetworkProxy proxy;
-    private final Path setupLog;
+    private final java.nio.channels.FileChannel setupLog;
     private final Path procSys;
+    private final StateWatch state;
     private volatile boolean terminated;
     private List<String> bwrapMessages = List.of();
 
     /**
-     * @param setupLog where bwrap's messages go until the command starts (see below), or
-     *                 {@code null} when bwrap writes to the caller's stderr directly (the
-     *                 library without the launcher)
+     * @param setupLog the file bwrap's messages go to until the command starts (see below),
+     *                 opened before bwrap started, so that it is that file that is read even
+     *                 if a sandbox renames a directory above it; or {@code null} when bwrap
+     *                 writes to the caller's stderr directly (the library without the launcher)
      */
-    Execution(Process process, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy, Path setupLog,
-            Path procSys) {
+    Execution(Process process, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy,
+            java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state) {
+        this.state = state;
         this.process = process;
         this.plan = plan;
         this.run = run;
@@ -50,6 +53,17 @@ public final class Execution {
      */
     public List<String> bwrapMessages() {
         return bwrapMessages;
+    }
+
+    /**
+     * After the run: what the host found changed that a later run would obey (see
+     * {@link StateWatch}, and the watched settings files of {@link Sandbox#afterRun}),
+     * each moved aside; one line each, for the user.
+     */
+    public List<String> afterRun() {
+        List<String> out = new java.util.ArrayList<>(state == null ? List.of() : state.after());
+        out.addAll(Sandbox.afterRun(plan));
+        return out;
     }
 
     /** True once {@link #terminate()} was called. */
@@ -137,10 +151,14 @@ public final class Execution {
                 "run with --debug to see every mount and the rule behind it");
     }
 
-    /** The setup log, at most 64 KiB of it, never through a link. */
-    private static String readSetupLog(Path log) {
-        try (java.io.InputStream in = Files.newInputStream(log, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            return new String(in.readNBytes(64 * 1024), java.nio.charset.StandardCharsets.UTF_8);
+    /** The setup log, at most 64 KiB of it, through the channel opened when it was made. */
+    private static String readSetupLog(java.nio.channels.FileChannel log) {
+        try (log) {
+            java.nio.ByteBuffer buffer = java.nio.ByteBuffer.allocate(64 * 1024);
+            while (buffer.hasRemaining() && log.read(buffer, buffer.position()) > 0) {
+                // reads on until the buffer is full or the file ends
+            }
+            return new String(buffer.array(), 0, buffer.position(), java.nio.charset.StandardCharsets.UTF_8);
         } catch (IOException e) {
             return "";
         }

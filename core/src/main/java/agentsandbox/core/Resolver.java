@@ -247,13 +247,14 @@ final class Resolver {
     }
 
     /**
-     * A rule the user wrote (a flag, the global or the project config) follows every
-     * link, as specified: the user named the path. agent-sandbox's own rules (presets, the
-     * config files' protection) name fixed places inside writable directories, where a
-     * sandbox can put a link; those follow only links the host made.
+     * A rule given as a flag follows every link, as specified: the user names the path for
+     * this run, now. Rules that stay (presets, the config files' protection, the global and
+     * the project config) name places that may lie inside writable directories, where a
+     * sandbox can put a link after the rule was written (or trusted); those follow only
+     * links the host made.
      */
     private static boolean namedByUser(Rule r) {
-        return r.origin().layer() != Layer.PRESET && !r.origin().source().equals("config protection");
+        return r.origin().layer() == Layer.FLAG && !r.origin().source().equals("config protection");
     }
 
     private void skipPlanted(Rule r, Path path, Path link) {

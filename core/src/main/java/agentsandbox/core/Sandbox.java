@@ -483,19 +483,22 @@ public final class Sandbox {
         }
         RunDir run = RunDir.create(plan.runtimeDir(), RunDir.socketsDir(RunDir.socketsBase(env), plan.runtimeDir()),
                 env.uid());
+        StateWatch state = StateWatch.before(env);
         GuardServer guard = null;
         NetworkProxy proxy = null;
         try {
             prepareRun(run, plan);
             List<String> argv = plan.argv();
-            Path setupLog = null;
+            java.nio.channels.FileChannel setupLog = null;
             if (env.installation() != null) {
                 // bwrap's setup messages into a file of the run, the caller's stderr back
                 // for the command: see start_bwrap in the launcher, and Execution
-                setupLog = Files.createFile(RunDir.setupLog(run.path()), PosixFilePermissions.asFileAttribute(
+                Path logFile = Files.createFile(RunDir.setupLog(run.path()), PosixFilePermissions.asFileAttribute(
                         PosixFilePermissions.fromString("rw-------")));
+                setupLog = java.nio.channels.FileChannel.open(logFile, java.nio.file.StandardOpenOption.READ,
+                        LinkOption.NOFOLLOW_LINKS);
                 argv = new ArrayList<>();
-                argv.addAll(List.of(env.installation().launcher().toString(), START_BWRAP, setupLog.toString()));
+                argv.addAll(List.of(env.installation().launcher().toString(), START_BWRAP, logFile.toString()));
                 argv.addAll(plan.argv());
             }
             ProcessBuilder pb = new ProcessBuilder(argv);
@@ -518,7 +521,7 @@ public final class Sandbox {
             if (proxy != null) {
                 proxy.listen();
             }
-            Execution execution = new Execution(bwrap, plan, run, guard, proxy, setupLog, env.procSys());
+            Execution execution = new Execution(bwrap, plan, run, guard, proxy, setupLog, env.procSys(), state);
             // while bwrap sets the sandbox up: off the path to the command's start
             String keep = plan.runtimeDir().getFileName().toString();
             RunDir.removeStale(plan.runtimeDir().getParent(), env.uid(), keep);

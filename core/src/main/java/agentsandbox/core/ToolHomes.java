@@ -354,9 +354,8 @@ final class ToolHomes {
             if (now.isEmpty() || now.equals(w.before()) || !w.directory().equals(Resolver.realPath(p.getParent()))) {
                 continue; // unchanged, or its directory now leads elsewhere (a planted link): not ours
             }
-            Path aside = p.resolveSibling(p.getFileName() + ".agent-sandbox-" + System.currentTimeMillis());
             try {
-                Files.move(p, aside, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                Path aside = moveAside(p);
                 out.add((w.before().isEmpty() ? "the sandbox created " : "while the sandbox ran, something replaced ")
                         + p + ", which the tool outside would obey: moved to " + aside
                         + "; check it before you put it back");
@@ -366,6 +365,27 @@ final class ToolHomes {
             }
         }
         return out;
+    }
+
+    /**
+     * Renames a file beside itself under a name no sandbox can guess in advance
+     * ({@code NAME.agent-sandbox-<time>-<random>}), trying again on a taken name: a sandbox
+     * that fills the directory with likely names must not keep its file in place.
+     */
+    private static Path moveAside(Path p) throws IOException {
+        java.security.SecureRandom random = new java.security.SecureRandom();
+        IOException last = null;
+        for (int i = 0; i < 8; i++) {
+            Path aside = p.resolveSibling(p.getFileName() + ".agent-sandbox-" + System.currentTimeMillis() + "-"
+                    + Long.toHexString(random.nextLong() & Long.MAX_VALUE));
+            try {
+                Files.move(p, aside, LinkOption.NOFOLLOW_LINKS);
+                return aside;
+            } catch (java.nio.file.FileAlreadyExistsException e) {
+                last = e;
+            }
+        }
+        throw last;
     }
 
     /**

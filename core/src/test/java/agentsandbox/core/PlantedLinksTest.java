@@ -85,7 +85,24 @@ class PlantedLinksTest {
     }
 
     @Test
-    void A_Rule_The_User_Wrote_Still_Applies_To_The_Links_Target() throws IOException {
+    void A_Link_Planted_Where_A_Config_Rule_Points_Shows_And_Opens_Nothing() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Path bashrc = Files.writeString(w.home.resolve(".bashrc"), "# mine\n");
+        Files.createDirectories(w.home.resolve(".ssh"));
+        Files.createSymbolicLink(w.project.resolve("out"), Path.of("../.bashrc"));
+        Files.createSymbolicLink(w.project.resolve("docs"), w.home.resolve(".ssh"));
+        PolicyLayer trusted = TestWorld.project().rw("out").ro("docs").build();
+        PolicyLayer global = PolicyLayer.builder(Layer.GLOBAL, "config.json").rw("out").build();
+
+        for (PolicyLayer layer : List.of(trusted, global)) {
+            Plan p = plan(w, List.of("true"), layer);
+            assertThat(line(p)).as(layer.layer().toString()).doesNotContain(bashrc.toString())
+                    .doesNotContain("--ro-bind-try " + w.home.resolve(".ssh"));
+        }
+    }
+
+    @Test
+    void A_Flag_The_User_Gives_Still_Applies_To_The_Links_Target() throws IOException {
         TestWorld w = new TestWorld(tmp);
         Path shared = Files.createDirectories(w.home.resolve("shared"));
         Files.createSymbolicLink(w.project.resolve("shared"), shared);

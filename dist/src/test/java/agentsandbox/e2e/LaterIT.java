@@ -520,4 +520,41 @@ class LaterIT {
         attempt("a settings file slipped in by a second sandbox stayed", stayed);
         assertThat(stayed).as(b.describe("the second sandbox's file moved aside too")).isFalse();
     }
+
+    @Test
+    void A_Sandbox_With_The_Home_Writable_Cannot_Leave_A_Trust_Record_Or_A_Global_Config_By_Renaming_A_Parent() {
+        sandbox.write(sandbox.home(".ssh/id_rsa"), "SECRET-KEY\n");
+        sandbox.mkdirs(sandbox.home(".local/state"));
+        sandbox.chownAll();
+        Result run = sandbox.run("--rw", "~", "--", "sh", "-c", """
+                cfg=$PWD/.agent-sandbox.json
+                echo '{"filesystem": {"rw": ["~/.ssh"]}}' > "$cfg"
+                ph=$(printf %s "$cfg" | sha256sum | cut -c1-64); ch=$(sha256sum < "$cfg" | cut -c1-64)
+                cd ~/.local && mv state state.x && mkdir -p -m 700 state/agent-sandbox/trust \
+                  && printf 'agent-sandbox trust 1\\npath %s\\npath-sha256 %s\\nsha256 %s\\n' "$cfg" "$ph" "$ch" \
+                     > state/agent-sandbox/trust/$ph && echo forged-trust
+                cd ~ && mv .config .config.old 2>/dev/null; mkdir -p .config/agent-sandbox \
+                  && echo '{"filesystem": {"rw": ["~/.ssh"]}}' > .config/agent-sandbox/config.json && echo forged-config
+                true
+                """).succeeds();
+        run.stderrContains("after the run: agent-sandbox's state directory", "after the run: the global config directory");
+        Result later = sandbox.run("--", "sh", "-c", "cat ~/.ssh/id_rsa 2>/dev/null; true");
+        boolean took = later.stdout().contains("SECRET-KEY");
+        attempt("a forged trust record or global config after --rw ~", took);
+        assertThat(took).as(later.describe("the next default run keeps ~/.ssh hidden")).isFalse();
+    }
+
+    @Test
+    void A_Trusted_Project_Config_Does_Not_Follow_A_Link_Planted_Where_It_Points() {
+        Path bashrc = sandbox.write(sandbox.home(".bashrc"), "# mine\n");
+        sandbox.mkdirs("out");
+        sandbox.write(".agent-sandbox.json", "{\"filesystem\": {\"rw\": [\"out\"]}}\n");
+        sandbox.chownAll();
+        sandbox.run("trust").succeeds();
+        sandbox.run("--", "sh", "-c", "rm -rf out && ln -s \"$HOME/.bashrc\" out").succeeds();
+        Result later = sandbox.run("--", "sh", "-c", "echo 'touch ~/planted' >> ~/.bashrc 2>/dev/null && echo wrote; true");
+        attempt("a trusted config's rw entry led through a planted link to ~/.bashrc", later.stdout().contains("wrote"));
+        later.succeeds().stdoutDoesNotContain("wrote");
+        assertThat(sandbox.read(bashrc)).isEqualTo("# mine\n");
+    }
 }
