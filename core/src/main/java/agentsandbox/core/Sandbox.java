@@ -674,6 +674,12 @@ public final class Sandbox {
         files.add(env.workDir().resolve(".agent-sandbox.jsonc"));
         List<Rule> out = new ArrayList<>();
         Origin origin = new Origin(Layer.FLAG, "config protection");
+        // The global config's directory, with or without a config in it: a rule opening up
+        // its parent (--rw ~) must not let a sandbox put a config there that later runs obey.
+        Path globalDir = StateWatch.globalConfigDir(env);
+        if (globalDir != null && Resolver.realPath(globalDir) != null) {
+            out.add(Rule.literal(globalDir, Access.RO, origin));
+        }
         for (Path f : files) {
             if (Resolver.realPath(f) != null) {
                 // as named: the resolver follows a link here only if the host made it

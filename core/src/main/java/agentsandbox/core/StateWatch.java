@@ -33,17 +33,24 @@ final class StateWatch {
     static StateWatch before(Environment env) {
         List<Path> dirs = new ArrayList<>();
         dirs.add(RunDir.stateDir(env));
-        String xdg = env.env("XDG_CONFIG_HOME").orElse("");
-        if (xdg.startsWith("/")) {
-            dirs.add(Path.of(xdg).normalize().resolve("agent-sandbox"));
-        } else if (env.home() != null) {
-            dirs.add(env.home().resolve(".config").resolve("agent-sandbox"));
+        Path global = globalConfigDir(env);
+        if (global != null) {
+            dirs.add(global);
         }
         List<String> ids = new ArrayList<>();
         for (Path d : dirs) {
             ids.add(identity(d));
         }
         return new StateWatch(dirs, ids);
+    }
+
+    /** The global config's directory ({@code $XDG_CONFIG_HOME/agent-sandbox}, else in the home), or null. */
+    static Path globalConfigDir(Environment env) {
+        String xdg = env.env("XDG_CONFIG_HOME").orElse("");
+        if (xdg.startsWith("/")) {
+            return Path.of(xdg).normalize().resolve("agent-sandbox");
+        }
+        return env.home() == null ? null : env.home().resolve(".config").resolve("agent-sandbox");
     }
 
     /**

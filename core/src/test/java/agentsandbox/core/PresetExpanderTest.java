@@ -80,7 +80,7 @@ class PresetExpanderTest {
                 .isEqualTo("rw ~/.cache, rw ~/.bun, rw ~/go, rw ~/.npm, rw ~/.cargo, rw ~/.rustup, rw ~/.m2,"
                         + " rw ~/.gradle, rw ~/.ivy2, rw ~/.sbt, rw ~/.nuget/packages, rw ~/.local/share/pnpm/store,"
                         + " rw ~/.yarn/berry, rw ~/.local/share/uv,"
-                        + " ro ~/.bun/bin, ro ~/go/bin,"
+                        + " ro ~/.bun/bin, ro ~/.bun/install/global, ro ~/go/bin,"
                         + " ro ~/.cargo/bin, ro ~/.cargo/config.toml, ro ~/.cargo/config, ro ~/.cargo/env,"
                         + " exclude ~/.cargo/credentials.toml, exclude ~/.cargo/credentials,"
                         + " ro ~/.rustup/toolchains, ro ~/.rustup/settings.toml, ro ~/.rustup/update-hashes,"
@@ -96,7 +96,7 @@ class PresetExpanderTest {
                         + " rw ~/.local/state/opencode, rw ~/.pi, rw ~/.qwen, rw ~/.copilot, rw ~/.config/amp,"
                         + " rw ~/.local/share/amp, rw ~/.cline, rw ~/.config/kilo, rw ~/.local/share/kilo,"
                         + " rw ~/.local/state/kilo, rw ~/.local/state/kilo-sandbox-policy, rw ~/.augment,"
-                        + " rw ~/.config/crush, rw ~/.local/share/crush");
+                        + " rw ~/.config/crush, rw ~/.local/share/crush, ro ~/.local/share/claude/versions");
     }
 
     @Test

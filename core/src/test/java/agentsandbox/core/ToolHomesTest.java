@@ -140,7 +140,7 @@ class ToolHomesTest {
         ToolHomes.Setup s = ToolHomes.setup(BOTH, env(w), List.of("claude", "-p", "hi"), List.of(), new ArrayList<>());
         assertThat(s.claude()).isEqualTo(ToolHomes.ClaudeStep.LINK_NEW);
         assertThat(created(s, w.home)).containsExactly("~/.cache", "~/.claude", "~/.local/state/claude",
-                "~/.local/share/claude");
+                "~/.local/share/claude", "~/.local/share/claude/versions");
         assertThat(ToolHomes.apply(s, w.home)).isEmpty();
         assertThat(Files.readSymbolicLink(w.home.resolve(".claude.json"))).isEqualTo(Path.of(".claude/.claude.json"));
         assertThat(Files.isDirectory(w.home.resolve(".claude"))).isTrue();

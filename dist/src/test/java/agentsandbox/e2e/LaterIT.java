@@ -557,4 +557,33 @@ class LaterIT {
         later.succeeds().stdoutDoesNotContain("wrote");
         assertThat(sandbox.read(bashrc)).isEqualTo("# mine\n");
     }
+
+    @Test
+    void An_Empty_Global_Config_Directory_Takes_No_Config_From_A_Sandbox_With_The_Home_Writable() {
+        sandbox.mkdirs(sandbox.home(".config/agent-sandbox"));
+        sandbox.write(sandbox.home(".ssh/id_rsa"), "SECRET-KEY\n");
+        sandbox.chownAll();
+        sandbox.run("--rw", "~", "--", "sh", "-c",
+                "echo '{\"filesystem\": {\"rw\": [\"~/.ssh\"]}}' > ~/.config/agent-sandbox/config.json"
+                        + " 2>/dev/null && echo wrote; true").succeeds().stdoutDoesNotContain("wrote");
+        Result later = sandbox.run("--", "sh", "-c", "cat ~/.ssh/id_rsa 2>/dev/null; true").succeeds();
+        attempt("a global config written into its empty directory", later.stdout().contains("SECRET-KEY"));
+        later.stdoutDoesNotContain("SECRET-KEY");
+    }
+
+    @Test
+    void The_Claude_Code_Binaries_The_Host_Runs_Stay_Read_Only() throws IOException {
+        Path binary = sandbox.write(sandbox.home(".local/share/claude/versions/2.1.330"), "#!/bin/sh\necho real\n");
+        sandbox.chownAll();
+        Result run = sandbox.run("--", "sh", "-c", """
+                printf '#!/bin/sh\\necho planted\\n' > ~/.local/share/claude/versions/2.1.330 2>/dev/null && echo replaced
+                echo x > ~/.local/share/claude/versions/2.1.331 2>/dev/null && echo added
+                echo state > ~/.local/share/claude/note && echo share-writable
+                true
+                """).succeeds();
+        attempt("replace the Claude Code binary the host runs", run.stdout().contains("replaced")
+                || run.stdout().contains("added"));
+        run.stdoutContains("share-writable").stdoutDoesNotContain("replaced", "added");
+        assertThat(sandbox.read(binary)).isEqualTo("#!/bin/sh\necho real\n");
+    }
 }
