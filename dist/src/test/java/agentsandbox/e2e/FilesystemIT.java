@@ -574,10 +574,10 @@ class FilesystemIT {
                         echo {} > .agent-sandbox.json: Read-only file system
                         echo {} >> .xdg/agent-sandbox/config.json: Read-only file system
                         rm .agent-sandbox.json: Device or resource busy
-                        rm .xdg/agent-sandbox/config.json: Device or resource busy
+                        rm .xdg/agent-sandbox/config.json: Read-only file system
                         mv .agent-sandbox.json moved.json: Device or resource busy
                         mv replacement.json .agent-sandbox.json: Device or resource busy
-                        mv replacement.json .xdg/agent-sandbox/config.json: Device or resource busy
+                        mv replacement.json .xdg/agent-sandbox/config.json: Read-only file system
                         """);
 
         assertThat(sandbox.read(sandbox.project(".agent-sandbox.json"))).isEqualTo(project);
