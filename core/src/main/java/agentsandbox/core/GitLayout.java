@@ -3,6 +3,7 @@ package agentsandbox.core;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -100,11 +101,13 @@ record GitLayout(Path workTree, Path gitDir, Path commonDir, boolean linkedWorkt
             return false;
         }
         String back = read(gitDir.resolve("gitdir")).strip();
-        if (back.isEmpty()) {
-            return false;
+        Path dotGit = workTree.resolve(".git");
+        Path realWorkTree = Resolver.realPath(workTree);
+        if (back.isEmpty() || realWorkTree == null || !Files.isRegularFile(dotGit, LinkOption.NOFOLLOW_LINKS)) {
+            return false; // a .git that is a link may be another worktree's, borrowed
         }
         Path pointed = Resolver.realPath(gitDir.resolve(back).normalize());
-        return pointed != null && pointed.equals(Resolver.realPath(workTree.resolve(".git")));
+        return pointed != null && pointed.equals(realWorkTree.resolve(".git"));
     }
 
     /** A repository's git dir: HEAD, objects and refs. */

@@ -151,6 +151,22 @@ class GitLayoutTest {
         }
     }
 
+    /** A project whose .git is a link to another worktree's .git borrows nothing of it. */
+    @Test
+    void aLinkToAnotherWorktreesDotGitOpensNothingUp() throws Exception {
+        Path repo = repoWithCommit();
+        Path wt = root().resolve("wt");
+        git(repo, "worktree", "add", "-q", "-b", "feature", wt.toString());
+        Path project = Files.createDirectories(root().resolve("project"));
+        Files.createSymbolicLink(project.resolve(".git"), wt.resolve(".git"));
+
+        GitLayout g = GitLayout.discover(project).orElseThrow();
+
+        assertThat(g.linkedWorktree()).isFalse();
+        assertThat(g.gitPaths()).extracting(PresetPath::access).doesNotContain(Access.RW);
+        assertThat(GitLayout.discover(wt).orElseThrow().linkedWorktree()).as("the real worktree still is one").isTrue();
+    }
+
     @Test
     void gitdirFileWithoutCommondirIsNotALinkedWorktree() throws Exception {
         Path repo = repoWithCommit();
