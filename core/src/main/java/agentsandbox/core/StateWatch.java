@@ -68,7 +68,7 @@ final class StateWatch {
             }
             String what = i == 0 ? "agent-sandbox's state directory (its trust store)" : "the global config directory";
             try {
-                Path aside = moveAside(d);
+                Path aside = moveAside(d, ".replaced-");
                 out.add(what + " " + d + (before.get(i).isEmpty() ? " was made" : " was replaced")
                         + " while the sandbox ran (a sandbox whose rules make a directory above it writable can do"
                         + " that): moved to " + aside + ", so later runs do not obey it; check it");
@@ -80,14 +80,19 @@ final class StateWatch {
         return out;
     }
 
-    private static Path moveAside(Path d) throws IOException {
+    /**
+     * Renames {@code p} beside itself as {@code NAME<infix><time>-<random>}, a name no
+     * sandbox can guess in advance, trying again on a taken name (a sandbox that fills the
+     * directory with likely names must not keep its file in place). Never follows a link.
+     */
+    static Path moveAside(Path p, String infix) throws IOException {
         SecureRandom random = new SecureRandom();
         IOException last = null;
         for (int i = 0; i < 8; i++) {
-            Path aside = d.resolveSibling(d.getFileName() + ".replaced-" + System.currentTimeMillis() + "-"
+            Path aside = p.resolveSibling(p.getFileName() + infix + System.currentTimeMillis() + "-"
                     + Long.toHexString(random.nextLong() & Long.MAX_VALUE));
             try {
-                Files.move(d, aside, LinkOption.NOFOLLOW_LINKS);
+                Files.move(p, aside, LinkOption.NOFOLLOW_LINKS);
                 return aside;
             } catch (java.nio.file.FileAlreadyExistsException e) {
                 last = e;

@@ -357,7 +357,7 @@ final class ToolHomes {
                 continue; // unchanged, or its directory now leads elsewhere (a planted link): not ours
             }
             try {
-                Path aside = moveAside(p);
+                Path aside = StateWatch.moveAside(p, ".agent-sandbox-");
                 out.add((w.before().isEmpty() ? "the sandbox created " : "while the sandbox ran, something replaced ")
                         + p + ", which the tool outside would obey: moved to " + aside
                         + "; check it before you put it back");
@@ -367,27 +367,6 @@ final class ToolHomes {
             }
         }
         return out;
-    }
-
-    /**
-     * Renames a file beside itself under a name no sandbox can guess in advance
-     * ({@code NAME.agent-sandbox-<time>-<random>}), trying again on a taken name: a sandbox
-     * that fills the directory with likely names must not keep its file in place.
-     */
-    private static Path moveAside(Path p) throws IOException {
-        java.security.SecureRandom random = new java.security.SecureRandom();
-        IOException last = null;
-        for (int i = 0; i < 8; i++) {
-            Path aside = p.resolveSibling(p.getFileName() + ".agent-sandbox-" + System.currentTimeMillis() + "-"
-                    + Long.toHexString(random.nextLong() & Long.MAX_VALUE));
-            try {
-                Files.move(p, aside, LinkOption.NOFOLLOW_LINKS);
-                return aside;
-            } catch (java.nio.file.FileAlreadyExistsException e) {
-                last = e;
-            }
-        }
-        throw last;
     }
 
     /**
