@@ -572,6 +572,10 @@ struct guard {
     char buffer[4096];
     size_t start;
     size_t end;
+    /* what is to be sent, collected so that a request leaves in one write: every
+     * write wakes the guard's host side, and every wake-up costs a round of its work */
+    char pending[16384];
+    size_t pending_length;
 };
 
 static long now_millis(void)
@@ -598,11 +602,34 @@ static int write_all(int fd, const char *data, size_t length)
     return 0;
 }
 
-static void send_field(const struct rule *rule, struct guard *g, const char *text)
+/* Sends what was collected. */
+static void flush_guard(const struct rule *rule, struct guard *g)
 {
-    if (write_all(g->out, text, strlen(text) + 1) != 0) {
+    if (g->pending_length > 0 && write_all(g->out, g->pending, g->pending_length) != 0) {
         guard_refuses(rule, "cannot send: %s", strerror(errno));
     }
+    g->pending_length = 0;
+}
+
+/* Collects bytes to send; they leave with flush_guard (or earlier, when many). */
+static void send_bytes(const struct rule *rule, struct guard *g, const char *data, size_t length)
+{
+    if (g->pending_length + length > sizeof g->pending) {
+        flush_guard(rule, g);
+    }
+    if (length > sizeof g->pending) {
+        if (write_all(g->out, data, length) != 0) {
+            guard_refuses(rule, "cannot send: %s", strerror(errno));
+        }
+        return;
+    }
+    memcpy(g->pending + g->pending_length, data, length);
+    g->pending_length += length;
+}
+
+static void send_field(const struct rule *rule, struct guard *g, const char *text)
+{
+    send_bytes(rule, g, text, strlen(text) + 1);
 }
 
 static void send_count(const struct rule *rule, struct guard *g, size_t count)
@@ -919,8 +946,8 @@ static void send_request(const struct rule *rule, struct guard *g, int argc, cha
     send_field(rule, g, cwd);
     send_field(rule, g, parent_exe);
     send_count(rule, g, parent_words);
-    if (parent_bytes > 0 && write_all(g->out, parent_text, parent_bytes) != 0) {
-        guard_refuses(rule, "cannot send: %s", strerror(errno));
+    if (parent_bytes > 0) {
+        send_bytes(rule, g, parent_text, parent_bytes);
     }
     send_count(rule, g, (size_t)argc);
     for (int i = 0; i < argc; i++) {
@@ -937,6 +964,7 @@ static void send_request(const struct rule *rule, struct guard *g, int argc, cha
             send_field(rule, g, *e);
         }
     }
+    flush_guard(rule, g);
 }
 
 __attribute__((noreturn))
@@ -990,11 +1018,13 @@ static void run_guarded(const struct rule *rule, int argc, char *argv[])
                 resolved[0] = '\0';
             }
             send_field(rule, &g, resolved);
+            flush_guard(rule, &g);
             continue;
         }
         if (strncmp(line, "G ", 2) == 0) {
             run_git_question(real, line + 2, answer, sizeof answer);
             send_field(rule, &g, answer);
+            flush_guard(rule, &g);
             continue;
         }
         break;

@@ -164,7 +164,7 @@ final class Cli {
                 + (policy.docker() ? "on" : "off"));
         policy.commands().forEach((name, rule) -> debug.line("result: command " + name + " = " + rule.describe()));
 
-        Plan plan = Sandbox.plan(policy, effective, command);
+        Plan plan = Sandbox.plan(policy, effective, command, debug != Debug.OFF);
         debug.section("resolution and mounts");
         plan.notes().forEach(debug::line);
         debug.section("bwrap");

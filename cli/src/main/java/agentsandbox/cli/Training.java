@@ -74,7 +74,6 @@ public final class Training {
         Environment e = new Environment(home, project, env, tmp, uid, system.osName(), system.installation());
 
         PrintStream sink = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
-        Cli cli = Main.cli(sink, sink);
         List<List<String>> runs = List.of(
                 List.of("--version"),
                 List.of("--help"),
@@ -93,9 +92,11 @@ public final class Training {
                         + " exit 0"));
         for (List<String> argv : runs) {
             try {
-                cli.run(argv, e);
-            } catch (RuntimeException ignored) {
+                int status = Main.cli(sink, System.err).run(argv, e);
+                System.err.println("training: " + argv + ": exit " + status);
+            } catch (RuntimeException failed) {
                 // a machine without bwrap or user namespaces still trains everything before
+                System.err.println("training: " + argv + ": " + failed);
             }
         }
         System.exit(0);

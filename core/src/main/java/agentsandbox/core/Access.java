@@ -13,8 +13,10 @@ public enum Access {
     /** Contents hidden: a directory appears empty, a file cannot be read (EACCES). */
     EXCLUDE;
 
+    private final String word = name().toLowerCase(java.util.Locale.ROOT);
+
     /** The spelling used in config files, flags and debug output. */
     public String word() {
-        return name().toLowerCase(java.util.Locale.ROOT);
+        return word;
     }
 }

@@ -44,7 +44,21 @@ public final class GitAftercheck {
     public record Finding(Path file, String setting, String message) {}
 
     /** inode, size, change and modification time, type; null fields for a missing file. */
-    private record State(Object inode, long size, Object ctime, Object mtime, boolean regular, boolean directory) {}
+    private record State(Object inode, long size, Object ctime, Object mtime, boolean regular, boolean directory) {
+        // written out: a record's generated equals is bootstrapped on first use, at the
+        // end of every run, where it would cost more than the whole comparison
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof State s && size == s.size && regular == s.regular && directory == s.directory
+                    && java.util.Objects.equals(inode, s.inode) && java.util.Objects.equals(ctime, s.ctime)
+                    && java.util.Objects.equals(mtime, s.mtime);
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Objects.hash(inode, size, ctime, mtime);
+        }
+    }
 
     private final Path workDir;
     private final Map<Path, State> states = new HashMap<>();

@@ -185,10 +185,21 @@ final class GuardProtocol {
         private final InputStream in;
         private final OutputStream out;
         private int questions;
+        private Runnable beforeFirstQuestion;
 
         Conversation(InputStream in, OutputStream out) {
             this.in = in;
             this.out = out;
+        }
+
+        /**
+         * What to do before the first question, the first read from the launcher (the
+         * server sets its deadline there: an answer alone is a small write into an empty
+         * socket, which cannot block).
+         */
+        Conversation beforeFirstQuestion(Runnable r) {
+            beforeFirstQuestion = r;
+            return this;
         }
 
         /** The path resolved inside, or empty. */
@@ -243,6 +254,9 @@ final class GuardProtocol {
         private boolean ask(String question) {
             if (++questions > MAX_QUESTIONS || question.length() > MAX_LINE / 4) {
                 return false;
+            }
+            if (questions == 1 && beforeFirstQuestion != null) {
+                beforeFirstQuestion.run();
             }
             try {
                 out.write(question.getBytes(StandardCharsets.UTF_8));

@@ -255,11 +255,18 @@ final class GuardServer implements AutoCloseable {
             closeQuietly(ch);
             return;
         }
-        Deadlines.INSTANCE.closeAt(ch, left);
         try (ch) {
             ch.configureBlocking(true);
+            // the time limit is set when the guard first waits for the launcher (a question):
+            // until then nothing here can block, and most requests ask nothing
             GuardProtocol.Conversation c = new GuardProtocol.Conversation(
-                    new BufferedInputStream(Channels.newInputStream(ch), 1024), Channels.newOutputStream(ch));
+                    new BufferedInputStream(Channels.newInputStream(ch), 1024), Channels.newOutputStream(ch))
+                    .beforeFirstQuestion(new Runnable() {
+                        @Override
+                        public void run() {
+                            Deadlines.INSTANCE.closeAt(ch, Math.max(1, p.deadline() - System.nanoTime() / 1_000_000));
+                        }
+                    });
             GitGuard.Decision d = p.request() == null
                     ? new GitGuard.Decision.Deny("the git guard received a malformed request (" + p.malformed() + ")")
                     : GitGuard.decide(p.request(), new GuardProbe(c, view, p.request()));

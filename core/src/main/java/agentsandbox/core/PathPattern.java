@@ -24,17 +24,37 @@ public final class PathPattern {
 
     enum Anchor { HOME, ROOT, WORKDIR }
 
-    /** One path segment: literal text, or a compiled glob. */
-    record Segment(String literal, Pattern glob) {
+    /**
+     * One path segment: literal text, or a compiled glob. A glob with one {@code *} and
+     * nothing else special ({@code *}, {@code *.log}, {@code .env*}) also keeps its text
+     * before and after the star, and matches without the regex engine: such a rule may be
+     * tried on every name of a directory with tens of thousands of files.
+     */
+    record Segment(String literal, Pattern glob, String before, String after) {
         boolean isGlob() {
             return glob != null;
         }
+
+        boolean matches(String name) {
+            if (before != null) {
+                return name.length() >= before.length() + after.length() && name.startsWith(before)
+                        && name.endsWith(after);
+            }
+            return glob.matcher(name).matches();
+        }
     }
+
+    private final boolean glob;
 
     private PathPattern(String text, Anchor anchor, List<Segment> segments) {
         this.text = text;
         this.anchor = anchor;
         this.segments = segments;
+        boolean any = false;
+        for (Segment s : segments) {
+            any |= s.isGlob();
+        }
+        this.glob = any;
     }
 
     /**
@@ -123,9 +143,13 @@ public final class PathPattern {
             }
         }
         if (!glob) {
-            return new Segment(literal.toString(), null);
+            return new Segment(literal.toString(), null, null, null);
         }
-        return new Segment(null, Pattern.compile(regex.toString(), Pattern.DOTALL));
+        int star = raw.indexOf('*');
+        boolean simple = star >= 0 && raw.indexOf('*', star + 1) < 0 && raw.indexOf('?') < 0
+                && raw.indexOf('[') < 0 && raw.indexOf('\\') < 0;
+        return new Segment(null, Pattern.compile(regex.toString(), Pattern.DOTALL),
+                simple ? raw.substring(0, star) : null, simple ? raw.substring(star + 1) : null);
     }
 
     /** Index of the ] closing the class opened at {@code open}, or -1. */
@@ -178,7 +202,7 @@ public final class PathPattern {
 
     /** True when any segment is a glob. */
     public boolean isGlob() {
-        return segments.stream().anyMatch(Segment::isGlob);
+        return glob;
     }
 
     /** True when the pattern starts with {@code ~}. */
@@ -216,7 +240,7 @@ public final class PathPattern {
                 }
                 try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
                     for (Path e : entries) {
-                        if (seg.glob().matcher(e.getFileName().toString()).matches()) {
+                        if (seg.matches(e.getFileName().toString())) {
                             next.add(e);
                         }
                     }
@@ -226,9 +250,12 @@ public final class PathPattern {
             }
             current = next;
         }
+        // entries just listed exist (one that goes meanwhile fails its resolution later);
+        // a literal last segment is looked up
+        boolean listed = !segments.isEmpty() && segments.get(segments.size() - 1).isGlob();
         List<Path> out = new ArrayList<>();
         for (Path p : current) {
-            if (Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            if (listed || Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
                 out.add(p.normalize());
             }
         }

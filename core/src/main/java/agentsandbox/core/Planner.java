@@ -32,8 +32,11 @@ final class Planner {
      * @param decisions  one per path
      * @param hiddenFile the empty mode-000 file bound over excluded files
      * @param notes      receives one line per path: its level and the deciding rule
+     * @param detail     whether to write those lines (for --debug; thousands of matches
+     *                   make thousands of lines nobody reads otherwise)
      */
-    static List<Mount> plan(List<Specificity.Decision> decisions, Path hiddenFile, List<String> notes) {
+    static List<Mount> plan(List<Specificity.Decision> decisions, Path hiddenFile, List<String> notes,
+            boolean detail) {
         List<Specificity.Decision> sorted = new ArrayList<>(decisions);
         sorted.sort(new Comparator<Specificity.Decision>() {
             @Override
@@ -46,14 +49,18 @@ final class Planner {
         for (Specificity.Decision d : sorted) {
             Candidate w = d.winner();
             Specificity.Decision parent = nearestAncestor(done, w.path());
-            String why = describe(w) + overrides(d);
             if (redundant(w, parent)) {
-                notes.add(pad(w.access().word()) + w.path() + "  <- " + why + "; unchanged, already "
-                        + w.access().word() + " via " + (parent == null ? "/" : parent.path()));
+                if (detail) {
+                    notes.add(pad(w.access().word()) + w.path() + "  <- " + describe(w) + overrides(d)
+                            + "; unchanged, already " + w.access().word() + " via "
+                            + (parent == null ? "/" : parent.path()));
+                }
             } else {
                 Mount m = mountFor(w, hiddenFile);
                 mounts.add(m);
-                notes.add(pad(w.access().word()) + w.path() + "  <- " + why);
+                if (detail) {
+                    notes.add(pad(w.access().word()) + w.path() + "  <- " + describe(w) + overrides(d));
+                }
             }
             done.put(d.path(), d);
         }

@@ -24,9 +24,11 @@ final class Resolver {
     private final List<String> notes;
     private final java.util.Set<Path> created;
     private final List<Path> writable;
+    /** Whether every match gets a note (for --debug); the others are noted in any case. */
+    private final boolean detail;
 
     Resolver(Environment env, List<String> notes) {
-        this(env, notes, java.util.Set.of(), List.of());
+        this(env, notes, java.util.Set.of(), List.of(), true);
     }
 
     /**
@@ -35,11 +37,12 @@ final class Resolver {
      *                 may have been planted by an earlier sandbox, so no read-only or writable
      *                 rule follows it (see {@link #plantedLink})
      */
-    Resolver(Environment env, List<String> notes, java.util.Set<Path> created, List<Path> writable) {
+    Resolver(Environment env, List<String> notes, java.util.Set<Path> created, List<Path> writable, boolean detail) {
         this.env = env;
         this.notes = notes;
         this.created = created;
         this.writable = writable;
+        this.detail = detail;
     }
 
     List<Candidate> resolve(List<Rule> rules) {
@@ -98,8 +101,9 @@ final class Resolver {
                     + (p.isGlob() ? "the glob matches nothing" : "does not exist"));
             return;
         }
+        boolean exact = !p.isGlob();
         for (Path m : matches) {
-            Path real = realPath(m);
+            Path real = resolved(m);
             if (real == null) {
                 notes.add("skip " + r.access().word() + " " + m + " (" + r.origin() + "): dangling symlink");
                 continue;
@@ -113,9 +117,11 @@ final class Resolver {
             }
             checkTarget(r, m, real);
             checkNameRepresentable(r, m, real);
-            String how = real.equals(m) ? "" : " (symlink to " + real + ")";
-            notes.add("resolve " + r.access().word() + " " + r.pattern() + " (" + r.origin() + ") -> " + m + how);
-            out.add(new Candidate(real, real, r.access(), r.origin(), !p.isGlob(), r.pattern()));
+            if (detail) {
+                String how = real.equals(m) ? "" : " (symlink to " + real + ")";
+                notes.add("resolve " + r.access().word() + " " + r.pattern() + " (" + r.origin() + ") -> " + m + how);
+            }
+            out.add(new Candidate(real, real, r.access(), r.origin(), exact, r.pattern()));
         }
     }
 
@@ -216,7 +222,8 @@ final class Resolver {
      * (an excluded secret would stay readable), so it is an error.
      */
     private static void checkNameRepresentable(Rule r, Path match, Path real) {
-        if (!Path.of(real.toString()).equals(real)) {
+        // bytes that are not UTF-8 read as U+FFFD; only then is the full check needed
+        if (real.toString().indexOf('\uFFFD') >= 0 && !Path.of(real.toString()).equals(real)) {
             throw new SandboxException(r.origin().source() + ": rule '" + r.written() + "' matches " + match
                     + ", whose path is not valid UTF-8, so agent-sandbox cannot pass it to bwrap",
                     "rename it, or write the rule so that it does not match it");
@@ -332,6 +339,43 @@ final class Resolver {
             rest = parent.getFileName().resolve(rest);
         }
         return null;
+    }
+
+    /**
+     * Resolved directories, for {@link #resolved}: a glob's matches share their parents, and
+     * resolving each match from the root again would cost a system call per component per
+     * match (20 000 matches of one {@code --exclude '*'} make that a second).
+     */
+    private final java.util.Map<Path, Path> resolvedDirs = new java.util.HashMap<>();
+
+    /**
+     * {@link #realPath}, with the parent's resolution remembered: a match that is not a
+     * symlink itself is its resolved parent plus its name, one {@code lstat} each.
+     */
+    Path resolved(Path p) {
+        Path parent = p.getParent();
+        Path name = p.getFileName();
+        if (parent == null || name == null || !p.isAbsolute() || !p.equals(p.normalize())) {
+            return realPath(p);
+        }
+        java.nio.file.attribute.BasicFileAttributes a;
+        try {
+            a = Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException | SecurityException e) {
+            return null;
+        }
+        if (a.isSymbolicLink()) {
+            return realPath(p);
+        }
+        Path realParent = resolvedDirs.get(parent);
+        if (realParent == null) {
+            realParent = realPath(parent);
+            if (realParent == null) {
+                return realPath(p); // removed meanwhile: whatever the kernel says now
+            }
+            resolvedDirs.put(parent, realParent);
+        }
+        return realParent.resolve(name);
     }
 
     /** The symlink-resolved path, or null when it does not exist (or is a dangling symlink). */

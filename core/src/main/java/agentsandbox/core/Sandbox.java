@@ -102,6 +102,16 @@ public final class Sandbox {
      * @throws SandboxException for an unusable policy or environment
      */
     public static Plan plan(Policy policy, Environment env, List<String> command) {
+        return plan(policy, env, command, true);
+    }
+
+    /**
+     * {@link #plan(Policy, Environment, List)}, with a note for every path a rule matched
+     * and every path decided only when {@code detail} is set (what {@code --debug} shows):
+     * a rule that matches thousands of files would otherwise make thousands of lines that
+     * nobody reads. Every other note is made in any case.
+     */
+    public static Plan plan(Policy policy, Environment env, List<String> command, boolean detail) {
         if (command.isEmpty()) {
             throw new SandboxException("no command given");
         }
@@ -173,8 +183,9 @@ public final class Sandbox {
         Path runDir = RunDir.newPath(stateDir, randomBytes());
         Path hiddenFile = RunDir.hidden(runDir);
         java.util.Set<Path> created = java.util.Set.copyOf(homeSetup.directories());
-        List<Path> writableRoots = new Resolver(env, notes, created, List.of()).writableRoots(rules);
-        List<Candidate> candidates = new ArrayList<>(new Resolver(env, notes, created, writableRoots).resolve(rules));
+        List<Path> writableRoots = new Resolver(env, notes, created, List.of(), detail).writableRoots(rules);
+        List<Candidate> candidates = new ArrayList<>(
+                new Resolver(env, notes, created, writableRoots, detail).resolve(rules));
         if (base && !shareTmp) {
             // a contender like any rule's: a rule on /tmp itself can still show the host's
             candidates.add(new Candidate(TMP, RunDir.tmp(runDir), Access.RW, Origin.preset("@base"), true,
@@ -201,7 +212,7 @@ public final class Sandbox {
         });
         List<String> mountNotes = new ArrayList<>();
         int policyFrom = mounts.size();
-        mounts.addAll(Planner.plan(decisions, hiddenFile, mountNotes));
+        mounts.addAll(Planner.plan(decisions, hiddenFile, mountNotes, detail));
         int policyTo = mounts.size();
 
         // What no rule may open up: agent-sandbox's own state (every run's directory, the
