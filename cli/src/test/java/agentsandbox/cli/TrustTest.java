@@ -98,6 +98,26 @@ class TrustTest {
         assertThat(r.err()).contains(cfg + " has changed since it was trusted").contains("agent-sandbox trust");
     }
 
+    /**
+     * A trusted config is taken as it is without working out what it loosens (two more
+     * resolutions of every rule); --debug still says it, and its rules apply either way.
+     */
+    @Test
+    void Trusted_Config_Applies_And_Debug_Still_Names_What_It_Loosens() {
+        CliWorld w = world(List.of());
+        w.write(CONFIG, "{\"filesystem\": {\"rw\": [\"~/notes\"]}}");
+        w.mkdir("home/notes");
+        assertThat(w.run("trust").status()).isZero();
+        CliWorld.Result plain = w.run("--dry-run", "true");
+        assertThat(plain.status()).as(plain.err()).isZero();
+        String notes = w.home.resolve("notes").toString();
+        assertThat(plain.out()).contains("--bind-try " + notes + " " + notes);
+        CliWorld.Result debug = w.run("--debug", "--dry-run", "true");
+        assertThat(debug.status()).as(debug.err()).isZero();
+        assertThat(debug.err()).contains("project config: trusted").contains("loosens: rw ~/notes (was ro)");
+        assertThat(debug.out()).contains("--bind-try " + notes + " " + notes);
+    }
+
     @Test
     void Untrusted_Tightening_Config_Applies_Without_Trust() {
         CliWorld w = new CliWorld(dir);
