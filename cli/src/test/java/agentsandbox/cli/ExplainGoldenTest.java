@@ -4,14 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import agentsandbox.core.Explanation;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -135,20 +132,12 @@ class ExplainGoldenTest {
         assertThat(r.err()).isEmpty();
         assertThat(r.status()).isZero();
         String actual = w.normalize(r.out());
-        Path expected = GOLDEN.resolve(name + ".txt");
-        if (Boolean.getBoolean("golden.update")) {
-            Files.writeString(expected, actual);
-        }
-        assertThat(actual).isEqualTo(Files.readString(expected, StandardCharsets.UTF_8));
+        Golden.check(GOLDEN, name, actual);
     }
 
     @Test
     void Every_Expected_Output_File_Has_A_Case() throws IOException {
-        Set<String> files = new TreeSet<>();
-        try (Stream<Path> s = Files.list(GOLDEN)) {
-            s.forEach(p -> files.add(p.getFileName().toString().replaceFirst("\\.txt$", "")));
-        }
-        assertThat(files).containsExactlyInAnyOrderElementsOf(CASES.keySet());
+        assertThat(Golden.names(GOLDEN)).containsExactlyInAnyOrderElementsOf(CASES.keySet());
     }
 
     /**

@@ -118,7 +118,9 @@ public final class Loosening {
                 rules.add(Rule.pattern(p, Access.EXCLUDE, o));
             }
         }
-        List<Candidate> candidates = new ArrayList<>(new Resolver(env, new ArrayList<>()).resolve(rules));
+        // no per-path notes: nobody reads them here
+        List<Candidate> candidates = new ArrayList<>(
+                new Resolver(env, new ArrayList<>(), Set.of(), List.of(), false).resolve(rules));
         if (active.contains("@base")) {
             // the run's own /tmp (see Sandbox.plan): a rule on /tmp shows the host's instead
             candidates.add(new Candidate(Sandbox.TMP, PRIVATE_TMP, Access.RW, Origin.preset("@base"), true,

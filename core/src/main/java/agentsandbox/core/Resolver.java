@@ -27,10 +27,6 @@ final class Resolver {
     /** Whether every match gets a note (for --debug); the others are noted in any case. */
     private final boolean detail;
 
-    Resolver(Environment env, List<String> notes) {
-        this(env, notes, java.util.Set.of(), List.of(), true);
-    }
-
     /**
      * @param created  paths the run creates before the sandbox starts: resolved as if they existed
      * @param writable directories some rule makes writable (resolved): a symlink in one of them
