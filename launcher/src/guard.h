@@ -27,6 +27,12 @@
 #define STDERR_VARIABLE "AGENT_SANDBOX_STDERR_FD"
 #define STARTED_MARK "agent-sandbox: the command starts"
 
+/* The starter (see serve_start in launcher.c and BwrapStarter.java): the launcher
+ * names it to the JVM in this system property as "<request fd>,<reply fd>";
+ * a request is at most this many bytes. */
+#define STARTER_PROPERTY "agentsandbox.starter"
+#define STARTER_MAX_REQUEST 67108864
+
 /* The first field of a request. */
 #define GUARD_MAGIC "AGS2"
 /* Longest answer line the launcher reads. */

@@ -355,6 +355,8 @@ static void check_startable(int argc, char *argv[])
     }
 }
 
+static int fork_starter(char *property, size_t capacity);
+
 /* Replaces this process with the bundled JVM running the command line tool. */
 __attribute__((noreturn))
 static void exec_java(const struct installation *self, int argc, char *argv[])
@@ -391,9 +393,12 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
         die("the startup cache %s is missing or older than the jars", cache);
     }
 
-    /* java, the options, the cache (two), two properties, -jar <jar>, the user's arguments, NULL */
+    char starter_property[128];
+    int starter = fork_starter(starter_property, sizeof starter_property);
+
+    /* java, the options, the cache (two), three properties, -jar <jar>, the user's arguments, NULL */
     size_t user_args = (size_t)(argc - 1);
-    size_t count = 1 + JVM_OPTION_COUNT + 2 + 2 + 2 + user_args + 1;
+    size_t count = 1 + JVM_OPTION_COUNT + 2 + 3 + 2 + user_args + 1;
     char **java_argv = calloc(count, sizeof *java_argv);
     if (java_argv == NULL) {
         die("out of memory");
@@ -411,6 +416,9 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     }
     java_argv[n++] = launcher_property;
     java_argv[n++] = home_property;
+    if (starter) {
+        java_argv[n++] = starter_property;
+    }
     java_argv[n++] = (char *)"-jar";
     java_argv[n++] = jar;
     for (size_t i = 0; i < user_args; i++) {
@@ -1514,28 +1522,334 @@ static char **read_spilled_command(void)
  * launcher, which execs bwrap (same pid, so signals and --die-with-parent are as
  * before). */
 __attribute__((noreturn))
+static void exec_bwrap(const char *log_path, char *const bwrap_argv[], char *const env[])
+{
+    int caller = fcntl(STDERR_FILENO, F_DUPFD, 3); /* not close-on-exec: bwrap passes it on */
+    if (caller < 0) {
+        die("cannot keep stderr for the command: %s", strerror(errno));
+    }
+    int log = open(log_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (log < 0) {
+        die("cannot open %s: %s", log_path, strerror(errno));
+    }
+    /* the environment given, without any STDERR_VARIABLE of its own, and ours */
+    static const char prefix[] = STDERR_VARIABLE "=";
+    size_t count = 0;
+    while (env[count] != NULL) {
+        count++;
+    }
+    char **bwrap_env = calloc(count + 2, sizeof *bwrap_env);
+    if (bwrap_env == NULL) {
+        die("out of memory");
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (strncmp(env[i], prefix, sizeof prefix - 1) != 0) {
+            bwrap_env[n++] = env[i];
+        }
+    }
+    char variable[sizeof prefix + 16];
+    snprintf(variable, sizeof variable, "%s%d", prefix, caller);
+    bwrap_env[n++] = variable;
+    bwrap_env[n] = NULL;
+    if (dup2(log, STDERR_FILENO) < 0) {
+        die("cannot prepare bwrap's stderr: %s", strerror(errno));
+    }
+    close(log);
+    execve(bwrap_argv[0], bwrap_argv, bwrap_env);
+    /* into LOG: the tool reports it as the reason the sandbox did not start */
+    die("cannot run %s: %s", bwrap_argv[0], strerror(errno));
+}
+
+__attribute__((noreturn))
 static void start_bwrap(int argc, char *argv[])
 {
     if (argc < 4) {
         die("%s takes a log file and bwrap's command line", START_BWRAP);
     }
-    int caller = fcntl(STDERR_FILENO, F_DUPFD, 3); /* not close-on-exec: bwrap passes it on */
-    if (caller < 0) {
-        die("cannot keep stderr for the command: %s", strerror(errno));
+    exec_bwrap(argv[2], &argv[3], environ);
+}
+
+/* ------------------------------------------------------------------ starter */
+
+/*
+ * Starting a process is the dearest step of a run for the JVM, which runs
+ * interpreted (ProcessBuilder's first start, the exec of its spawn helper, a
+ * reaper thread): over ten milliseconds on a small machine, while the launcher
+ * forks in a fraction of one. So the launcher, before it becomes the JVM, forks
+ * the starter: a child that waits on a pipe for the run's one request (bwrap's
+ * log file, command line and environment), starts bwrap as start_bwrap does, says
+ * bwrap's pid, and says how bwrap ended. The tool finds the pipes through the
+ * STARTER_PROPERTY system property; when it runs no sandbox it just exits, and the
+ * starter reads the end of the pipe and exits too.
+ *
+ * The starter dies with the tool (PR_SET_PDEATHSIG) and bwrap with the starter
+ * (--die-with-parent), as bwrap died with the tool before. The terminal's SIGINT,
+ * SIGQUIT and SIGHUP reach the tool and bwrap as before and are the tool's to act
+ * on: the starter ignores them, and passes a SIGTERM of its own on to bwrap. The
+ * tool signals bwrap by its pid, which stays bwrap's while the tool runs: the
+ * starter learns how bwrap ended without reaping it, and stays until the tool ends.
+ *
+ * Request: "<words> <variables> <bytes>\n", then <bytes> bytes: the log file,
+ * bwrap's words and the environment's variables, each ended by a NUL byte.
+ * Replies, a line each: "started <pid>", then "exit <status>" or "signal <number>";
+ * or "failed <reason>".
+ */
+static volatile sig_atomic_t starter_bwrap;
+static volatile sig_atomic_t starter_terminated;
+
+static void starter_on_term(int signal_number)
+{
+    (void)signal_number;
+    starter_terminated = 1;
+    if (starter_bwrap > 0) {
+        kill((pid_t)starter_bwrap, SIGTERM);
     }
-    int log = open(argv[2], O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    if (log < 0) {
-        die("cannot open %s: %s", argv[2], strerror(errno));
+}
+
+static int read_fully(int fd, char *buffer, size_t length)
+{
+    size_t done = 0;
+    while (done < length) {
+        ssize_t n = read(fd, buffer + done, length - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        done += (size_t)n;
     }
-    char number[16];
-    snprintf(number, sizeof number, "%d", caller);
-    if (setenv(STDERR_VARIABLE, number, 1) != 0 || dup2(log, STDERR_FILENO) < 0) {
-        die("cannot prepare bwrap's stderr: %s", strerror(errno));
+    return 0;
+}
+
+/* One reply line: "<word> <number>", or "failed <reason>" when reason is given. */
+static void starter_reply(int replies, const char *word, long value, const char *reason)
+{
+    char line[128];
+    int length = reason != NULL ? snprintf(line, sizeof line, "failed %s\n", reason)
+                                : snprintf(line, sizeof line, "%s %ld\n", word, value);
+    if (length > 0 && (size_t)length < sizeof line && write_all(replies, line, (size_t)length) != 0) {
+        _exit(0); /* the tool is gone */
     }
-    close(log);
-    execv(argv[3], &argv[3]);
-    /* into LOG: the tool reports it as the reason the sandbox did not start */
-    die("cannot run %s: %s", argv[3], strerror(errno));
+}
+
+/* Parses "<words> <variables> <bytes>" (decimal, each at most max). */
+static int parse_starter_header(const char *header, unsigned long numbers[3], unsigned long max)
+{
+    const char *cursor = header;
+    for (int i = 0; i < 3; i++) {
+        if (*cursor < '0' || *cursor > '9') {
+            return -1;
+        }
+        char *end = NULL;
+        errno = 0;
+        numbers[i] = strtoul(cursor, &end, 10);
+        if (errno != 0 || numbers[i] > max || *end != (i < 2 ? ' ' : '\0')) {
+            return -1;
+        }
+        cursor = end + (i < 2 ? 1 : 0);
+    }
+    return 0;
+}
+
+/* Splits the request's bytes into the log file, bwrap's words and the variables;
+ * -1 unless they are exactly that many NUL-ended strings. */
+static int split_starter_request(char *bytes, size_t length, char **log, char **words, size_t word_count,
+                                 char **variables, size_t variable_count)
+{
+    size_t wanted = 1 + word_count + variable_count;
+    size_t found = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < length; i++) {
+        if (bytes[i] != '\0') {
+            continue;
+        }
+        if (found == wanted) {
+            return -1;
+        }
+        char *text = bytes + start;
+        if (found == 0) {
+            *log = text;
+        } else if (found <= word_count) {
+            words[found - 1] = text;
+        } else {
+            variables[found - 1 - word_count] = text;
+        }
+        found++;
+        start = i + 1;
+    }
+    if (found != wanted || start != length) {
+        return -1;
+    }
+    words[word_count] = NULL;
+    variables[variable_count] = NULL;
+    return 0;
+}
+
+/* Closes every descriptor from 3 up but keep_a and keep_b: what the caller opened
+ * (and the tool's JVM keeps) must not reach bwrap, as the JDK's launcher never let it. */
+static void close_others(int keep_a, int keep_b)
+{
+    int low = keep_a < keep_b ? keep_a : keep_b;
+    int high = keep_a < keep_b ? keep_b : keep_a;
+    unsigned int ranges[3][2] = {
+        {3, (unsigned int)low - 1},
+        {(unsigned int)low + 1, (unsigned int)high - 1},
+        {(unsigned int)high + 1, ~0U},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        if (ranges[i][0] > ranges[i][1]) {
+            continue;
+        }
+        if (syscall(SYS_close_range, ranges[i][0], ranges[i][1], 0) != 0) {
+            /* a kernel before close_range (5.9): one by one, up to the descriptor limit */
+            long limit = sysconf(_SC_OPEN_MAX);
+            unsigned int last = limit > 0 && limit < 1048576 ? (unsigned int)limit - 1 : 1048575;
+            for (unsigned int fd = ranges[i][0]; fd <= ranges[i][1] && fd <= last; fd++) {
+                close((int)fd);
+            }
+        }
+    }
+}
+
+__attribute__((noreturn))
+static void serve_start(int requests, int replies, pid_t tool)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != tool) {
+        _exit(0);
+    }
+    close_others(requests, replies);
+    /* bwrap gets what a child of the JVM got: SIGINT, SIGQUIT, SIGPIPE and SIGTERM as by
+     * default (the JVM handles them), SIGHUP as the caller left it (ignored under nohup) */
+    static const int changed[] = {SIGINT, SIGQUIT, SIGHUP, SIGPIPE, SIGTERM};
+    struct sigaction callers[sizeof changed / sizeof changed[0]];
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    struct sigaction term;
+    memset(&term, 0, sizeof term);
+    term.sa_handler = starter_on_term;
+    sigemptyset(&term.sa_mask);
+    for (size_t i = 0; i < sizeof changed / sizeof changed[0]; i++) {
+        sigaction(changed[i], changed[i] == SIGTERM ? &term : &ignore, &callers[i]);
+    }
+
+    char header[64];
+    size_t used = 0;
+    for (;;) {
+        if (used == sizeof header - 1 || read_fully(requests, header + used, 1) != 0) {
+            _exit(0); /* the tool ran no sandbox, or sent what is not a request */
+        }
+        if (header[used] == '\n') {
+            break;
+        }
+        used++;
+    }
+    header[used] = '\0';
+    unsigned long numbers[3];
+    if (parse_starter_header(header, numbers, STARTER_MAX_REQUEST) != 0 || numbers[0] == 0) {
+        starter_reply(replies, NULL, 0, "the request is not one");
+        _exit(0);
+    }
+    char *bytes = malloc(numbers[2] + 1);
+    char **words = calloc(numbers[0] + 1, sizeof *words);
+    char **variables = calloc(numbers[1] + 1, sizeof *variables);
+    char *log = NULL;
+    if (bytes == NULL || words == NULL || variables == NULL) {
+        starter_reply(replies, NULL, 0, "out of memory");
+        _exit(0);
+    }
+    if (read_fully(requests, bytes, numbers[2]) != 0 ||
+        split_starter_request(bytes, numbers[2], &log, words, numbers[0], variables, numbers[1]) != 0) {
+        starter_reply(replies, NULL, 0, "the request is not one");
+        _exit(0);
+    }
+
+    sigset_t term_only;
+    sigset_t before;
+    sigemptyset(&term_only);
+    sigaddset(&term_only, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term_only, &before);
+    pid_t child = fork();
+    if (child == 0) {
+        struct sigaction by_default;
+        memset(&by_default, 0, sizeof by_default);
+        by_default.sa_handler = SIG_DFL;
+        sigemptyset(&by_default.sa_mask);
+        for (size_t i = 0; i < sizeof changed / sizeof changed[0]; i++) {
+            sigaction(changed[i], changed[i] == SIGHUP ? &callers[i] : &by_default, NULL);
+        }
+        sigprocmask(SIG_SETMASK, &before, NULL);
+        if (chdir("/") != 0) {
+            die("cannot enter /: %s", strerror(errno));
+        }
+        exec_bwrap(log, words, variables);
+    }
+    if (child < 0) {
+        starter_reply(replies, NULL, 0, strerror(errno));
+        _exit(0);
+    }
+    starter_bwrap = (sig_atomic_t)child;
+    if (starter_terminated) {
+        kill(child, SIGTERM);
+    }
+    sigprocmask(SIG_SETMASK, &before, NULL);
+    starter_reply(replies, "started", (long)child, NULL);
+    /* bwrap's end, without reaping it: its pid stays bwrap's (a zombie's) until the tool
+     * is gone, so the tool's signals to that pid can never reach another process */
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    while (waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) < 0) {
+        if (errno != EINTR) {
+            _exit(0);
+        }
+    }
+    if (info.si_code == CLD_EXITED) {
+        starter_reply(replies, "exit", (long)info.si_status, NULL);
+    } else {
+        starter_reply(replies, "signal", (long)info.si_status, NULL);
+    }
+    for (;;) {
+        char rest;
+        ssize_t n = read(requests, &rest, 1);
+        if (n == 0 || (n < 0 && errno != EINTR)) {
+            _exit(0); /* the tool has ended */
+        }
+    }
+}
+
+/* Forks the starter; on success, property is the JVM option that names it. */
+static int fork_starter(char *property, size_t capacity)
+{
+    int requests[2];
+    int replies[2];
+    if (pipe2(requests, O_CLOEXEC) != 0) {
+        return 0;
+    }
+    if (pipe2(replies, O_CLOEXEC) != 0) {
+        close(requests[0]);
+        close(requests[1]);
+        return 0;
+    }
+    pid_t tool = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(requests[1]);
+        close(replies[0]);
+        serve_start(requests[0], replies[1], tool);
+    }
+    close(requests[0]);
+    close(replies[1]);
+    /* the tool's ends stay open across its exec into the JVM */
+    if (pid < 0 || fcntl(requests[1], F_SETFD, 0) != 0 || fcntl(replies[0], F_SETFD, 0) != 0) {
+        close(requests[1]);
+        close(replies[0]);
+        return 0;
+    }
+    snprintf(property, capacity, "-D%s=%d,%d", STARTER_PROPERTY, requests[1], replies[0]);
+    return 1;
 }
 
 /* In the sandbox's first program: say the command starts, and give it the caller's

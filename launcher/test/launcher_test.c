@@ -149,6 +149,32 @@ static void test_request_and_lines(void)
     close(from[0]);
 }
 
+static void test_starter_request(void)
+{
+    unsigned long n[3];
+    CHECK(parse_starter_header("2 1 17", n, STARTER_MAX_REQUEST) == 0 && n[0] == 2 && n[1] == 1 && n[2] == 17);
+    CHECK(parse_starter_header("2 1", n, STARTER_MAX_REQUEST) != 0);
+    CHECK(parse_starter_header("2 1 17 ", n, STARTER_MAX_REQUEST) != 0);
+    CHECK(parse_starter_header("-2 1 17", n, STARTER_MAX_REQUEST) != 0);
+    CHECK(parse_starter_header("2  1 17", n, STARTER_MAX_REQUEST) != 0);
+    CHECK(parse_starter_header("2 1 67108865", n, STARTER_MAX_REQUEST) != 0);
+    CHECK(parse_starter_header("99999999999999999999999 1 1", n, STARTER_MAX_REQUEST) != 0);
+
+    /* the log file, two words, one variable */
+    char good[] = "log\0/usr/bin/bwrap\0--\0A=b";
+    char *log = NULL;
+    char *words[3];
+    char *variables[2];
+    CHECK(split_starter_request(good, sizeof good, &log, words, 2, variables, 1) == 0);
+    CHECK(log != NULL && strcmp(log, "log") == 0);
+    CHECK(strcmp(words[0], "/usr/bin/bwrap") == 0 && strcmp(words[1], "--") == 0 && words[2] == NULL);
+    CHECK(strcmp(variables[0], "A=b") == 0 && variables[1] == NULL);
+    /* one string too many, one too few, an unterminated last one */
+    CHECK(split_starter_request(good, sizeof good, &log, words, 1, variables, 1) != 0);
+    CHECK(split_starter_request(good, sizeof good, &log, words, 2, variables, 2) != 0);
+    CHECK(split_starter_request(good, sizeof good - 1, &log, words, 2, variables, 1) != 0);
+}
+
 int main(void)
 {
     test_utf8();
@@ -159,6 +185,7 @@ int main(void)
     test_parent_cmdline();
     test_git_question();
     test_request_and_lines();
+    test_starter_request();
     if (failures > 0) {
         fprintf(stderr, "launcher tests: %d failed\n", failures);
         return 1;

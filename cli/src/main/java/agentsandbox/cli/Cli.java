@@ -102,6 +102,9 @@ final class Cli {
 
     private int runCommand(Args args, Environment env) {
         Debug debug = args.debug() ? new Debug(err) : Debug.OFF;
+        if (!args.dryRun()) {
+            Sandbox.warmUp();
+        }
         Planned planned = plan(args, env, args.command(), debug);
         Environment effective = planned.env();
         Plan plan = planned.plan();

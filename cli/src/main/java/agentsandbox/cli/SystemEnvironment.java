@@ -102,6 +102,7 @@ final class SystemEnvironment {
         if (launcher == null || home == null) {
             return null;
         }
-        return new Environment.Installation(Path.of(launcher), Path.of(home));
+        return new Environment.Installation(Path.of(launcher), Path.of(home),
+                System.getProperty(Environment.Installation.STARTER_PROPERTY));
     }
 }

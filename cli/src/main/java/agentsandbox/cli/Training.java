@@ -99,6 +99,16 @@ public final class Training {
                 System.err.println("training: " + argv + ": " + failed);
             }
         }
+        // Started by the launcher, a run hands bwrap to the launcher's starter, which this
+        // training JVM (started without the launcher) has not: its classes at least are cached.
+        for (String name : List.of("agentsandbox.core.Bwrap", "agentsandbox.core.BwrapStarter",
+                "agentsandbox.core.BwrapStarter$Started")) {
+            try {
+                Class.forName(name, true, Training.class.getClassLoader());
+            } catch (ClassNotFoundException missing) {
+                System.err.println("training: " + missing);
+            }
+        }
         System.exit(0);
     }
 }

@@ -72,10 +72,22 @@ public record Environment(
      * {@code /run/agent-sandbox/agent-sandbox} inside the sandbox, and the application
      * directory (jars, runtime) bound at {@code /run/agent-sandbox/app}.
      */
-    public record Installation(Path launcher, Path appHome) {
+    public record Installation(Path launcher, Path appHome, String starter) {
+        /**
+         * @param starter how the launcher names the starter it forked for this JVM (see
+         *                {@link BwrapStarter}), or {@code null} when there is none
+         */
         public Installation {
             Objects.requireNonNull(launcher, "launcher");
             Objects.requireNonNull(appHome, "appHome");
+        }
+
+        /** The system property by which the launcher names its starter (STARTER_PROPERTY in guard.h). */
+        public static final String STARTER_PROPERTY = "agentsandbox.starter";
+
+        /** An installation without a starter. */
+        public Installation(Path launcher, Path appHome) {
+            this(launcher, appHome, null);
         }
     }
 }

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A running sandbox. {@link #waitFor()} returns the command's exit status, stops the
@@ -17,7 +16,7 @@ public final class Execution {
     /** How long bwrap gets to end after SIGTERM before it is killed. */
     public static final long GRACE_MILLIS = 10_000;
 
-    private final Process process;
+    private final Bwrap bwrap;
     private final Plan plan;
     private final RunDir run;
     private final GuardServer guard;
@@ -34,10 +33,10 @@ public final class Execution {
      *                 if a sandbox renames a directory above it; or {@code null} when bwrap
      *                 writes to the caller's stderr directly (the library without the launcher)
      */
-    Execution(Process process, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy,
+    Execution(Bwrap bwrap, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy,
             java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state) {
         this.state = state;
-        this.process = process;
+        this.bwrap = bwrap;
         this.plan = plan;
         this.run = run;
         this.guard = guard;
@@ -73,7 +72,7 @@ public final class Execution {
 
     /** The bwrap process id. */
     public long pid() {
-        return process.pid();
+        return bwrap.pid();
     }
 
     /**
@@ -169,7 +168,7 @@ public final class Execution {
         try {
             while (true) {
                 try {
-                    return process.waitFor();
+                    return bwrap.waitFor();
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
@@ -184,18 +183,18 @@ public final class Execution {
     /** SIGTERM to bwrap, SIGKILL after the grace period; a second call kills at once. */
     public synchronized void terminate() {
         if (terminated) {
-            process.destroyForcibly();
+            bwrap.kill();
             return;
         }
         terminated = true;
-        process.destroy();
+        bwrap.terminate();
         Thread killer = new Thread(() -> {
             try {
-                if (!process.waitFor(GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
-                    process.destroyForcibly();
+                if (!bwrap.waitFor(GRACE_MILLIS)) {
+                    bwrap.kill();
                 }
             } catch (InterruptedException e) {
-                process.destroyForcibly();
+                bwrap.kill();
             }
         }, "agent-sandbox-grace");
         killer.setDaemon(true);

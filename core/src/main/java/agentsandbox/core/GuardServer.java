@@ -85,10 +85,9 @@ final class GuardServer implements AutoCloseable {
     }
 
     /**
-     * Opens the socket and answers on it, in the background. Opening the JVM's first
-     * Unix socket initialises its security providers (well over 10 ms of CPU), more
-     * than bwrap needs to set up the sandbox; started once bwrap runs, this work does
-     * not compete with starting it. The launcher waits for the socket to appear.
+     * Opens the socket and answers on it, in the background, once bwrap runs (the
+     * launcher waits for the socket to appear). What the JVM's first Unix socket costs
+     * was paid while the plan was made (see {@link Sandbox#warmUp()}).
      */
     void listen() {
         reader.start();

@@ -476,6 +476,29 @@ public final class Sandbox {
     }
 
     /**
+     * Starts, in the background, what the first use of the JVM's Unix sockets costs (it
+     * initialises the security providers for their random names: over 10 ms of CPU,
+     * interpreted), so that it is done while the plan is made, on a core that planning
+     * leaves idle, rather than while bwrap sets the sandbox up, which it would slow down.
+     * For a caller about to {@link #start} a plan; harmless otherwise.
+     */
+    public static void warmUp() {
+        Thread t = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                try {
+                    java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX).close();
+                    java.nio.channels.Selector.open().close();
+                } catch (IOException | RuntimeException e) {
+                    // the guard and the proxy meet the same failure when they open theirs, and say so
+                }
+            }
+        }, "agent-sandbox-warm-up");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /**
      * Starts the plan with the caller's stdin, stdout and stderr.
      *
      * @throws SandboxException when the machine cannot run a sandbox (root, no bwrap, …)
@@ -512,20 +535,30 @@ public final class Sandbox {
                 argv.addAll(List.of(env.installation().launcher().toString(), START_BWRAP, logFile.toString()));
                 argv.addAll(plan.argv());
             }
-            ProcessBuilder pb = new ProcessBuilder(argv);
-            setEnvironment(pb.environment(), env.hostEnv());
-            // bwrap's own directory does not matter (it goes to the working directory with
-            // --chdir, inside): "/" can always be entered, so a working directory that cannot
-            // is bwrap's to report, in the words of its chdir
-            pb.directory(new java.io.File("/"));
-            pb.redirectInput(in).redirectOutput(out).redirectError(err);
             if (plan.guardSocket() != null) {
                 guard = GuardServer.prepare(env, plan);
             }
             if (plan.netSocket() != null) {
                 proxy = new NetworkProxy(plan.netSocket(), plan.hostPorts());
             }
-            Process bwrap = pb.start();
+            Bwrap bwrap = null;
+            if (setupLog != null && in == ProcessBuilder.Redirect.INHERIT && out == ProcessBuilder.Redirect.INHERIT
+                    && err == ProcessBuilder.Redirect.INHERIT) {
+                BwrapStarter starter = BwrapStarter.take(env.installation().starter());
+                if (starter != null) {
+                    bwrap = starter.start(RunDir.setupLog(run.path()), plan.argv(), env.hostEnv());
+                }
+            }
+            if (bwrap == null) {
+                ProcessBuilder pb = new ProcessBuilder(argv);
+                setEnvironment(pb.environment(), env.hostEnv());
+                // bwrap's own directory does not matter (it goes to the working directory with
+                // --chdir, inside): "/" can always be entered, so a working directory that cannot
+                // is bwrap's to report, in the words of its chdir
+                pb.directory(new java.io.File("/"));
+                pb.redirectInput(in).redirectOutput(out).redirectError(err);
+                bwrap = Bwrap.of(pb.start());
+            }
             if (guard != null) {
                 guard.listen();
             }

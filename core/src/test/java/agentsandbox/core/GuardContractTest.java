@@ -59,6 +59,12 @@ class GuardContractTest {
     }
 
     @Test
+    void The_Starter_Is_Named_And_Bounded_The_Same_On_Both_Sides() {
+        assertThat(define("STARTER_PROPERTY")).isEqualTo(BwrapStarter.PROPERTY);
+        assertThat(number("STARTER_MAX_REQUEST")).isEqualTo(BwrapStarter.MAX_REQUEST);
+    }
+
+    @Test
     void The_Timeouts_Nest() {
         // the host gives up on a connection before the launcher gives up waiting, and a
         // question to git fits in both many times over

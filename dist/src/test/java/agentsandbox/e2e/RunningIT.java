@@ -52,6 +52,107 @@ class RunningIT {
                 .containsExactlyInAnyOrderEntriesOf(expected);
     }
 
+    @Test
+    void Variable_That_Is_Not_UTF8_Reaches_The_Command_Byte_For_Byte() {
+        // the JVM reads such a value with U+FFFD in it; bwrap must still get the caller's bytes
+        Result result = sandbox.runOnHost("sh", "-c", "X=$(printf 'a\\377b'); export X;"
+                + " exec \"$0\" -- sh -c 'printf %s \"$X\" | od -An -tx1'", sandbox.launcher().toString());
+        result.succeeds().stdoutContains("61 ff 62");
+    }
+
+    /**
+     * The launcher forks a starter before it becomes the JVM, and bwrap is the starter's
+     * child (starting a process from the JVM costs a run more than anything else); the
+     * starter ends with the tool also when the tool runs no sandbox.
+     */
+    @Test
+    void Bwrap_Is_Started_By_The_Launchers_Starter_Which_Ends_With_The_Tool() throws IOException {
+        String marker = marker();
+        SandboxCli.Started started = sandbox.command("--", "sh", "-c", longRunning(marker, ""))
+                .env("AGENT_SANDBOX_E2E_MARK", marker).start();
+        awaitReady(started);
+        Map<Long, long[]> parents = new LinkedHashMap<>();
+        Map<Long, String> exes = new LinkedHashMap<>();
+        for (long pid : processesWithVariable("AGENT_SANDBOX_E2E_MARK=" + marker)) {
+            String exe = exe(pid);
+            if (exe != null) {
+                exes.put(pid, exe);
+                parents.put(pid, new long[] {parent(pid)});
+            }
+        }
+        String launcher = sandbox.launcher().toRealPath().toString();
+        long bwrap = exes.entrySet().stream()
+                .filter(e -> e.getValue().endsWith("/bwrap") && launcher.equals(exes.get(parents.get(e.getKey())[0])))
+                .mapToLong(Map.Entry::getKey).findFirst().orElse(-1);
+        assertThat(bwrap).as("a bwrap whose parent is the launcher, among %s", exes).isPositive();
+        long starter = parents.get(bwrap)[0];
+        assertThat(parents.get(starter)[0]).as("the starter's parent is agent-sandbox's JVM").isEqualTo(started.pid());
+        assertThat(exes.get(started.pid())).endsWith("/runtime/bin/java");
+
+        started.signal("TERM").waitFor(Duration.ofSeconds(8)).exitsWith(130);
+        assertNoneLeft(marker);
+
+        // no sandbox: the starter reads the end of its pipe and goes with the tool
+        String quiet = marker();
+        sandbox.command("--version").env("AGENT_SANDBOX_E2E_MARK", quiet).run().succeeds();
+        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+        List<Long> left = processesWithVariable("AGENT_SANDBOX_E2E_MARK=" + quiet);
+        while (!left.isEmpty() && System.nanoTime() < deadline) {
+            pause(50);
+            left = processesWithVariable("AGENT_SANDBOX_E2E_MARK=" + quiet);
+        }
+        assertThat(left).as("processes left by agent-sandbox --version").isEmpty();
+    }
+
+    /** Host processes with {@code entry} in their environment. */
+    private static List<Long> processesWithVariable(String entry) {
+        List<Long> out = new java.util.ArrayList<>();
+        byte[] wanted = (entry + "\0").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        try (var dirs = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
+            for (Path dir : dirs) {
+                try {
+                    byte[] environ = Files.readAllBytes(dir.resolve("environ"));
+                    if (indexOf(environ, wanted) >= 0) {
+                        out.add(Long.parseLong(dir.getFileName().toString()));
+                    }
+                } catch (IOException e) {
+                    // gone meanwhile, or not ours to read
+                }
+            }
+        } catch (IOException e) {
+            throw new AssertionError("cannot list /proc", e);
+        }
+        return out;
+    }
+
+    private static int indexOf(byte[] haystack, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
+    private static String exe(long pid) {
+        try {
+            return Files.readSymbolicLink(Path.of("/proc/" + pid + "/exe")).toString();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static long parent(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        // "pid (comm) state ppid ...": comm may hold spaces and parentheses
+        String[] after = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(after[1]);
+    }
+
     /**
      * JAVA_TOOL_OPTIONS and friends configure every JVM the caller starts; they are for
      * the command, and must not reach agent-sandbox's own JVM (an option it does not

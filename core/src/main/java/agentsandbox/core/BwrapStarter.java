@@ -1,0 +1,244 @@
+package agentsandbox.core;
+
+import java.io.ByteArrayOutputStream;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The launcher's starter: a child the native launcher forks before it becomes this
+ * JVM, waiting on a pipe to start bwrap (see {@code serve_start} in launcher.c).
+ * Starting a process from the interpreted JVM is the dearest step of a run; handing
+ * the starter the command line costs a write. The launcher names the starter in the
+ * system property {@link #PROPERTY} as {@code <request fd>,<reply fd>}; the
+ * descriptors are reached through {@code /proc/self/fd}.
+ *
+ * <p>A run asks it once. Whatever stops it from being used (no such property, the
+ * pipe gone, an environment that is not text) leaves the caller to start bwrap
+ * itself, with the same result.
+ */
+final class BwrapStarter {
+    /** The system property the launcher sets (STARTER_PROPERTY in guard.h). */
+    static final String PROPERTY = Environment.Installation.STARTER_PROPERTY;
+    /** Most bytes of a request (STARTER_MAX_REQUEST in guard.h). */
+    static final int MAX_REQUEST = 64 * 1024 * 1024;
+
+    /** Whether this JVM's starter was taken: it starts one bwrap. */
+    private static boolean taken;
+
+    private final int requests;
+    private final int replies;
+
+    private BwrapStarter(int requests, int replies) {
+        this.requests = requests;
+        this.replies = replies;
+    }
+
+    /**
+     * This JVM's starter, as the launcher named it in {@code value}, the first time it
+     * is asked for; null after that, and when there is none or the value is malformed.
+     */
+    static synchronized BwrapStarter take(String value) {
+        if (taken) {
+            return null;
+        }
+        BwrapStarter starter = parse(value);
+        taken = starter != null;
+        return starter;
+    }
+
+    static BwrapStarter parse(String value) {
+        if (value == null) {
+            return null;
+        }
+        String[] parts = value.split(",", -1);
+        if (parts.length != 2) {
+            return null;
+        }
+        try {
+            int requests = Integer.parseInt(parts[0]);
+            int replies = Integer.parseInt(parts[1]);
+            return requests > 2 && replies > 2 ? new BwrapStarter(requests, replies) : null;
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Has bwrap started with {@code argv} and exactly {@code env}, its stderr on
+     * {@code log} until the command starts (as {@code --internal-start-bwrap} does), in
+     * {@code /}, with this process's stdin, stdout and stderr.
+     *
+     * @return the running bwrap, or null when the starter cannot be used (the caller
+     *         starts bwrap itself)
+     * @throws IOException when the starter took the request and could not start bwrap
+     */
+    Bwrap start(Path log, List<String> argv, Map<String, String> env) throws IOException {
+        byte[] request = request(log, argv, env);
+        if (request == null) {
+            return null;
+        }
+        InputStream in;
+        try {
+            in = new FileInputStream("/proc/self/fd/" + replies);
+            try (FileOutputStream out = new FileOutputStream("/proc/self/fd/" + requests)) {
+                out.write(request);
+            }
+        } catch (IOException e) {
+            return null; // the starter is gone before it took the request
+        }
+        String reply = readLine(in);
+        if (reply != null && reply.startsWith("started ")) {
+            try {
+                return new Started(Long.parseLong(reply.substring(8)), in);
+            } catch (NumberFormatException e) {
+                // told something else: below
+            }
+        }
+        in.close();
+        throw new IOException(reply != null && reply.startsWith("failed ") ? reply.substring(7)
+                : "the launcher's starter did not start it");
+    }
+
+    /** The request's bytes; null when a word or variable cannot be passed as text. */
+    static byte[] request(Path log, List<String> argv, Map<String, String> env) {
+        ByteArrayOutputStream body = new ByteArrayOutputStream(64 * 1024);
+        if (!add(body, log.toString())) {
+            return null;
+        }
+        for (String word : argv) {
+            if (!add(body, word)) {
+                return null;
+            }
+        }
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            // a variable the JVM could not read as UTF-8 keeps its bytes only through ProcessBuilder
+            if (e.getKey().indexOf('=') >= 0 || e.getKey().isEmpty() || !add(body, e.getKey() + "=" + e.getValue())) {
+                return null;
+            }
+        }
+        byte[] header = (argv.size() + " " + env.size() + " " + body.size() + "\n").getBytes(StandardCharsets.US_ASCII);
+        if (argv.isEmpty() || body.size() > MAX_REQUEST) {
+            return null;
+        }
+        ByteArrayOutputStream all = new ByteArrayOutputStream(header.length + body.size());
+        all.writeBytes(header);
+        all.writeBytes(body.toByteArray());
+        return all.toByteArray();
+    }
+
+    private static boolean add(ByteArrayOutputStream out, String text) {
+        if (text.indexOf('\0') >= 0 || text.indexOf('\uFFFD') >= 0) {
+            return false;
+        }
+        out.writeBytes(text.getBytes(StandardCharsets.UTF_8));
+        out.write(0);
+        return true;
+    }
+
+    /** One reply line without its line break; null at the end of the pipe. */
+    private static String readLine(InputStream in) throws IOException {
+        StringBuilder line = new StringBuilder();
+        while (true) {
+            int b = in.read();
+            if (b < 0) {
+                return null;
+            }
+            if (b == '\n') {
+                return line.toString();
+            }
+            if (line.length() < 256) {
+                line.append((char) b);
+            }
+        }
+    }
+
+    /** bwrap as the starter's child: its end read from the replies. */
+    private static final class Started implements Bwrap {
+        private final long bwrap;
+        private final InputStream replies;
+        private boolean reading;
+        private Integer status;
+
+        Started(long bwrap, InputStream replies) {
+            this.bwrap = bwrap;
+            this.replies = replies;
+        }
+
+        @Override
+        public long pid() {
+            return bwrap;
+        }
+
+        @Override
+        public int waitFor() throws InterruptedException {
+            synchronized (this) {
+                while (status == null && reading) {
+                    wait();
+                }
+                if (status != null) {
+                    return status;
+                }
+                reading = true;
+            }
+            int s = readStatus();
+            synchronized (this) {
+                status = s;
+                notifyAll();
+            }
+            return s;
+        }
+
+        private int readStatus() {
+            try (replies) {
+                String line = readLine(replies);
+                if (line != null && line.startsWith("exit ")) {
+                    return Integer.parseInt(line.substring(5));
+                }
+                if (line != null && line.startsWith("signal ")) {
+                    return 128 + Integer.parseInt(line.substring(7));
+                }
+            } catch (IOException | NumberFormatException e) {
+                // below
+            }
+            // the starter was killed (the caller's kill), and bwrap with it
+            return 128 + 9;
+        }
+
+        @Override
+        public synchronized boolean waitFor(long millis) throws InterruptedException {
+            long end = System.nanoTime() + millis * 1_000_000;
+            while (status == null) {
+                long left = end - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                wait(Math.max(1, left / 1_000_000));
+            }
+            return true;
+        }
+
+        @Override
+        public void terminate() {
+            signal(false);
+        }
+
+        @Override
+        public void kill() {
+            signal(true);
+        }
+
+        /**
+         * bwrap's pid stays bwrap's while this JVM runs (the starter does not reap it),
+         * so a signal to it never reaches another process.
+         */
+        private void signal(boolean kill) {
+            ProcessHandle.of(bwrap).ifPresent(kill ? ProcessHandle::destroyForcibly : ProcessHandle::destroy);
+        }
+    }
+}
