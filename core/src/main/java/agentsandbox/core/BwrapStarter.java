@@ -83,13 +83,16 @@ final class BwrapStarter {
         if (request == null) {
             return null;
         }
-        InputStream in;
+        InputStream in = null;
         try {
             in = new FileInputStream("/proc/self/fd/" + replies);
             try (FileOutputStream out = new FileOutputStream("/proc/self/fd/" + requests)) {
                 out.write(request);
             }
         } catch (IOException e) {
+            if (in != null) {
+                in.close();
+            }
             return null; // the starter is gone before it took the request
         }
         String reply = readLine(in);
