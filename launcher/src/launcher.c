@@ -492,9 +492,7 @@ static int find_rule(const char *exe, struct rule *rule)
     char runtime[PATH_MAX];
     format_path(runtime, "%s", RUNTIME);
     for (int depth = 0; depth < MAX_NESTING; depth++) {
-        if (!is_directory(runtime)) {
-            return 0;
-        }
+        /* the rule's link first: in a wrapped command's start, the one lookup it needs */
         char link[PATH_MAX];
         format_path(link, "%s/" RUNTIME_COMMANDS "/%s", runtime, name);
         ssize_t length = readlink(link, rule->text, sizeof rule->text);
@@ -522,6 +520,9 @@ static int find_rule(const char *exe, struct rule *rule)
         }
         if (errno != ENOENT && errno != ENOTDIR) {
             die("cannot read the command rule for %s: %s", exe, strerror(errno));
+        }
+        if (!is_directory(runtime)) {
+            return 0;
         }
         char outer[PATH_MAX];
         format_path(outer, "%s/" RUNTIME_OUTER, runtime);
@@ -1460,8 +1461,99 @@ static int on_path(const char *name)
     return 0;
 }
 
+/* execve(2), and when the kernel cannot execute the file (ENOEXEC: a script without
+ * "#!"), /bin/sh running it, as POSIX asks of execvp(3). Returns only on failure. */
+static void exec_or_shell(const char *file, char *const argv[])
+{
+    execve(file, argv, environ);
+    if (errno != ENOEXEC) {
+        return;
+    }
+    size_t count = 0;
+    while (argv[count] != NULL) {
+        count++;
+    }
+    char **shell_argv = calloc(count + 2, sizeof *shell_argv);
+    if (shell_argv == NULL) {
+        errno = ENOEXEC;
+        return;
+    }
+    shell_argv[0] = (char *)"/bin/sh";
+    shell_argv[1] = (char *)file;
+    for (size_t i = 1; i < count; i++) {
+        shell_argv[i + 1] = argv[i];
+    }
+    execve("/bin/sh", shell_argv, environ);
+    free(shell_argv);
+    errno = ENOEXEC;
+}
+
+/* The command's lookup and start exactly as glibc's execvp(3) does them, whichever C
+ * library the launcher is linked with (musl's execvp runs no shell for a script
+ * without "#!"): a name with a '/' is run as it is; any other is looked up in PATH
+ * (unset: /bin:/usr/bin; an empty entry is the current directory), going on past
+ * directories where it is missing (ENOENT, ENOTDIR, ...) or not executable (EACCES,
+ * reported when nothing else is found) and stopping at any other error. Returns only
+ * on failure, with errno set. */
+static void exec_command(char *const argv[])
+{
+    const char *file = argv[0];
+    if (file == NULL || *file == '\0') {
+        errno = ENOENT;
+        return;
+    }
+    if (strchr(file, '/') != NULL) {
+        exec_or_shell(file, argv);
+        return;
+    }
+    const char *path = getenv("PATH");
+    if (path == NULL) {
+        path = "/bin:/usr/bin";
+    }
+    size_t name_length = strlen(file);
+    if (name_length >= NAME_MAX + 1) {
+        errno = ENAMETOOLONG;
+        return;
+    }
+    int saw_eacces = 0;
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t length = end != NULL ? (size_t)(end - p) : strlen(p);
+        char candidate[PATH_MAX];
+        if (length + 1 + name_length < sizeof candidate) {
+            if (length > 0) {
+                memcpy(candidate, p, length);
+                candidate[length] = '/';
+                memcpy(candidate + length + 1, file, name_length + 1);
+            } else {
+                memcpy(candidate, file, name_length + 1);
+            }
+            exec_or_shell(candidate, argv);
+            switch (errno) {
+            case EACCES:
+                saw_eacces = 1;
+                break;
+            case ENOENT:
+            case ESTALE:
+            case ENOTDIR:
+            case ENODEV:
+            case ETIMEDOUT:
+            case ENAMETOOLONG:
+                break;
+            default:
+                return;
+            }
+        }
+        if (end == NULL) {
+            break;
+        }
+        p = end;
+    }
+    errno = saw_eacces ? EACCES : ENOENT;
+}
+
 /* Reads SPILLED_COMMAND into a NULL-terminated argument vector (never freed: it is
- * handed to execvp). */
+ * handed to exec_command). */
 static char **read_spilled_command(void)
 {
     FILE *file = fopen(SPILLED_COMMAND, "rb");
@@ -1891,7 +1983,7 @@ static void start_command(int argc, char *argv[])
         }
     }
     start_network();
-    execvp(command[0], command);
+    exec_command(command);
     int error = errno;
     if (strchr(command[0], '/') == NULL && (error == ENOENT || error == EACCES) && !on_path(command[0])) {
         /* EACCES may come from a PATH directory this user cannot search, as in a shell */

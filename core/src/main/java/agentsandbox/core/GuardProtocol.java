@@ -238,11 +238,16 @@ final class GuardProtocol {
         }
 
         void decide(GitGuard.Decision d) throws IOException {
+            out.write(answerLine(d));
+            out.flush();
+        }
+
+        /** The line that tells the launcher the decision. */
+        static byte[] answerLine(GitGuard.Decision d) {
             String answer = d instanceof GitGuard.Decision.Deny deny
                     ? "D " + clean(deny.message()) + "\n"
                     : "A\n";
-            out.write(answer.getBytes(StandardCharsets.UTF_8));
-            out.flush();
+            return answer.getBytes(StandardCharsets.UTF_8);
         }
 
         private static String clean(String message) {

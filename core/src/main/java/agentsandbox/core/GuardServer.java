@@ -25,8 +25,11 @@ import java.util.List;
  * <p>Every request is treated as hostile. One thread reads requests from every
  * connection without blocking, each bounded in size ({@link GuardProtocol#MAX_REQUEST})
  * and in time ({@link GuardProtocol#CONNECTION_MILLIS}), at most {@link #MAX_CONNECTIONS}
- * open at once (the oldest is closed for a new one); {@link #WORKERS} threads decide the
- * complete ones, at most {@link #MAX_WAITING} waiting (more are closed unanswered). A
+ * open at once (the oldest is closed for a new one). It answers a complete request
+ * itself when the decision needs no question to the launcher and no look at a file
+ * (most requests: a worker's hand-off costs a git call more than the decision);
+ * {@link #WORKERS} threads decide the others, at most {@link #MAX_WAITING} waiting (more
+ * are closed unanswered). A
  * malformed request is answered with a refusal; a connection that breaks any bound is
  * closed, and the launcher refuses. Nothing the sandbox wrote is read on the host and no
  * program is started for a request.
@@ -136,10 +139,13 @@ final class GuardServer implements AutoCloseable {
                     continue;
                 }
                 if (key.isAcceptable()) {
-                    accept(s, ch);
+                    accept(s, ch, buffer, complete);
                 } else if (key.isReadable()) {
                     read(key, buffer, complete);
                 }
+            }
+            if (!complete.isEmpty()) {
+                complete.removeIf(this::answeredAtOnce);
             }
             if (!complete.isEmpty()) {
                 s.selectNow(); // deregisters the cancelled keys: a worker may then make the channel blocking
@@ -149,17 +155,21 @@ final class GuardServer implements AutoCloseable {
         }
     }
 
-    private void accept(Selector s, ServerSocketChannel ch) throws IOException {
-        SocketChannel client;
-        while ((client = ch.accept()) != null) {
+    private void accept(Selector s, ServerSocketChannel ch, ByteBuffer buffer, List<Pending> complete)
+            throws IOException {
+        // one per wake-up: the selector reports the socket again while more are waiting
+        SocketChannel client = ch.accept();
+        if (client != null) {
             if (open.size() >= MAX_CONNECTIONS) {
                 Connection oldest = open.pollFirst();
                 closeQuietly(oldest.channel);
             }
             client.configureBlocking(false);
             Connection c = new Connection(client, System.nanoTime() / 1_000_000 + GuardProtocol.CONNECTION_MILLIS);
-            client.register(s, SelectionKey.OP_READ, c);
+            SelectionKey key = client.register(s, SelectionKey.OP_READ, c);
             open.addLast(c);
+            // the launcher writes its request right after connecting: often it is here already
+            read(key, buffer, complete);
         }
     }
 
@@ -187,6 +197,91 @@ final class GuardServer implements AutoCloseable {
         key.cancel();
         open.remove(c);
         complete.add(new Pending(c.channel, request, malformed, c.deadline));
+    }
+
+    /**
+     * Answers a complete request here, in the reader, when its decision needs nothing
+     * but the request (most do: {@code git status}, {@code git commit}): no question to the
+     * launcher, no file looked at. The answer is one short line into a socket nobody has
+     * written to yet, which takes it whole without blocking. Anything else goes to a
+     * worker, which decides again from the start (the decision is a pure function of the
+     * request and the answers to its questions, so both reach the same one).
+     *
+     * @return whether the request was answered (or its connection closed)
+     */
+    private boolean answeredAtOnce(Pending p) {
+        if (p.request() == null) {
+            return false;
+        }
+        GitGuard.Decision d;
+        try {
+            d = GitGuard.decide(p.request(), new WithoutQuestions(view, p.request().cwd()));
+        } catch (WithoutQuestions.Needed e) {
+            return false;
+        } catch (RuntimeException | StackOverflowError | OutOfMemoryError e) {
+            closeQuietly(p.channel()); // the launcher sees the connection close and refuses
+            return true;
+        }
+        try (SocketChannel ch = p.channel()) {
+            // a partial write cannot happen into an empty socket buffer; if it did, the
+            // launcher would read no complete line and refuse
+            ch.write(ByteBuffer.wrap(GuardProtocol.Conversation.answerLine(d)));
+        } catch (IOException e) {
+            // the launcher went away or sees the connection close and refuses
+        }
+        return true;
+    }
+
+    /**
+     * The view of a request's decision in the reader: what the request itself says and
+     * the sandbox's temp dir and environment; a question to the launcher or a look at a
+     * file stops the decision there ({@link Needed}) and a worker takes it.
+     */
+    private static final class WithoutQuestions implements GitGuard.Probe {
+        /** Thrown when the decision needs the launcher or the file system; one instance, no stack. */
+        static final class Needed extends RuntimeException {
+            static final Needed INSTANCE = new Needed();
+
+            private Needed() {
+                super(null, null, false, false);
+            }
+        }
+
+        private final GuardProbe.TempView view;
+        private final String cwd;
+
+        WithoutQuestions(GuardProbe.TempView view, String cwd) {
+            this.view = view;
+            this.cwd = cwd;
+        }
+
+        @Override
+        public java.util.Optional<String> realPath(String path) {
+            if (path.equals(cwd)) {
+                return java.util.Optional.of(cwd); // as GuardProbe: getcwd() gives it resolved
+            }
+            throw Needed.INSTANCE;
+        }
+
+        @Override
+        public GitGuard.GitRun git(List<String> args) {
+            throw Needed.INSTANCE;
+        }
+
+        @Override
+        public boolean inPrivateTemp(String resolved) {
+            return view.inPrivateTemp(resolved);
+        }
+
+        @Override
+        public boolean externalCommand(String name, String path) {
+            throw Needed.INSTANCE;
+        }
+
+        @Override
+        public String sandboxEnv(String name) {
+            return view.sandboxEnv(name);
+        }
     }
 
     private void handOver(List<Pending> complete) {

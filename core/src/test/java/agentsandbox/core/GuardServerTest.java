@@ -141,6 +141,68 @@ class GuardServerTest {
         }
     }
 
+    /**
+     * A refusal that may still be allowed (a repository in the sandbox's temp dir) needs
+     * git's answer: the reader cannot decide it alone and a worker decides it from the
+     * start, asking the launcher; the answer decides.
+     */
+    @Test
+    void A_Decision_That_Needs_The_Launchers_Answer_Is_Made_With_It() throws Exception {
+        GuardProbe.TempView temp = new GuardProbe.TempView() {
+            @Override
+            public boolean inPrivateTemp(String resolved) {
+                return resolved.startsWith("/tmp/");
+            }
+
+            @Override
+            public String sandboxEnv(String name) {
+                return null;
+            }
+        };
+        Path socket = dir.resolve("socket");
+        try (GuardServer server = GuardServer.on(socket, temp)) {
+            server.listen();
+            for (String where : List.of("/tmp/r/.git", "/home/u/r/.git")) {
+                try (SocketChannel ch = connect(socket)) {
+                    ch.write(ByteBuffer.wrap(request("AGS2", "/tmp/r", "", "0", "4", "git", "branch", "-D", "x", "0")));
+                    ByteBuffer in = ByteBuffer.allocate(4096);
+                    assertThat(ch.read(in)).isPositive();
+                    assertThat(new String(in.array(), 0, in.position(), StandardCharsets.UTF_8))
+                            .startsWith("G rev-parse\t--path-format=absolute\t--git-dir");
+                    String top = where.substring(0, where.length() - "/.git".length());
+                    ch.write(ByteBuffer.wrap(request("0 " + where + "\n" + where + "\n" + top + "\n")));
+                    String line;
+                    // then where each of them resolves to: as named
+                    while ((line = readLine(ch)).startsWith("R ")) {
+                        ch.write(ByteBuffer.wrap(request(line.substring(2))));
+                    }
+                    if (where.startsWith("/tmp/")) {
+                        assertThat(line).as(where).isEqualTo("A");
+                    } else {
+                        assertThat(line).as(where).startsWith("D git branch -D is not allowed");
+                    }
+                }
+            }
+        }
+    }
+
+    /** One line from the guard, byte by byte, without its newline; "closed" at the end of the stream. */
+    private static String readLine(SocketChannel ch) throws IOException {
+        ByteBuffer one = ByteBuffer.allocate(1);
+        StringBuilder line = new StringBuilder();
+        while (true) {
+            one.clear();
+            if (ch.read(one) < 0) {
+                return "closed";
+            }
+            char c = (char) one.get(0);
+            if (c == '\n') {
+                return line.toString();
+            }
+            line.append(c);
+        }
+    }
+
     @Test
     void Maps_Nothing_When_Plan_Has_No_Temp_Source() {
         assertThat(new GuardProbe.HostView(List.of(), null, Map.of()).inPrivateTemp("/tmp/x")).isFalse();

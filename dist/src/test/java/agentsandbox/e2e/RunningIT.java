@@ -253,6 +253,25 @@ class RunningIT {
                 .stderrSatisfies(err -> err.hasLineCount(1));
     }
 
+    /**
+     * A script without "#!" runs through /bin/sh, by its path and found in PATH, as
+     * execvp(3) and a shell run it (the launcher looks commands up itself).
+     */
+    @Test
+    void Script_Without_An_Interpreter_Line_Runs_Through_The_Shell_By_Path_And_In_PATH() throws IOException {
+        Path bin = sandbox.mkdirs("bin");
+        Path script = sandbox.write("bin/plain-script", "echo \"plain script ran with $# arguments: $1\"\n");
+        Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+
+        sandbox.run("--", "./bin/plain-script", "one two").succeeds()
+                .stdoutIs("plain script ran with 1 arguments: one two\n");
+        sandbox.command("--", "plain-script", "a", "b")
+                .env("PATH", "/nonexistent-dir::" + bin + ":" + SandboxCli.PATH)
+                .run()
+                .succeeds()
+                .stdoutIs("plain script ran with 2 arguments: a\n");
+    }
+
     // ------------------------------------------------------------------ terminal
 
     @Test
