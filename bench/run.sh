@@ -92,6 +92,8 @@ if [[ -n $run_id ]]; then
     sockets_dir=$(grep -o "[^ ]*/$run_id/guard" <<<"$dry_run" | head -n 1 | sed 's|/guard$||' || true)
     run sh -c 'mkdir -p -m 700 "$1/tmp" && : >"$1/hidden" && chmod 000 "$1/hidden" && : >"$1/policy" && if [ -n "$2" ]; then
         mkdir -p -m 700 "$2/guard" "$2/net"; fi' sh "$runtime_dir" "$sockets_dir"
+    # the sockets' directory lies outside $work (in the sockets' short base): remove it too
+    [[ -z $sockets_dir ]] || trap 'rm -rf "$work" "$sockets_dir"' EXIT
 fi
 run bash -c "$dry_run" >/dev/null 2>"$work/raw.err" ||
     die "the bwrap command line from --dry-run does not run: $(tr '\n' ' ' <"$work/raw.err")"

@@ -32,6 +32,13 @@
  * a request is at most this many bytes. */
 #define STARTER_PROPERTY "agentsandbox.starter"
 #define STARTER_MAX_REQUEST 67108864
+/* After bwrap's end the starter removes the run's directories on request:
+ * "remove <paths> <bytes>\n", then that many bytes of NUL-ended absolute paths. */
+#define STARTER_REMOVE "remove"
+#define STARTER_MAX_REMOVE_PATHS 16
+#define STARTER_MAX_REMOVE_BYTES 65536
+/* Trees deeper than this are left to the next run's sweep (RunDir.MAX_DEPTH). */
+#define REMOVE_MAX_DEPTH 2000
 
 /* The first field of a request. */
 #define GUARD_MAGIC "AGS2"

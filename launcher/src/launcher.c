@@ -39,6 +39,7 @@
  */
 #define _GNU_SOURCE
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1726,23 +1727,47 @@ static void starter_reply(int replies, const char *word, long value, const char 
     }
 }
 
-/* Parses "<words> <variables> <bytes>" (decimal, each at most max). */
-static int parse_starter_header(const char *header, unsigned long numbers[3], unsigned long max)
+/* Parses count space-separated decimal numbers, each at most max, and nothing else. */
+static int parse_numbers(const char *text, unsigned long *numbers, int count, unsigned long max)
 {
-    const char *cursor = header;
-    for (int i = 0; i < 3; i++) {
+    const char *cursor = text;
+    for (int i = 0; i < count; i++) {
         if (*cursor < '0' || *cursor > '9') {
             return -1;
         }
         char *end = NULL;
         errno = 0;
         numbers[i] = strtoul(cursor, &end, 10);
-        if (errno != 0 || numbers[i] > max || *end != (i < 2 ? ' ' : '\0')) {
+        if (errno != 0 || numbers[i] > max || *end != (i < count - 1 ? ' ' : '\0')) {
             return -1;
         }
-        cursor = end + (i < 2 ? 1 : 0);
+        cursor = end + (i < count - 1 ? 1 : 0);
     }
     return 0;
+}
+
+/* Parses "<words> <variables> <bytes>" (decimal, each at most max). */
+static int parse_starter_header(const char *header, unsigned long numbers[3], unsigned long max)
+{
+    return parse_numbers(header, numbers, 3, max);
+}
+
+/* Splits bytes into exactly count NUL-ended strings; -1 when they are not that. */
+static int split_strings(char *bytes, size_t length, char **strings, size_t count)
+{
+    size_t found = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < length; i++) {
+        if (bytes[i] != '\0') {
+            continue;
+        }
+        if (found == count) {
+            return -1;
+        }
+        strings[found++] = bytes + start;
+        start = i + 1;
+    }
+    return found == count && start == length ? 0 : -1;
 }
 
 /* Splits the request's bytes into the log file, bwrap's words and the variables;
@@ -1802,6 +1827,134 @@ static void close_others(int keep_a, int keep_b)
                 close((int)fd);
             }
         }
+    }
+}
+
+/* Removes the entry name of the directory dir and everything below it, never
+ * following a symbolic link: every step is relative to a directory opened without
+ * following one, as RunDir.removeTree does in Java. A directory the sandbox made
+ * unsearchable is opened up (it is the user's own) before it is emptied. 0 when
+ * the entry is gone. */
+static int remove_entry(int dir, const char *name, int depth)
+{
+    if (unlinkat(dir, name, 0) == 0 || errno == ENOENT) {
+        return 0;
+    }
+    if (errno != EISDIR && errno != EPERM) {
+        return -1;
+    }
+    if (depth > REMOVE_MAX_DEPTH) {
+        return -1;
+    }
+    /* a directory (unlink says EISDIR, or EPERM on some file systems): opened as a
+     * path, never through a link, and given its owner's rights back through it */
+    int path = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (path < 0) {
+        return errno == ENOENT ? 0 : -1;
+    }
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", path);
+    (void)chmod(proc, S_IRWXU);
+    int opened = openat(path, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    close(path);
+    if (opened < 0) {
+        return -1;
+    }
+    DIR *listing = fdopendir(opened);
+    if (listing == NULL) {
+        close(opened);
+        return -1;
+    }
+    int failed = 0;
+    int removed;
+    do {
+        /* entries removed while the directory is read may or may not be listed
+         * again; it is read until a pass removes nothing more */
+        removed = 0;
+        rewinddir(listing);
+        struct dirent *entry;
+        errno = 0;
+        while ((entry = readdir(listing)) != NULL) {
+            if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
+                continue;
+            }
+            if (remove_entry(dirfd(listing), entry->d_name, depth + 1) == 0) {
+                removed = 1;
+            } else {
+                failed = 1;
+            }
+        }
+    } while (removed && !failed);
+    closedir(listing);
+    if (unlinkat(dir, name, AT_REMOVEDIR) == 0 || errno == ENOENT) {
+        return 0;
+    }
+    return -1;
+}
+
+/* Removes an absolute path and everything below it (see remove_entry); its parent
+ * is found as the kernel finds it. 0 when it is gone. */
+static int remove_tree(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (path[0] != '/' || slash == NULL || slash[1] == '\0' || strcmp(slash + 1, ".") == 0 ||
+        strcmp(slash + 1, "..") == 0) {
+        return -1;
+    }
+    char parent[PATH_MAX];
+    size_t length = slash == path ? 1 : (size_t)(slash - path);
+    if (length >= sizeof parent) {
+        return -1;
+    }
+    memcpy(parent, path, length);
+    parent[length] = '\0';
+    int dir = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) {
+        return errno == ENOENT ? 0 : -1;
+    }
+    int result = remove_entry(dir, slash + 1, 0);
+    close(dir);
+    return result;
+}
+
+/* The requests that follow bwrap's end: "remove", answered "removed <paths>" when
+ * every path is gone, "failed <reason>" when not (the tool then removes them itself).
+ * Returns at the end of the pipe. */
+static void serve_removals(int requests, int replies)
+{
+    for (;;) {
+        char header[64];
+        size_t used = 0;
+        for (;;) {
+            if (used == sizeof header - 1 || read_fully(requests, header + used, 1) != 0) {
+                return;
+            }
+            if (header[used] == '\n') {
+                break;
+            }
+            used++;
+        }
+        header[used] = '\0';
+        unsigned long numbers[2];
+        size_t word = strlen(STARTER_REMOVE);
+        if (strncmp(header, STARTER_REMOVE " ", word + 1) != 0 ||
+            parse_numbers(header + word + 1, numbers, 2, STARTER_MAX_REMOVE_BYTES) != 0 || numbers[0] == 0 ||
+            numbers[0] > STARTER_MAX_REMOVE_PATHS) {
+            starter_reply(replies, NULL, 0, "the request is not one");
+            return;
+        }
+        static char bytes[STARTER_MAX_REMOVE_BYTES];
+        char *paths[STARTER_MAX_REMOVE_PATHS];
+        if (read_fully(requests, bytes, numbers[1]) != 0 ||
+            split_strings(bytes, numbers[1], paths, numbers[0]) != 0) {
+            starter_reply(replies, NULL, 0, "the request is not one");
+            return;
+        }
+        int failed = 0;
+        for (size_t i = 0; i < numbers[0]; i++) {
+            failed |= remove_tree(paths[i]) != 0;
+        }
+        starter_reply(replies, failed ? NULL : "removed", (long)numbers[0], failed ? "not all removed" : NULL);
     }
 }
 
@@ -1903,6 +2056,7 @@ static void serve_start(int requests, int replies, pid_t tool)
     } else {
         starter_reply(replies, "signal", (long)info.si_status, NULL);
     }
+    serve_removals(requests, replies);
     for (;;) {
         char rest;
         ssize_t n = read(requests, &rest, 1);

@@ -175,6 +175,84 @@ static void test_starter_request(void)
     CHECK(split_starter_request(good, sizeof good - 1, &log, words, 2, variables, 1) != 0);
 }
 
+static void test_split_strings(void)
+{
+    char two[] = "/a/b\0/c";
+    char *paths[2];
+    CHECK(split_strings(two, sizeof two, paths, 2) == 0 && strcmp(paths[0], "/a/b") == 0 &&
+          strcmp(paths[1], "/c") == 0);
+    CHECK(split_strings(two, sizeof two, paths, 1) != 0);
+    CHECK(split_strings(two, sizeof two - 1, paths, 2) != 0);
+    unsigned long n[2];
+    CHECK(parse_numbers("2 9", n, 2, STARTER_MAX_REMOVE_BYTES) == 0 && n[0] == 2 && n[1] == 9);
+    CHECK(parse_numbers("2 65537", n, 2, STARTER_MAX_REMOVE_BYTES) != 0);
+}
+
+static int exists_here(const char *path)
+{
+    struct stat info;
+    return lstat(path, &info) == 0;
+}
+
+static void write_file(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        CHECK(write(fd, "x", 1) == 1);
+        close(fd);
+    }
+}
+
+/* A tree as a sandbox may leave its /tmp: links out (to a file and a directory that
+ * must survive), a directory without rights, nesting; all of it goes, nothing else. */
+static void test_remove_tree(void)
+{
+    char base[] = "/tmp/launcher-test-XXXXXX";
+    CHECK(mkdtemp(base) != NULL);
+    char path[PATH_MAX];
+    char outside[PATH_MAX];
+    char kept[PATH_MAX];
+    snprintf(outside, sizeof outside, "%s/outside", base);
+    CHECK(mkdir(outside, 0700) == 0);
+    snprintf(kept, sizeof kept, "%s/outside/kept", base);
+    write_file(kept);
+    snprintf(path, sizeof path, "%s/run", base);
+    CHECK(mkdir(path, 0700) == 0);
+    snprintf(path, sizeof path, "%s/run/file", base);
+    write_file(path);
+    snprintf(path, sizeof path, "%s/run/to-dir", base);
+    CHECK(symlink(outside, path) == 0);
+    snprintf(path, sizeof path, "%s/run/to-file", base);
+    CHECK(symlink(kept, path) == 0);
+    snprintf(path, sizeof path, "%s/run/a", base);
+    CHECK(mkdir(path, 0700) == 0);
+    snprintf(path, sizeof path, "%s/run/a/b", base);
+    CHECK(mkdir(path, 0700) == 0);
+    snprintf(path, sizeof path, "%s/run/a/b/deep", base);
+    write_file(path);
+    snprintf(path, sizeof path, "%s/run/a/b", base);
+    CHECK(chmod(path, 0) == 0);
+    snprintf(path, sizeof path, "%s/run/a", base);
+    CHECK(chmod(path, 0) == 0);
+
+    snprintf(path, sizeof path, "%s/run", base);
+    CHECK(remove_tree(path) == 0);
+    CHECK(!exists_here(path));
+    CHECK(exists_here(kept));
+    CHECK(remove_tree(path) == 0); /* already gone */
+    /* a link as the tree itself is removed, not followed */
+    snprintf(path, sizeof path, "%s/link", base);
+    CHECK(symlink(outside, path) == 0);
+    CHECK(remove_tree(path) == 0);
+    CHECK(!exists_here(path) && exists_here(kept));
+    CHECK(remove_tree("relative/path") != 0);
+    CHECK(remove_tree("/") != 0);
+
+    CHECK(remove_tree(outside) == 0);
+    CHECK(rmdir(base) == 0);
+}
+
 int main(void)
 {
     test_utf8();
@@ -186,6 +264,8 @@ int main(void)
     test_git_question();
     test_request_and_lines();
     test_starter_request();
+    test_split_strings();
+    test_remove_tree();
     if (failures > 0) {
         fprintf(stderr, "launcher tests: %d failed\n", failures);
         return 1;

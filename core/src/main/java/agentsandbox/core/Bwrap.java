@@ -1,5 +1,7 @@
 package agentsandbox.core;
 
+import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -25,6 +27,17 @@ interface Bwrap {
 
     /** Ends bwrap now (SIGKILL). */
     void kill();
+
+    /**
+     * After bwrap has ended ({@link #waitFor()} returned): has its starter remove these
+     * directories and all in them, never following a link (as {@link RunDir#removeTree}
+     * does, in native code, which costs a run a fraction of what the interpreted JVM's
+     * file API costs). False when there is no starter or it did not remove them all: the
+     * caller removes what is left.
+     */
+    default boolean removeAfterEnd(List<Path> trees) {
+        return false;
+    }
 
     /** bwrap as a child of this JVM. */
     static Bwrap of(Process process) {

@@ -27,6 +27,10 @@ final class BwrapStarter {
     static final String PROPERTY = Environment.Installation.STARTER_PROPERTY;
     /** Most bytes of a request (STARTER_MAX_REQUEST in guard.h). */
     static final int MAX_REQUEST = 64 * 1024 * 1024;
+    /** Most paths of one removal (STARTER_MAX_REMOVE_PATHS in guard.h). */
+    static final int MAX_REMOVE_PATHS = 16;
+    /** Most bytes of one removal's paths (STARTER_MAX_REMOVE_BYTES in guard.h). */
+    static final int MAX_REMOVE_BYTES = 65536;
 
     /** Whether this JVM's starter was taken: it starts one bwrap. */
     private static boolean taken;
@@ -84,25 +88,25 @@ final class BwrapStarter {
             return null;
         }
         InputStream in = null;
+        FileOutputStream out = null;
         try {
             in = new FileInputStream("/proc/self/fd/" + replies);
-            try (FileOutputStream out = new FileOutputStream("/proc/self/fd/" + requests)) {
-                out.write(request);
-            }
+            out = new FileOutputStream("/proc/self/fd/" + requests);
+            out.write(request);
         } catch (IOException e) {
-            if (in != null) {
-                in.close();
-            }
+            closeQuietly(in);
+            closeQuietly(out);
             return null; // the starter is gone before it took the request
         }
         String reply = readLine(in);
         if (reply != null && reply.startsWith("started ")) {
             try {
-                return new Started(Long.parseLong(reply.substring(8)), in);
+                return new Started(Long.parseLong(reply.substring(8)), in, out);
             } catch (NumberFormatException e) {
                 // told something else: below
             }
         }
+        closeQuietly(out);
         in.close();
         throw new IOException(reply != null && reply.startsWith("failed ") ? reply.substring(7)
                 : "the launcher's starter did not start it");
@@ -144,6 +148,36 @@ final class BwrapStarter {
         return true;
     }
 
+    private static void closeQuietly(java.io.Closeable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (IOException e) {
+                // a pipe's end: nothing to lose
+            }
+        }
+    }
+
+    /**
+     * The request that has the starter remove {@code trees} after bwrap's end (see
+     * {@code serve_removals} in launcher.c); null when a path cannot be sent as text.
+     */
+    static byte[] removal(List<Path> trees) {
+        ByteArrayOutputStream body = new ByteArrayOutputStream(512);
+        for (Path p : trees) {
+            if (!p.isAbsolute() || !add(body, p.toString())) {
+                return null;
+            }
+        }
+        if (trees.isEmpty() || trees.size() > MAX_REMOVE_PATHS || body.size() > MAX_REMOVE_BYTES) {
+            return null;
+        }
+        ByteArrayOutputStream all = new ByteArrayOutputStream(body.size() + 32);
+        all.writeBytes(("remove " + trees.size() + " " + body.size() + "\n").getBytes(StandardCharsets.US_ASCII));
+        all.writeBytes(body.toByteArray());
+        return all.toByteArray();
+    }
+
     /** One reply line without its line break; null at the end of the pipe. */
     private static String readLine(InputStream in) throws IOException {
         StringBuilder line = new StringBuilder();
@@ -165,12 +199,16 @@ final class BwrapStarter {
     private static final class Started implements Bwrap {
         private final long bwrap;
         private final InputStream replies;
+        private final FileOutputStream requests;
         private boolean reading;
         private Integer status;
+        /** Whether the starter still reads requests: it does after telling bwrap's end. */
+        private boolean listening;
 
-        Started(long bwrap, InputStream replies) {
+        Started(long bwrap, InputStream replies, FileOutputStream requests) {
             this.bwrap = bwrap;
             this.replies = replies;
+            this.requests = requests;
         }
 
         @Override
@@ -198,19 +236,47 @@ final class BwrapStarter {
         }
 
         private int readStatus() {
-            try (replies) {
+            try {
                 String line = readLine(replies);
                 if (line != null && line.startsWith("exit ")) {
-                    return Integer.parseInt(line.substring(5));
+                    int s = Integer.parseInt(line.substring(5));
+                    listening = true;
+                    return s;
                 }
                 if (line != null && line.startsWith("signal ")) {
-                    return 128 + Integer.parseInt(line.substring(7));
+                    int s = 128 + Integer.parseInt(line.substring(7));
+                    listening = true;
+                    return s;
                 }
             } catch (IOException | NumberFormatException e) {
                 // below
             }
             // the starter was killed (the caller's kill), and bwrap with it
+            closeQuietly(replies);
+            closeQuietly(requests);
             return 128 + 9;
+        }
+
+        @Override
+        public synchronized boolean removeAfterEnd(List<Path> trees) {
+            if (!listening) {
+                return false;
+            }
+            listening = false; // one removal: the run's directories, at its end
+            byte[] request = removal(trees);
+            try {
+                if (request == null) {
+                    return false;
+                }
+                requests.write(request);
+                String reply = readLine(replies);
+                return reply != null && reply.startsWith("removed ");
+            } catch (IOException e) {
+                return false;
+            } finally {
+                closeQuietly(replies);
+                closeQuietly(requests);
+            }
         }
 
         @Override

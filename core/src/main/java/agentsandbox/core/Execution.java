@@ -94,7 +94,7 @@ public final class Execution {
             if (proxy != null) {
                 proxy.close();
             }
-            run.close();
+            run.closeAfter(bwrap);
         }
         if (log != null) {
             // With the launcher, bwrap's messages go to the setup log until the sandbox's

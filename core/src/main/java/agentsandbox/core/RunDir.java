@@ -67,7 +67,7 @@ public final class RunDir implements AutoCloseable {
     /** The longest path a Unix socket can be bound at (sun_path less its terminating NUL). */
     static final int MAX_SOCKET_PATH = 107;
     /** Deeper trees than this are left for the next sweep rather than risk running out of descriptors. */
-    private static final int MAX_DEPTH = 2000;
+    static final int MAX_DEPTH = 2000;
 
     private final Path dir;
     private final Path sockets;
@@ -243,6 +243,21 @@ public final class RunDir implements AutoCloseable {
             removeTree(sockets.getParent(), sockets.getFileName());
         }
         removeTree(dir.getParent(), dir.getFileName());
+    }
+
+    /**
+     * As {@link #close()}, after bwrap's end: its starter removes the directories when it
+     * can ({@link Bwrap#removeAfterEnd}), this JVM what is left.
+     */
+    synchronized void closeAfter(Bwrap ended) {
+        if (closed) {
+            return;
+        }
+        if (ended.removeAfterEnd(sockets == null ? List.of(dir) : List.of(sockets, dir))) {
+            closed = true;
+            return;
+        }
+        close();
     }
 
     /** Removes {@code parent/name} and everything below it without following links; best effort. */

@@ -37,6 +37,18 @@ class BwrapStarterTest {
     }
 
     @Test
+    void Removal_Is_A_Header_Line_Then_Each_Absolute_Path_Ended_By_NUL() {
+        byte[] request = BwrapStarter.removal(List.of(Path.of("/s/run1"), Path.of("/state/run/grüß")));
+        String body = "/s/run1\0/state/run/grüß\0";
+        assertThat(new String(request, StandardCharsets.UTF_8))
+                .isEqualTo("remove 2 " + body.getBytes(StandardCharsets.UTF_8).length + "\n" + body);
+        // what the starter would not take is removed by the caller
+        assertThat(BwrapStarter.removal(List.of(Path.of("relative")))).isNull();
+        assertThat(BwrapStarter.removal(List.of())).isNull();
+        assertThat(BwrapStarter.removal(java.util.Collections.nCopies(17, Path.of("/a")))).isNull();
+    }
+
+    @Test
     void Only_A_Well_Formed_Name_Is_A_Starter() {
         assertThat(BwrapStarter.parse("5,6")).isNotNull();
         assertThat(BwrapStarter.parse(null)).isNull();

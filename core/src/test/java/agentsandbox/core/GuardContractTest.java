@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -62,6 +64,12 @@ class GuardContractTest {
     void The_Starter_Is_Named_And_Bounded_The_Same_On_Both_Sides() {
         assertThat(define("STARTER_PROPERTY")).isEqualTo(BwrapStarter.PROPERTY);
         assertThat(number("STARTER_MAX_REQUEST")).isEqualTo(BwrapStarter.MAX_REQUEST);
+        assertThat(number("STARTER_MAX_REMOVE_PATHS")).isEqualTo(BwrapStarter.MAX_REMOVE_PATHS);
+        assertThat(number("STARTER_MAX_REMOVE_BYTES")).isEqualTo(BwrapStarter.MAX_REMOVE_BYTES);
+        assertThat(define("STARTER_REMOVE")).isEqualTo("remove");
+        assertThat(new String(BwrapStarter.removal(List.of(Path.of("/a"))), StandardCharsets.US_ASCII))
+                .startsWith(define("STARTER_REMOVE") + " ");
+        assertThat(number("REMOVE_MAX_DEPTH")).isEqualTo(RunDir.MAX_DEPTH);
     }
 
     @Test

@@ -704,6 +704,42 @@ class FilesystemIT {
         assertThat(runtimeDirsLeft()).isEmpty();
     }
 
+    /**
+     * What a sandbox leaves in its private /tmp (links out of it, to a directory and a
+     * file of the home; directories it closed to everyone; deep nesting) goes with the
+     * run's directories, and nothing a link names is touched.
+     */
+    @Test
+    void Private_Tmp_Is_Removed_Without_Following_What_The_Sandbox_Left_There() throws IOException {
+        Path notes = sandbox.mkdirs(sandbox.home().resolve("notes"));
+        Path note = sandbox.write(notes.resolve("keep.txt"), "keep\n");
+        String script = """
+                cd /tmp && ln -s "$HOME/notes" to-dir && ln -s "$HOME/notes/keep.txt" to-file
+                mkdir -p closed/inner/deeper && echo x > closed/inner/deeper/f && echo y > closed/f
+                chmod 000 closed/inner/deeper closed/inner && chmod 100 closed
+                d=/tmp/nest; i=0; while [ $i -lt 60 ]; do d=$d/n; i=$((i+1)); done; mkdir -p "$d" && ln -s "$HOME" "$d/home"
+                ls /run/agent-sandbox/guard >/dev/null
+                """;
+        Path socketsBase = Path.of("/tmp/agent-sandbox-" + sandbox.uid());
+        List<Path> socketsBefore = entries(socketsBase);
+        sandbox.run("--rw", "~/notes", "--", "sh", "-c", script).succeeds();
+
+        assertThat(runtimeDirsLeft()).isEmpty();
+        assertThat(note).hasContent("keep");
+        assertThat(sandbox.home()).isDirectory();
+        assertThat(socketsBase).as("where the run's sockets were").isDirectory();
+        assertThat(entries(socketsBase)).as("the run's sockets directory is gone").isSubsetOf(socketsBefore);
+    }
+
+    private static List<Path> entries(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.toList();
+        }
+    }
+
     @Test
     void Private_Runtime_Dir_Is_Removed_When_Bwrap_Fails() throws IOException {
         Path fakeBin = sandbox.mkdirs(sandbox.world().resolve("fake-bin"));
