@@ -613,8 +613,29 @@ static int write_all(int fd, const char *data, size_t length)
 }
 
 /* Sends what was collected. */
+static int connect_guard(const struct rule *rule);
+static void start_fallback(const struct rule *rule, struct guard *g);
+
+/* The guard is reached when the first bytes leave, not before: the request is put
+ * together first, so that it follows the connection at once (the guard's host side
+ * then reads it in the same wake-up as the connection, most of the time). */
+static void open_guard(const struct rule *rule, struct guard *g)
+{
+    if (g->out >= 0) {
+        return;
+    }
+    int fd = connect_guard(rule);
+    if (fd >= 0) {
+        g->in = fd;
+        g->out = fd;
+    } else {
+        start_fallback(rule, g);
+    }
+}
+
 static void flush_guard(const struct rule *rule, struct guard *g)
 {
+    open_guard(rule, g);
     if (g->pending_length > 0 && write_all(g->out, g->pending, g->pending_length) != 0) {
         guard_refuses(rule, "cannot send: %s", strerror(errno));
     }
@@ -628,6 +649,7 @@ static void send_bytes(const struct rule *rule, struct guard *g, const char *dat
         flush_guard(rule, g);
     }
     if (length > sizeof g->pending) {
+        open_guard(rule, g);
         if (write_all(g->out, data, length) != 0) {
             guard_refuses(rule, "cannot send: %s", strerror(errno));
         }
@@ -990,13 +1012,8 @@ static void run_guarded(const struct rule *rule, int argc, char *argv[])
     memset(&ignore, 0, sizeof ignore);
     ignore.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ignore, &previous);
-    int fd = connect_guard(rule);
-    if (fd >= 0) {
-        g.in = fd;
-        g.out = fd;
-    } else {
-        start_fallback(rule, &g);
-    }
+    g.in = -1;
+    g.out = -1;
     g.deadline = now_millis() + GUARD_TIMEOUT_SECONDS * 1000L;
     send_request(rule, &g, argc, argv);
 

@@ -73,26 +73,42 @@ final class GuardProtocol {
 
         /** Takes the next bytes; the request once complete. */
         GitGuard.Request feed(byte[] bytes, int offset, int length) throws Malformed {
-            for (int i = offset; i < offset + length; i++) {
-                byte b = bytes[i];
-                if (++total > MAX_REQUEST) {
-                    throw new Malformed("request too long");
-                }
-                if (b != 0) {
-                    field.write(b);
+            // field by field, not byte by byte: this runs in the interpreter at every git call
+            int end = offset + length;
+            int start = offset;
+            for (int i = offset; i < end; i++) {
+                if (bytes[i] != 0) {
                     continue;
                 }
-                fields.add(field.toString(StandardCharsets.UTF_8));
-                field.reset();
+                take(i + 1 - start);
+                String text;
+                if (field.size() == 0) {
+                    text = new String(bytes, start, i - start, StandardCharsets.UTF_8);
+                } else {
+                    field.write(bytes, start, i - start);
+                    text = field.toString(StandardCharsets.UTF_8);
+                    field.reset();
+                }
+                fields.add(text);
+                start = i + 1;
                 GitGuard.Request r = advance();
                 if (r != null) {
-                    if (i + 1 != offset + length) {
+                    if (start != end) {
                         throw new Malformed("bytes after the request");
                     }
                     return r;
                 }
             }
+            take(end - start);
+            field.write(bytes, start, end - start);
             return null;
+        }
+
+        private void take(int bytes) throws Malformed {
+            total += bytes;
+            if (total > MAX_REQUEST) {
+                throw new Malformed("request too long");
+            }
         }
 
         private GitGuard.Request advance() throws Malformed {

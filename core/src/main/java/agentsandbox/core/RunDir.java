@@ -168,7 +168,7 @@ public final class RunDir implements AutoCloseable {
         try {
             ensurePrivateDir(state, uid);
             ensurePrivateDir(runs, uid);
-            Files.createDirectory(run, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            Files.createDirectory(run, PRIVATE_DIR);
         } catch (FileAlreadyExistsException e) {
             throw new SandboxException("run directory " + run + " already exists", "plans are for one run; make a new plan");
         } catch (IOException e) {
@@ -178,13 +178,12 @@ public final class RunDir implements AutoCloseable {
         RunDir created = new RunDir(run, null);
         try {
             ensurePrivateDir(sockets.getParent(), uid);
-            Files.createDirectory(sockets, PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rwx------")));
+            Files.createDirectory(sockets, PRIVATE_DIR);
             created = new RunDir(run, sockets);
             writeOwner(sockets);
             writeOwner(run);
             Files.createFile(hidden(run), PosixFilePermissions.asFileAttribute(Set.of()));
-            Files.createDirectory(tmp(run), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            Files.createDirectory(tmp(run), PRIVATE_DIR);
         } catch (IOException | SandboxException e) {
             created.close();
             if (e instanceof SandboxException se) {
@@ -198,8 +197,7 @@ public final class RunDir implements AutoCloseable {
 
     /** Creates an owner-only subdirectory of the sockets' directory ({@code guard}, {@code net}). */
     Path socketDir(String name) throws IOException {
-        return Files.createDirectory(sockets.resolve(name),
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        return Files.createDirectory(sockets.resolve(name), PRIVATE_DIR);
     }
 
     private static String describe(IOException e) {
@@ -213,24 +211,36 @@ public final class RunDir implements AutoCloseable {
      * link or belongs to another user, and makes it owner-only.
      */
     static void ensurePrivateDir(Path dir, int uid) throws IOException {
-        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+        // one lstat for what is there (every run passes here three times)
+        java.util.Map<String, Object> a;
+        try {
+            a = Files.readAttributes(dir, "unix:uid,mode,isDirectory,isSymbolicLink", LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
             Files.createDirectories(dir.getParent());
             try {
-                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            } catch (FileAlreadyExistsException e) {
+                Files.createDirectory(dir, PRIVATE_DIR);
+            } catch (FileAlreadyExistsException made) {
                 // made meanwhile by a concurrent run: checked below like any existing one
             }
+            a = Files.readAttributes(dir, "unix:uid,mode,isDirectory,isSymbolicLink", LinkOption.NOFOLLOW_LINKS);
         }
-        BasicFileAttributes a = Files.readAttributes(dir, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        Object owner = Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
-        if (!a.isDirectory() || !Integer.valueOf(uid).equals(owner)) {
-            throw new SandboxException(dir + " is not a directory of your own (" + (a.isSymbolicLink() ? "a symbolic link"
-                    : a.isDirectory() ? "owned by uid " + owner : "not a directory") + ")",
+        Object owner = a.get("uid");
+        boolean directory = Boolean.TRUE.equals(a.get("isDirectory"));
+        if (!directory || !Integer.valueOf(uid).equals(owner)) {
+            throw new SandboxException(dir + " is not a directory of your own ("
+                    + (Boolean.TRUE.equals(a.get("isSymbolicLink")) ? "a symbolic link"
+                    : directory ? "owned by uid " + owner : "not a directory") + ")",
                     "remove it, or set XDG_STATE_HOME to a directory of your own");
         }
-        Files.getFileAttributeView(dir, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-                .setPermissions(PosixFilePermissions.fromString("rwx------"));
+        if (!(a.get("mode") instanceof Integer mode) || (mode & 07777) != 0700) {
+            Files.getFileAttributeView(dir, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                    .setPermissions(PosixFilePermissions.fromString("rwx------"));
+        }
     }
+
+    /** Owner-only, for the directories a run creates. */
+    private static final java.nio.file.attribute.FileAttribute<Set<java.nio.file.attribute.PosixFilePermission>>
+            PRIVATE_DIR = PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
 
     /** Removes the run directory and everything in it, never following a link. Idempotent. */
     @Override

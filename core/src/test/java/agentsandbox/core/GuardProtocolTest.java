@@ -44,6 +44,26 @@ class GuardProtocolTest {
         assertThat(r.env()).containsEntry("GIT_CONFIG_COUNT", "1").containsEntry("HOME", "/home/u");
     }
 
+    /** The socket delivers a request in pieces cut anywhere, a character's bytes included. */
+    @Test
+    void A_Request_Cut_Anywhere_Reads_As_The_Whole() throws Exception {
+        byte[] whole = request("AGS2", "/p/grüß", "", "1", "sh", "3", "git", "commit", "-m größer", "1", "HOME=/h");
+        GitGuard.Request expected = read(whole);
+        assertThat(expected.argv()).containsExactly("git", "commit", "-m größer");
+        for (int cut = 0; cut <= whole.length; cut++) {
+            GuardProtocol.RequestReader reader = new GuardProtocol.RequestReader();
+            GitGuard.Request first = reader.feed(whole, 0, cut);
+            GitGuard.Request r = cut == whole.length ? first : reader.feed(whole, cut, whole.length - cut);
+            assertThat(r).as("cut at %d", cut).isEqualTo(expected);
+        }
+        GuardProtocol.RequestReader oneByOne = new GuardProtocol.RequestReader();
+        GitGuard.Request last = null;
+        for (int i = 0; i < whole.length; i++) {
+            last = oneByOne.feed(whole, i, 1);
+        }
+        assertThat(last).isEqualTo(expected);
+    }
+
     @Test
     void Refuses_Requests_That_Break_The_Protocol() {
         assertThatThrownBy(() -> read(request("AGS1", "/p"))).isInstanceOf(GuardProtocol.Malformed.class);

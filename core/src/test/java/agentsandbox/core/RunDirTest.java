@@ -188,6 +188,22 @@ class RunDirTest {
     }
 
     @Test
+    void A_State_Directory_Is_Made_With_Its_Parents_Or_Made_Owner_Only() throws IOException {
+        Path made = tmp.resolve("a/b/state");
+        RunDir.ensurePrivateDir(made, uid);
+        assertThat(Files.getPosixFilePermissions(made)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+
+        Path open = Files.createDirectory(tmp.resolve("open"));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        RunDir.ensurePrivateDir(open, uid);
+        assertThat(Files.getPosixFilePermissions(open)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+
+        Path file = Files.writeString(tmp.resolve("file"), "");
+        assertThatThrownBy(() -> RunDir.ensurePrivateDir(file, uid)).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("not a directory");
+    }
+
+    @Test
     void Close_Removes_The_Run_And_Its_Tmp_Without_Following_Links() throws IOException {
         Path outside = Files.writeString(tmp.resolve("precious"), "precious");
         RunDir run = RunDir.create(tmp.resolve("state/run/00112233aabbccdd"), tmp.resolve("sockets/00112233aabbccdd"),
