@@ -13,5 +13,13 @@ import java.nio.file.Path;
  * @param origin where the rule came from
  * @param exact  true when the rule named this path exactly (not through a glob)
  * @param rule   the rule as written, for messages
+ * @param directory whether {@code path} is a directory, when resolution already looked
+ *               (a glob over a large directory would otherwise stat every match again);
+ *               null when not known
  */
-record Candidate(Path path, Path source, Access access, Origin origin, boolean exact, String rule) {}
+record Candidate(Path path, Path source, Access access, Origin origin, boolean exact, String rule,
+        Boolean directory) {
+    Candidate(Path path, Path source, Access access, Origin origin, boolean exact, String rule) {
+        this(path, source, access, origin, exact, rule, null);
+    }
+}

@@ -56,7 +56,8 @@ public record Mount(Kind kind, Path source, Path target, Access access, Origin o
 
     /** Whether this mount shows a host path at another path: a second view of it. */
     public boolean isView() {
-        return source != null && (kind == Kind.READ_ONLY || kind == Kind.READ_WRITE) && !source.equals(target);
+        return source != null && (kind == Kind.READ_ONLY || kind == Kind.READ_WRITE) && source != target
+                && !source.equals(target);
     }
 
     /** The bwrap arguments for a list of mounts, in order. */

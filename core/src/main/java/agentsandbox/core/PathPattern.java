@@ -235,17 +235,8 @@ public final class PathPattern {
                     next.add(seg.literal().equals("..") ? parentOf(dir) : dir.resolve(seg.literal()));
                     continue;
                 }
-                if (!Files.isDirectory(dir)) {
-                    continue;
-                }
-                try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
-                    for (Path e : entries) {
-                        if (seg.matches(e.getFileName().toString())) {
-                            next.add(e);
-                        }
-                    }
-                } catch (IOException | SecurityException e) {
-                    // an unreadable directory matches nothing, like a missing one
+                if (Files.isDirectory(dir)) {
+                    list(dir, seg, next);
                 }
             }
             current = next;
@@ -259,8 +250,106 @@ public final class PathPattern {
                 out.add(p.normalize());
             }
         }
-        out.sort(null);
         return out;
+    }
+
+    /** Whether file names read as text keep their bytes: then a listing can be names. */
+    private static final boolean NAMES_ARE_UTF8 = "UTF-8".equals(System.getProperty("sun.jnu.encoding"));
+
+    /**
+     * Adds the entries of {@code dir} that {@code seg} matches, in the order of their
+     * names (listings come in no particular order; the matches' order decides which one
+     * an error names and the order of --debug's lines).
+     *
+     * <p>The names come as text from one native call ({@link java.io.File#list()}), and
+     * only the matches become paths, sorted by name: a path for every entry, sorted by
+     * its whole bytes, cost a rule over a directory of 20 000 files a quarter of its
+     * planning. A name whose bytes are not UTF-8 has no text form that names the file: a
+     * directory with one is listed as paths, which keep the bytes.
+     */
+    private static void list(Path dir, Segment seg, List<Path> next) {
+        String[] names = NAMES_ARE_UTF8 ? dir.toFile().list() : null;
+        if (names != null) {
+            List<String> matched = new ArrayList<>();
+            boolean exact = true;
+            for (String name : names) {
+                if (name.indexOf('\uFFFD') >= 0) {
+                    exact = false;
+                    break;
+                }
+                if (seg.matches(name)) {
+                    matched.add(name);
+                }
+            }
+            if (exact) {
+                sortNames(matched);
+                for (String name : matched) {
+                    next.add(dir.resolve(name));
+                }
+                return;
+            }
+        }
+        List<Path> matched = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path e : entries) {
+                if (seg.matches(e.getFileName().toString())) {
+                    matched.add(e);
+                }
+            }
+        } catch (IOException | SecurityException e) {
+            // an unreadable directory matches nothing, like a missing one
+        }
+        matched.sort(null);
+        next.addAll(matched);
+    }
+
+    /**
+     * Sorts names in {@link String#compareTo} order, quickly in the interpreter: each
+     * name's first six characters (when they are ASCII) and its place are packed into a
+     * number, the numbers are sorted with no method call per comparison, and only names
+     * that share those six characters are then compared the usual way among themselves.
+     * Sorting the 20 000 names of one directory by comparing them took a tenth of a
+     * plan's time.
+     */
+    static void sortNames(List<String> names) {
+        int n = names.size();
+        if (n < 32 || n > 1 << 20) {
+            names.sort(null);
+            return;
+        }
+        long[] keys = new long[n];
+        for (int i = 0; i < n; i++) {
+            String name = names.get(i);
+            int length = name.length();
+            long key = 0;
+            for (int k = 0; k < 6; k++) {
+                int c = k < length ? name.charAt(k) : 0; // a shorter name sorts first, as compareTo has it
+                if (c >= 128) {
+                    names.sort(null);
+                    return;
+                }
+                key = key << 7 | c;
+            }
+            keys[i] = key << 20 | i; // 42 bits of characters, 20 of place: positive, so sorted as numbers
+        }
+        java.util.Arrays.sort(keys);
+        String[] sorted = new String[n];
+        for (int i = 0; i < n; i++) {
+            sorted[i] = names.get((int) (keys[i] & ((1 << 20) - 1)));
+        }
+        for (int start = 0; start < n;) {
+            int end = start + 1;
+            while (end < n && keys[end] >>> 20 == keys[start] >>> 20) {
+                end++;
+            }
+            if (end - start > 1) {
+                java.util.Arrays.sort(sorted, start, end);
+            }
+            start = end;
+        }
+        for (int i = 0; i < n; i++) {
+            names.set(i, sorted[i]);
+        }
     }
 
     private static Path parentOf(Path dir) {

@@ -46,9 +46,21 @@ final class Planner {
         });
         List<Mount> mounts = new ArrayList<>();
         java.util.Map<Path, Specificity.Decision> done = new java.util.HashMap<>();
+        // Shallow to deep, siblings next to each other: every path in one directory has the
+        // same nearest ancestor, looked up once (nothing shallower is decided meanwhile).
+        Path lastDir = null;
+        Specificity.Decision lastDirAncestor = null;
         for (Specificity.Decision d : sorted) {
             Candidate w = d.winner();
-            Specificity.Decision parent = nearestAncestor(done, w.path());
+            Path dir = w.path().getParent();
+            Specificity.Decision parent;
+            if (dir != null && dir.equals(lastDir)) {
+                parent = lastDirAncestor;
+            } else {
+                parent = nearestAncestor(done, w.path());
+                lastDir = dir;
+                lastDirAncestor = parent;
+            }
             if (redundant(w, parent)) {
                 if (detail) {
                     notes.add(pad(w.access().word()) + w.path() + "  <- " + describe(w) + overrides(d)
@@ -79,7 +91,11 @@ final class Planner {
     }
 
     private static boolean redundant(Candidate w, Specificity.Decision parent) {
-        if (!w.source().equals(w.path())) {
+        // the cheap reasons first: a plan may decide tens of thousands of paths
+        if (parent == null ? w.access() != Access.RO : parent.winner().access() != w.access()) {
+            return false;
+        }
+        if (w.source() != w.path() && !w.source().equals(w.path())) {
             return false;
         }
         for (Path f : FRESH) {
@@ -101,14 +117,14 @@ final class Planner {
         }
         // Under a hidden directory, hidden stays hidden; under a bind, the same host
         // content shows through only when the bind shows the host path itself.
-        return w.access() == Access.EXCLUDE || p.source().equals(p.path());
+        return w.access() == Access.EXCLUDE || p.source() == p.path() || p.source().equals(p.path());
     }
 
     private static Mount mountFor(Candidate w, Path hiddenFile) {
         return switch (w.access()) {
             case RO -> new Mount(Mount.Kind.READ_ONLY, w.source(), w.path(), Access.RO, w.origin());
             case RW -> new Mount(Mount.Kind.READ_WRITE, w.source(), w.path(), Access.RW, w.origin());
-            case EXCLUDE -> Files.isDirectory(w.path())
+            case EXCLUDE -> (w.directory() != null ? w.directory() : Files.isDirectory(w.path()))
                     ? new Mount(Mount.Kind.EMPTY_DIR, w.path(), w.path(), Access.EXCLUDE, w.origin())
                     : new Mount(Mount.Kind.UNREADABLE_FILE, hiddenFile, w.path(), Access.EXCLUDE, w.origin());
         };

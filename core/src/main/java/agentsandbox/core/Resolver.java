@@ -99,7 +99,8 @@ final class Resolver {
         }
         boolean exact = !p.isGlob();
         for (Path m : matches) {
-            Path real = resolved(m);
+            Boolean[] directory = new Boolean[1];
+            Path real = resolved(m, directory);
             if (real == null) {
                 notes.add("skip " + r.access().word() + " " + m + " (" + r.origin() + "): dangling symlink");
                 continue;
@@ -117,7 +118,7 @@ final class Resolver {
                 String how = real.equals(m) ? "" : " (symlink to " + real + ")";
                 notes.add("resolve " + r.access().word() + " " + r.pattern() + " (" + r.origin() + ") -> " + m + how);
             }
-            out.add(new Candidate(real, real, r.access(), r.origin(), exact, r.pattern()));
+            out.add(new Candidate(real, real, r.access(), r.origin(), exact, r.pattern(), directory[0]));
         }
     }
 
@@ -346,9 +347,11 @@ final class Resolver {
 
     /**
      * {@link #realPath}, with the parent's resolution remembered: a match that is not a
-     * symlink itself is its resolved parent plus its name, one {@code lstat} each.
+     * symlink itself is its resolved parent plus its name, one {@code lstat} each. That
+     * lstat also tells whether it is a directory: put in {@code directory[0]} (left null
+     * when the lookup did not tell).
      */
-    Path resolved(Path p) {
+    private Path resolved(Path p, Boolean[] directory) {
         Path parent = p.getParent();
         Path name = p.getFileName();
         if (parent == null || name == null || !p.isAbsolute() || !p.equals(p.normalize())) {
@@ -363,6 +366,7 @@ final class Resolver {
         if (a.isSymbolicLink()) {
             return realPath(p);
         }
+        directory[0] = a.isDirectory();
         Path realParent = resolvedDirs.get(parent);
         if (realParent == null) {
             realParent = realPath(parent);

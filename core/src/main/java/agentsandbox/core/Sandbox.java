@@ -442,12 +442,18 @@ public final class Sandbox {
      */
     static List<Path> views(Path host, List<Mount> mounts) {
         List<Path> out = new ArrayList<>();
+        // the host path and its parents: a mount at one of them covers it (a set lookup per
+        // mount rather than a comparison; a plan can have tens of thousands of mounts)
+        java.util.Set<Path> covering = new java.util.HashSet<>();
+        for (Path p = host; p != null; p = p.getParent()) {
+            covering.add(p);
+        }
         Mount shows = null; // the mount whose content is seen at the host path: the deepest, then the last
         for (Mount m : mounts) {
             if (m.isView() && host.startsWith(m.source())) {
                 out.add(m.target().resolve(m.source().relativize(host).toString()));
             }
-            if (host.startsWith(m.target()) && m.kind() != Mount.Kind.REMOUNT_READ_ONLY
+            if (covering.contains(m.target()) && m.kind() != Mount.Kind.REMOUNT_READ_ONLY
                     && (shows == null || m.target().getNameCount() >= shows.target().getNameCount())) {
                 shows = m;
             }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -102,5 +103,38 @@ class PathPatternTest {
         PathPattern p = PathPattern.parse("a\\*b");
         assertThat(p.isGlob()).isFalse();
         assertThat(p.expand(w.home, w.project)).containsExactly(w.project.resolve("a*b"));
+    }
+
+    /** The quick sort of a listing's names gives exactly the order String.compareTo gives. */
+    @Test
+    void Names_Sort_As_Strings_Compare() {
+        java.util.Random random = new java.util.Random(7);
+        String alphabet = "ab.-_0129AZ~ é\u00ff\u4e2d";
+        for (int round = 0; round < 200; round++) {
+            int n = random.nextInt(300);
+            java.util.Set<String> unique = new java.util.LinkedHashSet<>();
+            boolean ascii = random.nextInt(4) != 0;
+            while (unique.size() < n) {
+                StringBuilder name = new StringBuilder(random.nextBoolean() ? "common-prefix" : "");
+                int length = 1 + random.nextInt(9);
+                for (int i = 0; i < length; i++) {
+                    name.append(alphabet.charAt(random.nextInt(ascii ? alphabet.length() - 3 : alphabet.length())));
+                }
+                unique.add(name.toString());
+            }
+            List<String> names = new java.util.ArrayList<>(unique);
+            List<String> expected = new java.util.ArrayList<>(names);
+            expected.sort(null);
+            PathPattern.sortNames(names);
+            assertThat(names).as("round %d", round).isEqualTo(expected);
+        }
+        List<String> numbers = new java.util.ArrayList<>();
+        for (int i = 20000; i >= 1; i--) {
+            numbers.add(Integer.toString(i));
+        }
+        List<String> expected = new java.util.ArrayList<>(numbers);
+        expected.sort(null);
+        PathPattern.sortNames(numbers);
+        assertThat(numbers).isEqualTo(expected);
     }
 }
