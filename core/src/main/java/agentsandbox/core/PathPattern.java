@@ -227,7 +227,9 @@ public final class PathPattern {
         if (base == null) {
             return List.of();
         }
-        List<Path> current = List.of(base);
+        // normal from the start: every segment then adds a name or takes one away ("." and
+        // empty ones are dropped when parsed), so every match is normal as it is made
+        List<Path> current = List.of(base.normalize());
         for (Segment seg : segments) {
             List<Path> next = new ArrayList<>();
             for (Path dir : current) {
@@ -247,7 +249,7 @@ public final class PathPattern {
         List<Path> out = new ArrayList<>();
         for (Path p : current) {
             if (listed || Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
-                out.add(p.normalize());
+                out.add(p);
             }
         }
         return out;

@@ -88,6 +88,38 @@ class LargePlansTest {
         assertThat(String.join("\n", quiet.notes())).doesNotContain("resolve exclude logs/*.log");
     }
 
+    /**
+     * A glob with thousands of matches has their lookups shared by two threads: each
+     * match still gets its own kind (directory or not) and links resolve.
+     */
+    @Test
+    void Thousands_Of_Matches_Are_Each_Looked_Up_As_Themselves() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        int files = Resolver.SHARED_LOOKUPS + 7;
+        for (int i = 0; i < files; i++) {
+            w.file("home/project/big/f" + i);
+        }
+        for (int i = 0; i < 5; i++) {
+            w.dir("home/project/big/d" + (i * 997));
+        }
+        w.file("home/project/.env");
+        Files.createSymbolicLink(w.project.resolve("big/zz-link"), w.project.resolve(".env"));
+        List<Candidate> found = new Resolver(w.env(), new ArrayList<>(), java.util.Set.of(), List.of(), false)
+                .resolve(List.of(Rule.pattern("big/*", Access.EXCLUDE, new Origin(Layer.FLAG, "flags"))));
+
+        assertThat(found).hasSize(files + 5 + 1);
+        Path big = w.project.resolve("big").toRealPath();
+        for (Candidate c : found) {
+            String name = c.path().getFileName().toString();
+            if (c.path().startsWith(big)) {
+                assertThat(c.directory()).as(name).isEqualTo(name.startsWith("d"));
+            } else {
+                assertThat(c.path()).isEqualTo(w.project.resolve(".env").toRealPath());
+                assertThat(c.directory()).as("a link's target is not looked at as the link").isNull();
+            }
+        }
+    }
+
     private static List<String> withoutRunDir(Plan p) {
         List<String> out = new ArrayList<>();
         for (String a : p.argv()) {
