@@ -612,7 +612,6 @@ static int write_all(int fd, const char *data, size_t length)
     return 0;
 }
 
-/* Sends what was collected. */
 static int connect_guard(const struct rule *rule);
 static void start_fallback(const struct rule *rule, struct guard *g);
 
@@ -633,6 +632,7 @@ static void open_guard(const struct rule *rule, struct guard *g)
     }
 }
 
+/* Sends what was collected. */
 static void flush_guard(const struct rule *rule, struct guard *g)
 {
     open_guard(rule, g);
@@ -1884,13 +1884,14 @@ static int remove_entry(int dir, const char *name, int depth)
     }
     int failed = 0;
     int removed;
+    int passes = 0;
     do {
         /* entries removed while the directory is read may or may not be listed
-         * again; it is read until a pass removes nothing more */
+         * again; it is read until a pass removes nothing more (a few passes at most:
+         * nothing writes there any more, and whatever is left makes the caller try) */
         removed = 0;
         rewinddir(listing);
         struct dirent *entry;
-        errno = 0;
         while ((entry = readdir(listing)) != NULL) {
             if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
                 continue;
@@ -1901,7 +1902,7 @@ static int remove_entry(int dir, const char *name, int depth)
                 failed = 1;
             }
         }
-    } while (removed && !failed);
+    } while (removed && !failed && ++passes < 8);
     closedir(listing);
     if (unlinkat(dir, name, AT_REMOVEDIR) == 0 || errno == ENOENT) {
         return 0;
