@@ -1769,22 +1769,35 @@ static int parse_starter_header(const char *header, unsigned long numbers[3], un
     return parse_numbers(header, numbers, 3, max);
 }
 
+/* The NUL-ended string at *cursor (before end), the cursor moved past it; NULL when
+ * no NUL is left. */
+static char *next_string(char **cursor, char *end)
+{
+    char *start = *cursor;
+    char *nul = start < end ? memchr(start, '\0', (size_t)(end - start)) : NULL;
+    if (nul == NULL) {
+        return NULL;
+    }
+    *cursor = nul + 1;
+    return start;
+}
+
+/* Takes count NUL-ended strings from *cursor; -1 when fewer are there. */
+static int take_strings(char **cursor, char *end, char **strings, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        if ((strings[i] = next_string(cursor, end)) == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Splits bytes into exactly count NUL-ended strings; -1 when they are not that. */
 static int split_strings(char *bytes, size_t length, char **strings, size_t count)
 {
-    size_t found = 0;
-    size_t start = 0;
-    for (size_t i = 0; i < length; i++) {
-        if (bytes[i] != '\0') {
-            continue;
-        }
-        if (found == count) {
-            return -1;
-        }
-        strings[found++] = bytes + start;
-        start = i + 1;
-    }
-    return found == count && start == length ? 0 : -1;
+    char *cursor = bytes;
+    return take_strings(&cursor, bytes + length, strings, count) == 0 && cursor == bytes + length ? 0 : -1;
 }
 
 /* Splits the request's bytes into the log file, bwrap's words and the variables;
@@ -1792,28 +1805,10 @@ static int split_strings(char *bytes, size_t length, char **strings, size_t coun
 static int split_starter_request(char *bytes, size_t length, char **log, char **words, size_t word_count,
                                  char **variables, size_t variable_count)
 {
-    size_t wanted = 1 + word_count + variable_count;
-    size_t found = 0;
-    size_t start = 0;
-    for (size_t i = 0; i < length; i++) {
-        if (bytes[i] != '\0') {
-            continue;
-        }
-        if (found == wanted) {
-            return -1;
-        }
-        char *text = bytes + start;
-        if (found == 0) {
-            *log = text;
-        } else if (found <= word_count) {
-            words[found - 1] = text;
-        } else {
-            variables[found - 1 - word_count] = text;
-        }
-        found++;
-        start = i + 1;
-    }
-    if (found != wanted || start != length) {
+    char *cursor = bytes;
+    char *end = bytes + length;
+    if (take_strings(&cursor, end, log, 1) != 0 || take_strings(&cursor, end, words, word_count) != 0 ||
+        take_strings(&cursor, end, variables, variable_count) != 0 || cursor != end) {
         return -1;
     }
     words[word_count] = NULL;
