@@ -144,8 +144,11 @@ final class GuardServer implements AutoCloseable {
                     read(key, buffer, complete);
                 }
             }
-            if (!complete.isEmpty()) {
-                complete.removeIf(this::answeredAtOnce);
+            // a plain loop, not removeIf with a method reference: nothing to link at the first call
+            for (Iterator<Pending> it = complete.iterator(); it.hasNext();) {
+                if (answeredAtOnce(it.next())) {
+                    it.remove();
+                }
             }
             if (!complete.isEmpty()) {
                 s.selectNow(); // deregisters the cancelled keys: a worker may then make the channel blocking
