@@ -51,6 +51,33 @@ quietly jlink "$jdk/bin/jlink" \
 # classes of modules this runtime leaves out (java.logging), and the dump warns about
 # each of them; -Xlog:cds=off keeps those expected warnings out of the build's output.
 quietly "the class data sharing archive" "$image/runtime/bin/java" -Xshare:dump -Xlog:cds=off
+
+# The runtime's security properties, for agent-sandbox's JVM alone: the JDK's settings
+# without their comments (every start reads this file, interpreted), and first among the
+# providers agentsandbox.core.UrandomProvider, which answers the random-number request
+# of the JVM's first Unix-domain socket from /dev/urandom without registering the JDK's
+# hundreds of services (see that class). The JDK's providers follow, in their order.
+security=$image/runtime/conf/security/java.security
+[[ -f $security ]] || die "no $security in the runtime made by jlink"
+awk '
+    function ends_continued(line,    n) {
+        n = 0
+        while (n < length(line) && substr(line, length(line) - n, 1) == "\\") n++
+        return n % 2 == 1
+    }
+    BEGIN { print "security.provider.1=agentsandbox.core.UrandomProvider" }
+    continued { print; continued = ends_continued($0); next }
+    /^[ \t]*([#!].*)?$/ { next }
+    match($0, /^security\.provider\.[0-9]+=/) {
+        number = substr($0, 19, RLENGTH - 19) + 1
+        print "security.provider." number "=" substr($0, RLENGTH + 1)
+        next
+    }
+    { print; continued = ends_continued($0) }
+' "$security" >"$work/java.security" || die "cannot rewrite $security"
+grep -q '^security\.provider\.2=SUN$' "$work/java.security" ||
+    die "$security does not name the JDK's SUN provider first; agent-sandbox's build expects it to"
+install -m 644 "$work/java.security" "$security"
 [[ -s $image/runtime/lib/server/classes.jsa ]] || die "no class data sharing archive in $image/runtime"
 
 # What --version reports as the build's commit ("-modified" when the checkout had changes).
@@ -109,6 +136,9 @@ if [[ $output != "$cache" && -s $output ]]; then
 fi
 [[ -s $cache ]] || die "the training run made no startup cache: $(tail -n 5 "$work/training.log" | tr '\n' ' ')"
 
+# Without the provider the runtime still works, but every run pays for the JDK's: require it.
+grep -q '^training: NativePRNGNonBlocking from AgentSandboxUrandom$' "$work/training.log" ||
+    die "the runtime does not take agentsandbox.core.UrandomProvider from $security: $(grep '^training: Native' "$work/training.log")"
 # A cache the JVM silently ignores would only make agent-sandbox slow: require it once.
 AGENT_SANDBOX_REQUIRE_CACHE=1 "$image/bin/agent-sandbox" --version >/dev/null ||
     die "the launcher does not start with the startup cache $cache"

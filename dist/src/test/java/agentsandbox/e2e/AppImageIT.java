@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -23,6 +24,17 @@ class AppImageIT {
         String modules = sandbox.runOnHost(runtime.resolve("bin/java").toString(), "--list-modules").succeeds().stdout();
         assertThat(modules.lines().map(l -> l.replaceFirst("@.*", "")))
                 .containsExactlyInAnyOrder("java.base", "jdk.unsupported");
+    }
+
+    @Test
+    void The_Runtimes_Security_Settings_Are_The_JDKs_With_The_Cheap_Random_Source_First() throws IOException {
+        List<String> lines = Files.readAllLines(sandbox.image().resolve("runtime/conf/security/java.security"));
+        assertThat(lines.get(0)).isEqualTo("security.provider.1=agentsandbox.core.UrandomProvider");
+        assertThat(lines).contains("security.provider.2=SUN", "security.provider.3=SunRsaSign");
+        assertThat(lines).as("settings without the JDK's comments").noneMatch(l -> l.startsWith("#") || l.isBlank());
+        // the JDK's settings are still there, their continued lines included
+        assertThat(lines).anyMatch(l -> l.startsWith("jdk.tls.disabledAlgorithms="));
+        assertThat(lines).anyMatch(l -> l.startsWith("securerandom.source="));
     }
 
     @Test
