@@ -31,6 +31,9 @@
  * names it to the JVM in this system property as "<request fd>,<reply fd>";
  * a request is at most this many bytes. */
 #define STARTER_PROPERTY "agentsandbox.starter"
+/* The caller's real user id, which the launcher passes to the JVM in this system
+ * property (reading /proc/self/status costs the interpreted JVM over a millisecond). */
+#define UID_PROPERTY "agentsandbox.uid"
 #define STARTER_MAX_REQUEST 67108864
 /* After bwrap's end the starter removes the run's directories on request:
  * "remove <paths> <bytes>\n", then that many bytes of NUL-ended absolute paths. */

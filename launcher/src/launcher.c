@@ -373,6 +373,8 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     format_path(jar, "%s/lib/agent-sandbox-cli.jar", self->home);
     snprintf(launcher_property, sizeof launcher_property, "-Dagentsandbox.launcher=%s", self->exe);
     snprintf(home_property, sizeof home_property, "-Dagentsandbox.home=%s", self->home);
+    char uid_property[64];
+    snprintf(uid_property, sizeof uid_property, "-D" UID_PROPERTY "=%u", (unsigned)getuid());
 
     if (access(java, X_OK) != 0) {
         die("no Java runtime at %s; reinstall agent-sandbox (./install.sh)", runtime);
@@ -397,9 +399,9 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     char starter_property[128];
     int starter = fork_starter(starter_property, sizeof starter_property);
 
-    /* java, the options, the cache (two), three properties, -jar <jar>, the user's arguments, NULL */
+    /* java, the options, the cache (two), four properties, -jar <jar>, the user's arguments, NULL */
     size_t user_args = (size_t)(argc - 1);
-    size_t count = 1 + JVM_OPTION_COUNT + 2 + 3 + 2 + user_args + 1;
+    size_t count = 1 + JVM_OPTION_COUNT + 2 + 4 + 2 + user_args + 1;
     char **java_argv = calloc(count, sizeof *java_argv);
     if (java_argv == NULL) {
         die("out of memory");
@@ -417,6 +419,7 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     }
     java_argv[n++] = launcher_property;
     java_argv[n++] = home_property;
+    java_argv[n++] = uid_property;
     if (starter) {
         java_argv[n++] = starter_property;
     }

@@ -9,6 +9,7 @@ import agentsandbox.core.Loosening;
 import agentsandbox.core.Plan;
 import agentsandbox.core.Policy;
 import agentsandbox.core.PolicyLayer;
+import agentsandbox.core.Preparation;
 import agentsandbox.core.Sandbox;
 import agentsandbox.core.SandboxException;
 import java.io.PrintStream;
@@ -102,36 +103,44 @@ final class Cli {
 
     private int runCommand(Args args, Environment env) {
         Debug debug = args.debug() ? new Debug(err) : Debug.OFF;
-        if (!args.dryRun()) {
-            Sandbox.warmUp();
-        }
-        Planned planned = plan(args, env, args.command(), debug);
-        Environment effective = planned.env();
-        Plan plan = planned.plan();
-
-        for (String hint : args.hints()) {
-            err.println("agent-sandbox: " + oneLine(hint));
-        }
         if (args.dryRun()) {
-            out.println(plan.shellLine());
+            Planned planned = plan(args, env, args.command(), debug, null);
+            for (String hint : args.hints()) {
+                err.println("agent-sandbox: " + oneLine(hint));
+            }
+            out.println(planned.plan().shellLine());
             return 0;
         }
-        GitAftercheck git = GitAftercheck.before(effective.workDir());
+        Environment effective = withCwd(args.cwd(), env);
+        // Ctrl-C from here on ends the run the agent-sandbox way: nothing left behind
         Interrupt interrupt = new Interrupt();
         interrupts.accept(interrupt::fire);
-        Execution execution = Sandbox.start(plan, effective);
-        interrupt.attach(execution);
-        int status = execution.waitFor();
-        for (String line : execution.bwrapMessages()) {
-            err.println(oneLine(line)); // what bwrap wrote, so no terminal control sequences
+        // the run directory and the checks before the run, on the second core while planning
+        try (Preparation prepared = Preparation.start(effective)) {
+            Plan plan = plan(args, env, args.command(), debug, prepared).plan();
+            for (String hint : args.hints()) {
+                err.println("agent-sandbox: " + oneLine(hint));
+            }
+            if (interrupt.fired()) {
+                return INTERRUPTED;
+            }
+            try (Execution execution = Sandbox.start(plan, effective, prepared)) {
+                interrupt.attach(execution);
+                GitAftercheck git = prepared.gitBefore();
+                int status = execution.waitForEnd();
+                // while the starter removes the run directory
+                for (String line : execution.bwrapMessages()) {
+                    err.println(oneLine(line)); // what bwrap wrote, so no terminal control sequences
+                }
+                for (GitAftercheck.Finding f : git.after(GIT_CHECK_LIMIT)) {
+                    err.println("agent-sandbox: after the run: " + oneLine(f.message()));
+                }
+                for (String line : execution.afterRun()) {
+                    err.println("agent-sandbox: after the run: " + oneLine(line));
+                }
+                return execution.terminated() ? INTERRUPTED : status;
+            }
         }
-        for (GitAftercheck.Finding f : git.after(GIT_CHECK_LIMIT)) {
-            err.println("agent-sandbox: after the run: " + oneLine(f.message()));
-        }
-        for (String line : execution.afterRun()) {
-            err.println("agent-sandbox: after the run: " + oneLine(line));
-        }
-        return execution.terminated() ? INTERRUPTED : status;
     }
 
     /** A plan and the environment it was made for (the working directory of {@code -C}). */
@@ -139,9 +148,10 @@ final class Cli {
 
     /**
      * The plan a run with these flags makes here: config files, the project config's
-     * trust, the merge, then {@link Sandbox#plan}. Creates nothing.
+     * trust, the merge, then {@link Sandbox#plan} (for the run that {@code prepared} prepares,
+     * when not null). Creates nothing.
      */
-    private Planned plan(Args args, Environment env, List<String> command, Debug debug) {
+    private Planned plan(Args args, Environment env, List<String> command, Debug debug, Preparation prepared) {
         Environment effective = withCwd(args.cwd(), env);
 
         ConfigReader.Loaded config = ConfigReader.load(effective, args.config());
@@ -167,7 +177,7 @@ final class Cli {
                 + (policy.docker() ? "on" : "off"));
         policy.commands().forEach((name, rule) -> debug.line("result: command " + name + " = " + rule.describe()));
 
-        Plan plan = Sandbox.plan(policy, effective, command, debug != Debug.OFF);
+        Plan plan = Sandbox.plan(policy, effective, command, debug != Debug.OFF, prepared);
         debug.section("resolution and mounts");
         plan.notes().forEach(debug::line);
         debug.section("bwrap");
@@ -231,7 +241,7 @@ final class Cli {
             return 0;
         }
         Explain.validate(paths, env);
-        Planned planned = plan(args, env, List.of("true"), args.debug() ? new Debug(err) : Debug.OFF);
+        Planned planned = plan(args, env, List.of("true"), args.debug() ? new Debug(err) : Debug.OFF, null);
         out.print(new Explain(planned.plan().explanation(), null, false, planned.env()).answer(paths));
         return 0;
     }
@@ -382,6 +392,10 @@ final class Cli {
             } else {
                 execution.terminate();
             }
+        }
+
+        synchronized boolean fired() {
+            return pending > 0;
         }
 
         synchronized void attach(Execution e) {

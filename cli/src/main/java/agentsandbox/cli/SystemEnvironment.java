@@ -75,8 +75,15 @@ final class SystemEnvironment {
         return t != null && t.startsWith("/") ? Path.of(t) : Path.of("/tmp");
     }
 
-    /** The real user id, from {@code /proc/self/status}; -1 when it cannot be read. */
+    /**
+     * The real user id: as the native launcher passes it ({@link Environment#UID_PROPERTY}),
+     * else from {@code /proc/self/status}; -1 when it cannot be read.
+     */
     static int uid() {
+        int passed = decimal(System.getProperty(Environment.UID_PROPERTY));
+        if (passed >= 0) {
+            return passed;
+        }
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"), StandardCharsets.US_ASCII)) {
                 if (line.startsWith("Uid:")) {
@@ -93,6 +100,22 @@ final class SystemEnvironment {
             // not Linux, or /proc is missing: the OS check reports it
         }
         return -1;
+    }
+
+    /** A non-negative decimal int, or -1 when {@code s} is not one (no regex on the start path). */
+    static int decimal(String s) {
+        if (s == null || s.isEmpty() || s.length() > 10) {
+            return -1;
+        }
+        long v = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            v = v * 10 + (c - '0');
+        }
+        return v > Integer.MAX_VALUE ? -1 : (int) v;
     }
 
     /** The launcher and application directory, as the native launcher passes them. */

@@ -37,4 +37,32 @@ class SystemEnvironmentTest {
         assertThat(SystemEnvironment.callerEnvironment(had)).isEqualTo(Map.of("LC_ALL", "C"));
         assertThat(SystemEnvironment.callerEnvironment(hadNone)).isEmpty();
     }
+
+    @Test
+    void The_User_Id_Is_The_One_The_Launcher_Passes_Else_The_Kernels() throws Exception {
+        String fromProc = null;
+        for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+            if (line.startsWith("Uid:")) {
+                fromProc = line.substring(4).strip().split("\\s+")[0];
+            }
+        }
+        String before = System.getProperty("agentsandbox.uid");
+        try {
+            System.clearProperty("agentsandbox.uid");
+            assertThat(SystemEnvironment.uid()).isEqualTo(Integer.parseInt(fromProc));
+            System.setProperty("agentsandbox.uid", "4242");
+            assertThat(SystemEnvironment.uid()).isEqualTo(4242);
+            // anything but a plain number is not the launcher's: the kernel's answer instead
+            for (String bad : new String[] {"", "-1", "12a", "99999999999", "+5"}) {
+                System.setProperty("agentsandbox.uid", bad);
+                assertThat(SystemEnvironment.uid()).as(bad).isEqualTo(Integer.parseInt(fromProc));
+            }
+        } finally {
+            if (before == null) {
+                System.clearProperty("agentsandbox.uid");
+            } else {
+                System.setProperty("agentsandbox.uid", before);
+            }
+        }
+    }
 }

@@ -29,13 +29,21 @@ interface Bwrap {
     void kill();
 
     /**
-     * After bwrap has ended ({@link #waitFor()} returned): has its starter remove these
+     * After bwrap has ended ({@link #waitFor()} returned): asks its starter to remove these
      * directories and all in them, never following a link (as {@link RunDir#removeTree}
      * does, in native code, which costs a run a fraction of what the interpreted JVM's
-     * file API costs). False when there is no starter or it did not remove them all: the
-     * caller removes what is left.
+     * file API costs), and returns at once: the removal runs while the caller does its
+     * own checks after the run. False when there is no starter to ask.
      */
-    default boolean removeAfterEnd(List<Path> trees) {
+    default boolean requestRemoval(List<Path> trees) {
+        return false;
+    }
+
+    /**
+     * Waits for the removal {@link #requestRemoval} asked for. False when there was none
+     * or the starter did not remove everything: the caller removes what is left.
+     */
+    default boolean removed() {
         return false;
     }
 

@@ -204,6 +204,8 @@ final class BwrapStarter {
         private Integer status;
         /** Whether the starter still reads requests: it does after telling bwrap's end. */
         private boolean listening;
+        /** Whether a removal was asked for and its reply is still to be read. */
+        private boolean removing;
 
         Started(long bwrap, InputStream replies, FileOutputStream requests) {
             this.bwrap = bwrap;
@@ -258,17 +260,33 @@ final class BwrapStarter {
         }
 
         @Override
-        public synchronized boolean removeAfterEnd(List<Path> trees) {
+        public synchronized boolean requestRemoval(List<Path> trees) {
             if (!listening) {
                 return false;
             }
             listening = false; // one removal: the run's directories, at its end
             byte[] request = removal(trees);
             try {
-                if (request == null) {
-                    return false;
+                if (request != null) {
+                    requests.write(request);
+                    removing = true;
+                    return true;
                 }
-                requests.write(request);
+            } catch (IOException e) {
+                // below
+            }
+            closeQuietly(replies);
+            closeQuietly(requests);
+            return false;
+        }
+
+        @Override
+        public synchronized boolean removed() {
+            if (!removing) {
+                return false;
+            }
+            removing = false;
+            try {
                 String reply = readLine(replies);
                 return reply != null && reply.startsWith("removed ");
             } catch (IOException e) {

@@ -34,6 +34,8 @@ public record Environment(
 
     /** The kernel's settings directory of a real machine. */
     public static final Path PROC_SYS = Path.of("/proc/sys");
+    /** The system property in which the launcher passes the caller's real user id (UID_PROPERTY in guard.h). */
+    public static final String UID_PROPERTY = "agentsandbox.uid";
 
     /** An environment that reads the kernel's settings from {@link #PROC_SYS}. */
     public Environment(Path home, Path workDir, Map<String, String> hostEnv, Path tempDir, int uid, String osName,

@@ -8,11 +8,13 @@ import java.util.List;
 /**
  * A running sandbox. {@link #waitFor()} returns the command's exit status, stops the
  * host-side servers (git guard, network proxy) and removes the run directory (with the
- * private {@code /tmp}), whatever happened. {@link #terminate()} is what the
- * caller does on SIGINT/SIGTERM: the first call sends SIGTERM to bwrap and SIGKILL after
- * a grace period; a second call kills at once.
+ * private {@code /tmp}), whatever happened. A caller with its own work after the run
+ * calls {@link #waitForEnd()} and then {@link #close()} instead: the run directory is
+ * removed (by the launcher's starter, in native code) while that work runs.
+ * {@link #terminate()} is what the caller does on SIGINT/SIGTERM: the first call sends
+ * SIGTERM to bwrap and SIGKILL after a grace period; a second call kills at once.
  */
-public final class Execution {
+public final class Execution implements AutoCloseable {
     /** How long bwrap gets to end after SIGTERM before it is killed. */
     public static final long GRACE_MILLIS = 10_000;
 
@@ -82,19 +84,44 @@ public final class Execution {
      * @throws SandboxException when bwrap itself could not create the sandbox
      */
     public int waitFor() {
+        try {
+            return waitForEnd();
+        } finally {
+            close();
+        }
+    }
+
+    /**
+     * Removes the run directory, once the removal that {@link #waitForEnd()} started is
+     * done (or at once, and then bwrap with it: call this after bwrap has ended).
+     * Idempotent.
+     */
+    @Override
+    public void close() {
+        run.close();
+    }
+
+    /**
+     * Waits for the sandbox to end, stops the host-side servers and starts removing the
+     * run directory; {@link #close()} finishes that.
+     *
+     * @return the command's exit status (128 + signal number when it was killed by a signal)
+     * @throws SandboxException when bwrap itself could not create the sandbox
+     */
+    public int waitForEnd() {
         int status;
         String log = null;
         try {
             status = waitUninterruptibly();
             log = setupLog == null ? null : readSetupLog(setupLog);
         } finally {
+            run.startClosing(bwrap);
             if (guard != null) {
                 guard.close();
             }
             if (proxy != null) {
                 proxy.close();
             }
-            run.closeAfter(bwrap);
         }
         if (log != null) {
             // With the launcher, bwrap's messages go to the setup log until the sandbox's

@@ -90,7 +90,7 @@ final class GuardServer implements AutoCloseable {
     /**
      * Opens the socket and answers on it, in the background, once bwrap runs (the
      * launcher waits for the socket to appear). What the JVM's first Unix socket costs
-     * was paid while the plan was made (see {@link Sandbox#warmUp()}).
+     * was paid while the plan was made (see {@link Preparation}).
      */
     void listen() {
         reader.start();
@@ -162,44 +162,63 @@ final class GuardServer implements AutoCloseable {
             throws IOException {
         // one per wake-up: the selector reports the socket again while more are waiting
         SocketChannel client = ch.accept();
-        if (client != null) {
-            if (open.size() >= MAX_CONNECTIONS) {
-                Connection oldest = open.pollFirst();
-                closeQuietly(oldest.channel);
-            }
-            client.configureBlocking(false);
-            Connection c = new Connection(client, System.nanoTime() / 1_000_000 + GuardProtocol.CONNECTION_MILLIS);
-            SelectionKey key = client.register(s, SelectionKey.OP_READ, c);
-            open.addLast(c);
-            // the launcher writes its request right after connecting: often it is here already
-            read(key, buffer, complete);
+        if (client == null) {
+            return;
         }
+        client.configureBlocking(false);
+        Connection c = new Connection(client, System.nanoTime() / 1_000_000 + GuardProtocol.CONNECTION_MILLIS);
+        // The launcher writes its request right after connecting: usually it is here
+        // already, and then the connection never goes through the selector at all.
+        Pending done = readSome(c, buffer);
+        if (done == ENDED) {
+            closeQuietly(client);
+            return;
+        }
+        if (done != null) {
+            complete.add(done);
+            return;
+        }
+        if (open.size() >= MAX_CONNECTIONS) {
+            Connection oldest = open.pollFirst();
+            closeQuietly(oldest.channel);
+        }
+        client.register(s, SelectionKey.OP_READ, c);
+        open.addLast(c);
     }
 
     private void read(SelectionKey key, ByteBuffer buffer, List<Pending> complete) {
         Connection c = (Connection) key.attachment();
+        Pending done = readSome(c, buffer);
+        if (done == ENDED) {
+            drop(key, c);
+        } else if (done != null) {
+            key.cancel();
+            open.remove(c);
+            complete.add(done);
+        }
+    }
+
+    /** What {@link #readSome} returns for a connection that ended or failed: close it. */
+    private static final Pending ENDED = new Pending(null, null, null, 0);
+
+    /**
+     * One read from a connection: its complete request (or what is malformed in it), null
+     * while the request is incomplete, {@link #ENDED} when the connection ended first.
+     */
+    private static Pending readSome(Connection c, ByteBuffer buffer) {
         buffer.clear();
-        GitGuard.Request request = null;
-        String malformed = null;
         try {
             int n = c.channel.read(buffer);
             if (n < 0) {
-                drop(key, c);
-                return;
+                return ENDED;
             }
-            request = c.reader.feed(buffer.array(), 0, n);
+            GitGuard.Request request = c.reader.feed(buffer.array(), 0, n);
+            return request == null ? null : new Pending(c.channel, request, null, c.deadline);
         } catch (GuardProtocol.Malformed e) {
-            malformed = e.getMessage();
+            return new Pending(c.channel, null, e.getMessage(), c.deadline);
         } catch (IOException e) {
-            drop(key, c);
-            return;
+            return ENDED;
         }
-        if (request == null && malformed == null) {
-            return;
-        }
-        key.cancel();
-        open.remove(c);
-        complete.add(new Pending(c.channel, request, malformed, c.deadline));
     }
 
     /**

@@ -72,6 +72,8 @@ public final class RunDir implements AutoCloseable {
     private final Path dir;
     private final Path sockets;
     private boolean closed;
+    /** The ended bwrap whose starter was asked to remove the directories (see {@link #startClosing}). */
+    private Bwrap removing;
 
     private RunDir(Path dir, Path sockets) {
         this.dir = dir;
@@ -249,6 +251,9 @@ public final class RunDir implements AutoCloseable {
             return;
         }
         closed = true;
+        if (removing != null && removing.removed()) {
+            return;
+        }
         if (sockets != null) {
             removeTree(sockets.getParent(), sockets.getFileName());
         }
@@ -256,18 +261,17 @@ public final class RunDir implements AutoCloseable {
     }
 
     /**
-     * As {@link #close()}, after bwrap's end: its starter removes the directories when it
-     * can ({@link Bwrap#removeAfterEnd}), this JVM what is left.
+     * The first half of {@link #close()} after bwrap's end: its starter starts removing the
+     * directories when it can ({@link Bwrap#requestRemoval}); {@link #close()} waits for
+     * it and removes what is left.
      */
-    synchronized void closeAfter(Bwrap ended) {
-        if (closed) {
+    synchronized void startClosing(Bwrap ended) {
+        if (closed || removing != null) {
             return;
         }
-        if (ended.removeAfterEnd(sockets == null ? List.of(dir) : List.of(sockets, dir))) {
-            closed = true;
-            return;
+        if (ended.requestRemoval(sockets == null ? List.of(dir) : List.of(sockets, dir))) {
+            removing = ended;
         }
-        close();
     }
 
     /** Removes {@code parent/name} and everything below it without following links; best effort. */

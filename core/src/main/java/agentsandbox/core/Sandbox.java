@@ -112,6 +112,15 @@ public final class Sandbox {
      * nobody reads. Every other note is made in any case.
      */
     public static Plan plan(Policy policy, Environment env, List<String> command, boolean detail) {
+        return plan(policy, env, command, detail, null);
+    }
+
+    /**
+     * {@link #plan(Policy, Environment, List, boolean)} for the run that {@code prepared}
+     * (made for the same environment) is preparing meanwhile: its run directory.
+     */
+    public static Plan plan(Policy policy, Environment env, List<String> command, boolean detail,
+            Preparation prepared) {
         if (command.isEmpty()) {
             throw new SandboxException("no command given");
         }
@@ -180,7 +189,10 @@ public final class Sandbox {
         }
         rules.addAll(configProtection(policy, env));
         Path stateDir = RunDir.stateDir(env);
-        Path runDir = RunDir.newPath(stateDir, randomBytes());
+        Path runDir = prepared != null ? prepared.runDir() : RunDir.newPath(stateDir, randomBytes());
+        if (!RunDir.runsDir(stateDir).equals(runDir.getParent())) {
+            throw new IllegalArgumentException("the preparation was made for another environment: " + runDir);
+        }
         Path hiddenFile = RunDir.hidden(runDir);
         java.util.Set<Path> created = java.util.Set.copyOf(homeSetup.directories());
         List<Path> writableRoots = new Resolver(env, notes, created, List.of(), detail).writableRoots(rules);
@@ -482,26 +494,18 @@ public final class Sandbox {
     }
 
     /**
-     * Starts, in the background, what the first use of the JVM's Unix sockets costs (it
-     * initialises the security providers for their random names: over 10 ms of CPU,
-     * interpreted), so that it is done while the plan is made, on a core that planning
-     * leaves idle, rather than while bwrap sets the sandbox up, which it would slow down.
-     * For a caller about to {@link #start} a plan; harmless otherwise.
+     * Pays what the first use of the JVM's Unix sockets costs (the classes' setup, and a
+     * random-number source for their temporary names: see {@link UrandomProvider}).
+     * {@link Preparation} does it while the plan is made, on a core that planning leaves
+     * idle, rather than while bwrap sets the sandbox up, which it would slow down.
      */
-    public static void warmUp() {
-        Thread t = new Thread(new Runnable() {
-            @Override
-            public void run() {
-                try {
-                    java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX).close();
-                    java.nio.channels.Selector.open().close();
-                } catch (IOException | RuntimeException e) {
-                    // the guard and the proxy meet the same failure when they open theirs, and say so
-                }
-            }
-        }, "agent-sandbox-warm-up");
-        t.setDaemon(true);
-        t.start();
+    static void openSocketClasses() {
+        try {
+            java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX).close();
+            java.nio.channels.Selector.open().close();
+        } catch (IOException | RuntimeException e) {
+            // the guard and the proxy meet the same failure when they open theirs, and say so
+        }
     }
 
     /**
@@ -510,23 +514,44 @@ public final class Sandbox {
      * @throws SandboxException when the machine cannot run a sandbox (root, no bwrap, …)
      */
     public static Execution start(Plan plan, Environment env) {
-        return start(plan, env, ProcessBuilder.Redirect.INHERIT, ProcessBuilder.Redirect.INHERIT,
+        return start(plan, env, null);
+    }
+
+    /**
+     * {@link #start(Plan, Environment)} with the run directory and the rest that {@code
+     * prepared} made while the plan was made (see {@link Preparation}); null to make them now.
+     */
+    public static Execution start(Plan plan, Environment env, Preparation prepared) {
+        return start(plan, env, prepared, ProcessBuilder.Redirect.INHERIT, ProcessBuilder.Redirect.INHERIT,
                 ProcessBuilder.Redirect.INHERIT);
     }
 
     /** Starts the plan with the given standard streams. */
     public static Execution start(Plan plan, Environment env, ProcessBuilder.Redirect in,
             ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
-        Preflight.checkCanRun(env);
-        for (String failure : ToolHomes.apply(plan.homeSetup(), env.home())) {
-            System.err.println("agent-sandbox: " + failure);
+        return start(plan, env, null, in, out, err);
+    }
+
+    private static Execution start(Plan plan, Environment env, Preparation prepared, ProcessBuilder.Redirect in,
+            ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
+        // the machine's check first: as root or without bwrap, nothing is created
+        RunDir run;
+        StateWatch state;
+        if (prepared != null) {
+            run = prepared.take(plan); // throws what the preparation's check found
+            state = prepared.state();
+        } else {
+            Preflight.checkCanRun(env);
+            run = RunDir.create(plan.runtimeDir(), RunDir.socketsDir(RunDir.socketsBase(env), plan.runtimeDir()),
+                    env.uid());
+            state = StateWatch.before(env);
         }
-        RunDir run = RunDir.create(plan.runtimeDir(), RunDir.socketsDir(RunDir.socketsBase(env), plan.runtimeDir()),
-                env.uid());
-        StateWatch state = StateWatch.before(env);
         GuardServer guard = null;
         NetworkProxy proxy = null;
         try {
+            for (String failure : ToolHomes.apply(plan.homeSetup(), env.home())) {
+                System.err.println("agent-sandbox: " + failure);
+            }
             prepareRun(run, plan);
             List<String> argv = plan.argv();
             java.nio.channels.FileChannel setupLog = null;
@@ -657,9 +682,10 @@ public final class Sandbox {
      * The name only needs to be unlikely to collide; the directory is created
      * exclusively, so a guessed name cannot be pre-planted.
      */
-    private static byte[] randomBytes() {
+    static byte[] randomBytes() {
         byte[] b = new byte[8];
-        try (java.io.InputStream in = Files.newInputStream(Path.of("/dev/urandom"))) {
+        // a plain stream: the file system provider's channel costs a start more, interpreted
+        try (java.io.InputStream in = new java.io.FileInputStream("/dev/urandom")) {
             if (in.readNBytes(b, 0, b.length) == b.length) {
                 return b;
             }

@@ -61,6 +61,72 @@ class FaultsIT {
     }
 
     /**
+     * A run prepares its directory while its plan is made: when the plan fails (a broken
+     * project config), the error is one line and the directory is gone with it.
+     */
+    @Test
+    void A_Run_Whose_Plan_Fails_Leaves_No_Run_Directory_Behind() {
+        sandbox.write(".agent-sandbox.jsonc", "{\"filesystem\": {\"ro\": [\"docs\"\n");
+        List<Path> socketsBefore = socketDirs();
+
+        sandbox.run("--", "sh", "-c", ": > ran").failsWithOneLineError().stderrContains(".agent-sandbox.jsonc");
+
+        assertThat(sandbox.project("ran")).doesNotExist();
+        assertThat(sandbox.runtimeDirsInTmp()).as("run directories after a failed plan").isEmpty();
+        assertThat(socketDirs()).as("socket directories after a failed plan").isSubsetOf(socketsBefore);
+    }
+
+    /**
+     * Ctrl-C while the plan is still being made (a slow one here: seven globs over 20 000
+     * files, 2 000 of them excluded) ends agent-sandbox with 130 before the command
+     * starts, and nothing of the run is left.
+     */
+    @Test
+    void SIGINT_While_The_Plan_Is_Made_Ends_With_130_Before_The_Command_Runs_And_Leaves_Nothing() {
+        sandbox.runOnHost("sh", "-c", "for d in $(seq 1 100); do mkdir -p many/d$d/e && (cd many/d$d/e && seq 1 200"
+                + " | xargs touch) || exit 1; done").succeeds();
+        List<String> argv = new java.util.ArrayList<>(List.of("-C", "many", "--network=false", "--exclude", "*/*/*7"));
+        for (String never : List.of("a", "b", "c", "d", "e", "f")) {
+            argv.addAll(List.of("--exclude", "*/*/*." + never));
+        }
+        argv.addAll(List.of("--", "sh", "-c", ": > ran"));
+        SandboxCli.Started started = sandbox.command(argv.toArray(String[]::new)).start();
+        // the run directory appears as soon as the plan is being made (and the handler is in place)
+        long deadline = System.nanoTime() + STARTUP.toNanos();
+        while (sandbox.runtimeDirsInTmp().isEmpty() && started.isAlive() && System.nanoTime() < deadline) {
+            pause(5);
+        }
+        List<Path> runs = sandbox.runtimeDirsInTmp();
+        assertThat(runs).as("a run directory while the plan is made").hasSize(1);
+        Path sockets = socketsBase().resolve(runs.get(0).getFileName());
+        started.signal("INT");
+
+        started.waitFor(STARTUP).exitsWith(130);
+        assertThat(sandbox.project("many/ran")).as("the command never ran").doesNotExist();
+        assertThat(sandbox.runtimeDirsInTmp()).as("run directories after the interrupted plan").isEmpty();
+        assertThat(sockets).as("the run's socket directory after the interrupted plan").doesNotExist();
+    }
+
+    /** Where the runs of the test user keep their sockets (the world sets no XDG_RUNTIME_DIR). */
+    private Path socketsBase() {
+        return Path.of("/tmp/agent-sandbox-" + sandbox.uid());
+    }
+
+    /** The runs' socket directories of the test user, of this world and any other. */
+    private List<Path> socketDirs() {
+        Path base = socketsBase();
+        List<Path> found = new java.util.ArrayList<>();
+        if (Files.isDirectory(base)) {
+            try (java.util.stream.Stream<Path> entries = Files.list(base)) {
+                entries.filter(p -> p.getFileName().toString().matches("[0-9a-f]{16}")).forEach(found::add);
+            } catch (IOException e) {
+                throw new AssertionError("cannot list " + base + ": " + e.getMessage(), e);
+            }
+        }
+        return found;
+    }
+
+    /**
      * Removing what killed runs left must not touch a run in progress: its runtime
      * directory holds the git guard's socket, which its git calls still need.
      */

@@ -1,0 +1,175 @@
+package agentsandbox.core;
+
+import java.nio.file.Path;
+
+/**
+ * What a run needs besides its plan, made on a second thread while the plan is made on
+ * the first: the machine's check ({@link Preflight}), the run directory ({@link RunDir}),
+ * the watched state before the run ({@link StateWatch}), the git metadata before the run
+ * ({@link GitAftercheck}), and the socket classes the git guard and the proxy open once
+ * bwrap runs. None of it depends on the plan, and all of it is interpreted file work a
+ * start would otherwise wait for one step after another.
+ *
+ * <pre>{@code
+ * try (Preparation prepared = Preparation.start(env)) {
+ *     Plan plan = Sandbox.plan(policy, env, command, false, prepared);
+ *     Execution run = Sandbox.start(plan, env, prepared);
+ *     ...
+ * }
+ * }</pre>
+ *
+ * {@link #close()} removes the run directory when no run took it (the plan failed, or
+ * the caller gave up), after the second thread is done, so nothing it made is left.
+ */
+public final class Preparation implements AutoCloseable {
+    private final Environment env;
+    private final Path runDir;
+    private final Thread thread;
+    private RunDir run;
+    private StateWatch state;
+    private GitAftercheck git;
+    private RuntimeException failure;
+    /** Whether the second thread has published what it made (it then only warms up sockets). */
+    private boolean prepared;
+    private boolean taken;
+    private boolean closed;
+
+    private Preparation(Environment env, Path runDir) {
+        this.env = env;
+        this.runDir = runDir;
+        // a plain class, not a lambda: nothing to link on the way to the command's start
+        this.thread = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                prepare();
+            }
+        }, "agent-sandbox-preparation");
+        thread.setDaemon(true);
+    }
+
+    /** Starts preparing a run in {@code env}; its plan must use {@link #runDir()}. */
+    public static Preparation start(Environment env) {
+        Preparation p = new Preparation(env, RunDir.newPath(RunDir.stateDir(env), Sandbox.randomBytes()));
+        p.thread.start();
+        return p;
+    }
+
+    /** The run directory this preparation creates: where the plan puts the run's files. */
+    public Path runDir() {
+        return runDir;
+    }
+
+    private void prepare() {
+        RunDir made = null;
+        StateWatch watched = null;
+        GitAftercheck checked = null;
+        RuntimeException failed = null;
+        try {
+            Preflight.checkCanRun(env); // as root or without bwrap, nothing is created
+            made = RunDir.create(runDir, RunDir.socketsDir(RunDir.socketsBase(env), runDir), env.uid());
+            watched = StateWatch.before(env);
+            checked = GitAftercheck.before(env.workDir());
+        } catch (RuntimeException e) {
+            failed = e;
+        }
+        synchronized (this) {
+            run = made;
+            state = watched;
+            git = checked;
+            failure = failed;
+            prepared = true;
+            notifyAll();
+        }
+        if (failed == null) {
+            Sandbox.openSocketClasses();
+        }
+    }
+
+    /** Waits until the second thread has published what it made (local file work: never long). */
+    private synchronized void awaitPrepared() {
+        boolean interrupted = false;
+        while (!prepared) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits for the second thread to end. */
+    private void join() {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                thread.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * The prepared run directory, for the run of {@code plan}, now the caller's to close;
+     * once.
+     *
+     * @throws SandboxException what the preparation failed with (no bwrap, root, a run
+     *                          directory that cannot be made)
+     */
+    RunDir take(Plan plan) {
+        if (!plan.runtimeDir().equals(runDir)) {
+            throw new IllegalArgumentException("the plan was not made for this preparation: " + plan.runtimeDir());
+        }
+        awaitPrepared();
+        synchronized (this) {
+            if (taken || closed) {
+                throw new IllegalStateException("the prepared run directory was already used");
+            }
+            if (failure != null) {
+                throw failure;
+            }
+            taken = true;
+            return run;
+        }
+    }
+
+    /** The watched state before the run (after {@link #take}). */
+    synchronized StateWatch state() {
+        return state;
+    }
+
+    /** The git metadata before the run, for the check after it (after {@link Sandbox#start}). */
+    public GitAftercheck gitBefore() {
+        awaitPrepared();
+        synchronized (this) {
+            if (git == null) {
+                throw new IllegalStateException("nothing was prepared: " + failure);
+            }
+            return git;
+        }
+    }
+
+    /** Waits for the second thread; removes the run directory when no run took it. Idempotent. */
+    @Override
+    public void close() {
+        join();
+        RunDir left;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            left = taken ? null : run;
+        }
+        if (left != null) {
+            left.close();
+        }
+    }
+}
