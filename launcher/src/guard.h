@@ -35,6 +35,14 @@
  * property (reading /proc/self/status costs the interpreted JVM over a millisecond). */
 #define UID_PROPERTY "agentsandbox.uid"
 #define STARTER_MAX_REQUEST 67108864
+/* The JVM finds the jars through this descriptor of the app image's lib directory,
+ * open across its exec: the class path (APP_CLASS_PATH) is then the same text
+ * wherever the image is installed, the text the startup cache was trained with
+ * (see dist/src/image/finish-image.sh). A cache trained at a path that no longer
+ * exists costs every start a failed lookup of that path per jar, interpreted. */
+#define APP_LIB_FD 9
+#define APP_CLASS_PATH "/proc/self/fd/9/agent-sandbox-cli.jar"
+#define APP_MAIN_CLASS "agentsandbox.cli.Main"
 /* After bwrap's end the starter removes the run's directories on request:
  * "remove <paths> <bytes>\n", then that many bytes of NUL-ended absolute paths. */
 #define STARTER_REMOVE "remove"

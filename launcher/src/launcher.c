@@ -90,6 +90,13 @@ static const char *const JVM_OPTIONS[] = {
     "-XX:-UsePerfData",
     "-Xlog:disable",
     "-Xlog:all=warning:stderr",
+    /* The JDK's own selector provider, named: otherwise the first socket the tool opens
+     * looks for another one among the services of every jar on the class path. */
+    "-Djava.nio.channels.spi.SelectorProvider=sun.nio.ch.EPollSelectorProvider",
+    /* The startup cache holds no profiles for the compilers (the tool runs interpreted),
+     * so no thread needs to start at every run to look for them. */
+    "-XX:+UnlockDiagnosticVMOptions",
+    "-XX:-AOTReplayTraining",
 };
 #define JVM_OPTION_COUNT (sizeof JVM_OPTIONS / sizeof JVM_OPTIONS[0])
 
@@ -396,12 +403,27 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
         die("the startup cache %s is missing or older than the jars", cache);
     }
 
+    /* The jars by a path that is the same wherever the image lies (APP_LIB_FD); taken
+     * before the starter's pipes, so that neither can get that number. A descriptor the
+     * caller left there is of no use to the JVM, and the starter closes it. */
+    const char *class_path = APP_CLASS_PATH;
+    char lib[PATH_MAX];
+    format_path(lib, "%s/lib", self->home);
+    int lib_fd = open(lib, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (lib_fd < 0 || (lib_fd != APP_LIB_FD && dup2(lib_fd, APP_LIB_FD) != APP_LIB_FD)
+            || fcntl(APP_LIB_FD, F_SETFD, 0) != 0 || access(APP_CLASS_PATH, R_OK) != 0) {
+        class_path = jar; /* no /proc, say: slower with the cache, never wrong */
+    }
+    if (lib_fd >= 0 && lib_fd != APP_LIB_FD) {
+        close(lib_fd);
+    }
+
     char starter_property[128];
     int starter = fork_starter(starter_property, sizeof starter_property);
 
-    /* java, the options, the cache (two), four properties, -jar <jar>, the user's arguments, NULL */
+    /* java, the options, the cache (two), four properties, -cp <jars> <class>, the user's arguments, NULL */
     size_t user_args = (size_t)(argc - 1);
-    size_t count = 1 + JVM_OPTION_COUNT + 2 + 4 + 2 + user_args + 1;
+    size_t count = 1 + JVM_OPTION_COUNT + 2 + 4 + 3 + user_args + 1;
     char **java_argv = calloc(count, sizeof *java_argv);
     if (java_argv == NULL) {
         die("out of memory");
@@ -423,8 +445,9 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     if (starter) {
         java_argv[n++] = starter_property;
     }
-    java_argv[n++] = (char *)"-jar";
-    java_argv[n++] = jar;
+    java_argv[n++] = (char *)"-cp";
+    java_argv[n++] = (char *)class_path;
+    java_argv[n++] = (char *)APP_MAIN_CLASS;
     for (size_t i = 0; i < user_args; i++) {
         java_argv[n++] = argv[i + 1];
     }

@@ -30,6 +30,7 @@ version=$3
 [[ -f $image/lib/agent-sandbox-cli.jar && -x $image/bin/agent-sandbox ]] ||
     die "$image lacks the launcher or the jars"
 
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/agent-sandbox-training.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -81,7 +82,6 @@ install -m 644 "$work/java.security" "$security"
 [[ -s $image/runtime/lib/server/classes.jsa ]] || die "no class data sharing archive in $image/runtime"
 
 # What --version reports as the build's commit ("-modified" when the checkout had changes).
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 commit=unknown
 if command -v git >/dev/null && git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
     commit=$(git -C "$repo" rev-parse HEAD 2>/dev/null) || commit=unknown
@@ -97,8 +97,16 @@ quietly "making the man page and completions" "$image/runtime/bin/java" -Xshare:
     -cp "$image/lib/agent-sandbox-cli.jar" agentsandbox.cli.Manual "$image/share"
 install -m 755 "$(dirname "${BASH_SOURCE[0]}")/install.sh" "$image/install.sh"
 
-# The JVM options must be the launcher's (see JVM_OPTIONS in launcher/src/launcher.c).
-options=(-XX:+UseSerialGC -Xint -XX:-UsePerfData)
+# The JVM options must be the launcher's (see JVM_OPTIONS in launcher/src/launcher.c), and
+# so must the class path: the jars through the descriptor APP_LIB_FD of the lib directory
+# (launcher/src/guard.h), the same text wherever the image is installed later.
+options=(-XX:+UseSerialGC -Xint -XX:-UsePerfData
+    -Djava.nio.channels.spi.SelectorProvider=sun.nio.ch.EPollSelectorProvider)
+guard_h=$repo/launcher/src/guard.h
+lib_fd=$(sed -n 's/^#define APP_LIB_FD \([0-9][0-9]*\)$/\1/p' "$guard_h")
+class_path=$(sed -n 's/^#define APP_CLASS_PATH "\(.*\)"$/\1/p' "$guard_h")
+[[ -n $lib_fd && $class_path == "/proc/self/fd/$lib_fd/agent-sandbox-cli.jar" ]] ||
+    die "cannot read APP_LIB_FD and APP_CLASS_PATH from $guard_h"
 cache=$image/lib/agent-sandbox.aot
 rm -f "$cache"
 # The training includes real runs under bwrap (the run directory, the git guard, the
@@ -123,13 +131,20 @@ else
     mkdir -m 700 "$work/trainer"
     output=$cache
 fi
+# Two steps, recording then creating, each with the lib directory at APP_LIB_FD (a JVM
+# that creates the cache in one step starts its second step without the descriptor).
+# No profiles for the compilers are recorded: the tool runs interpreted (-Xint).
 (
     cd "$work/trainer"
+    eval "exec $lib_fd<\"\$trained/lib\""
     "${as_trainer[@]}" env HOME="$work/trainer" "$trained/runtime/bin/java" "${options[@]}" \
-        -XX:AOTCacheOutput="$output" \
+        -XX:+UnlockDiagnosticVMOptions -XX:-AOTRecordTraining \
+        -XX:AOTMode=record -XX:AOTConfiguration="$work/trainer/agent-sandbox.aotconf" \
         -Dagentsandbox.launcher="$trained/bin/agent-sandbox" -Dagentsandbox.home="$trained" \
-        -cp "$trained/lib/agent-sandbox-cli.jar" agentsandbox.cli.Training "$work/trainer/training" \
-        >"$work/training.log" 2>&1
+        -cp "$class_path" agentsandbox.cli.Training "$work/trainer/training" >"$work/training.log" 2>&1 &&
+    "${as_trainer[@]}" env HOME="$work/trainer" "$trained/runtime/bin/java" "${options[@]}" \
+        -XX:AOTMode=create -XX:AOTConfiguration="$work/trainer/agent-sandbox.aotconf" \
+        -XX:AOTCache="$output" -cp "$class_path" >>"$work/training.log" 2>&1
 ) || die "the training run failed: $(tail -n 5 "$work/training.log" | tr '\n' ' ')"
 if [[ $output != "$cache" && -s $output ]]; then
     cp "$output" "$cache"
