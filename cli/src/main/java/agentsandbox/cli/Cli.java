@@ -126,20 +126,46 @@ final class Cli {
             }
             try (Execution execution = Sandbox.start(plan, effective, prepared)) {
                 interrupt.attach(execution);
-                GitAftercheck git = prepared.gitBefore();
-                int status = execution.waitForEnd();
-                // while the starter removes the run directory
+                AfterRun after = new AfterRun(prepared.gitBefore());
+                // the check of the git metadata starts as soon as bwrap has ended, on a
+                // thread of its own, while the servers stop and the starter removes the
+                // run directory
+                int status = execution.waitForEnd(after);
                 for (String line : execution.bwrapMessages()) {
                     err.println(oneLine(line)); // what bwrap wrote, so no terminal control sequences
                 }
-                for (GitAftercheck.Finding f : git.after(GIT_CHECK_LIMIT)) {
+                List<String> changed = execution.afterRun();
+                for (GitAftercheck.Finding f : after.findings()) {
                     err.println("agent-sandbox: after the run: " + oneLine(f.message()));
                 }
-                for (String line : execution.afterRun()) {
+                for (String line : changed) {
                     err.println("agent-sandbox: after the run: " + oneLine(line));
                 }
                 return execution.terminated() ? INTERRUPTED : status;
             }
+        }
+    }
+
+    /** Starts the check of the git metadata when bwrap has ended; its findings after that. */
+    private static final class AfterRun implements Runnable {
+        private final GitAftercheck git;
+        private GitAftercheck.Running running;
+
+        AfterRun(GitAftercheck git) {
+            this.git = git;
+        }
+
+        @Override
+        public void run() {
+            running = git.start();
+        }
+
+        /** What the check found (started now if bwrap's end did not start it). */
+        List<GitAftercheck.Finding> findings() {
+            if (running == null) {
+                running = git.start();
+            }
+            return running.findings(GIT_CHECK_LIMIT);
         }
     }
 
@@ -171,17 +197,21 @@ final class Cli {
             projectStatus = decided.startsWith(TRUSTED) ? "trusted"
                     : "untrusted, which is fine: it only tightens";
         }
-        debug.section("merge (lowest priority first)");
-        policy.layers().forEach(l -> debug.line(describe(l)));
-        debug.line("result: network " + (policy.network() ? "on" : "off") + ", docker "
-                + (policy.docker() ? "on" : "off"));
-        policy.commands().forEach((name, rule) -> debug.line("result: command " + name + " = " + rule.describe()));
+        if (debug != Debug.OFF) { // what only --debug shows is not even made otherwise
+            debug.section("merge (lowest priority first)");
+            policy.layers().forEach(l -> debug.line(describe(l)));
+            debug.line("result: network " + (policy.network() ? "on" : "off") + ", docker "
+                    + (policy.docker() ? "on" : "off"));
+            policy.commands().forEach((name, rule) -> debug.line("result: command " + name + " = " + rule.describe()));
+        }
 
         Plan plan = Sandbox.plan(policy, effective, command, debug != Debug.OFF, prepared);
-        debug.section("resolution and mounts");
-        plan.notes().forEach(debug::line);
-        debug.section("bwrap");
-        debug.line(plan.shellLine());
+        if (debug != Debug.OFF) {
+            debug.section("resolution and mounts");
+            plan.notes().forEach(debug::line);
+            debug.section("bwrap");
+            debug.line(plan.shellLine());
+        }
         plan = plan.withExplanation(plan.explanation().withConfigs(
                 configs(config, effective, args.config(), projectStatus)));
         return new Planned(effective, plan);

@@ -109,10 +109,22 @@ public final class Execution implements AutoCloseable {
      * @throws SandboxException when bwrap itself could not create the sandbox
      */
     public int waitForEnd() {
+        return waitForEnd(null);
+    }
+
+    /**
+     * {@link #waitForEnd()}, running {@code atEnd} (when not null) as soon as bwrap has
+     * ended, before the servers are stopped: work of the caller's own that then runs
+     * beside the cleanup (the CLI starts its check of the git metadata there).
+     */
+    public int waitForEnd(Runnable atEnd) {
         int status;
         String log = null;
         try {
             status = waitUninterruptibly();
+            if (atEnd != null) {
+                atEnd.run();
+            }
             log = setupLog == null ? null : readSetupLog(setupLog);
         } finally {
             run.startClosing(bwrap);

@@ -98,33 +98,54 @@ public final class GitAftercheck {
      * finding that says the check did not finish.
      */
     public List<Finding> after(Duration limit) {
-        List<Finding> out = new ArrayList<>();
-        // a plain class, not a lambda: nothing to spin up at the end of every run
-        Thread t = new Thread(new Runnable() {
-            @Override
-            public void run() {
-                List<Finding> found = scan();
-                synchronized (out) {
-                    out.addAll(found);
+        return start().findings(limit);
+    }
+
+    /**
+     * Starts the check after the run on a thread of its own, so that the caller can clean
+     * up meanwhile; {@link Running#findings} waits for it.
+     */
+    public Running start() {
+        return new Running();
+    }
+
+    /** The check after the run, under way. */
+    public final class Running {
+        private final List<Finding> out = new ArrayList<>();
+        private final Thread thread;
+
+        private Running() {
+            // a plain class, not a lambda: nothing to spin up at the end of every run
+            thread = new Thread(new Runnable() {
+                @Override
+                public void run() {
+                    List<Finding> found = scan();
+                    synchronized (out) {
+                        out.addAll(found);
+                    }
                 }
-            }
-        }, "agent-sandbox git check");
-        t.setDaemon(true);
-        t.start();
-        try {
-            t.join(limit.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            }, "agent-sandbox git check");
+            thread.setDaemon(true);
+            thread.start();
         }
-        synchronized (out) {
-            if (t.isAlive()) {
-                List<Finding> partial = new ArrayList<>();
-                partial.add(new Finding(workDir, "timeout", "the check of the git metadata in " + workDir
-                        + " did not finish in " + limit.toSeconds() + " s; look at .git/config, .git/hooks and"
-                        + " nested repositories before you run git there"));
-                return partial;
+
+        /** What the check found, waiting for it up to {@code limit} from now (see {@link #after}). */
+        public List<Finding> findings(Duration limit) {
+            try {
+                thread.join(limit.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
-            return List.copyOf(out);
+            synchronized (out) {
+                if (thread.isAlive()) {
+                    List<Finding> partial = new ArrayList<>();
+                    partial.add(new Finding(workDir, "timeout", "the check of the git metadata in " + workDir
+                            + " did not finish in " + limit.toSeconds() + " s; look at .git/config, .git/hooks and"
+                            + " nested repositories before you run git there"));
+                    return partial;
+                }
+                return List.copyOf(out);
+            }
         }
     }
 

@@ -227,7 +227,7 @@ final class GitDirs {
                 return;
             }
             gitDir = workTree.resolve(s.substring("gitdir:".length()).strip()).normalize();
-        } else if (!Files.isDirectory(dotGit, LinkOption.NOFOLLOW_LINKS)) {
+        } else if (!Resolver.isRealDirectory(dotGit)) {
             return;
         }
         if (!Files.isDirectory(gitDir) || !Files.isRegularFile(gitDir.resolve("HEAD"))) {
@@ -258,7 +258,7 @@ final class GitDirs {
 
     /** Submodules' git dirs: {@code modules/NAME}, where a name may hold slashes, and their own modules. */
     private void modules(Path dir, int depth, int level) {
-        if (level > 8 || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+        if (level > 8 || !Resolver.isRealDirectory(dir)) {
             return;
         }
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
@@ -267,7 +267,7 @@ final class GitDirs {
                 if (++n > MAX_LIST || dirs.size() >= MAX_DIRS) {
                     break;
                 }
-                if (!Files.isDirectory(e, LinkOption.NOFOLLOW_LINKS)) {
+                if (!Resolver.isRealDirectory(e)) {
                     continue;
                 }
                 if (Files.isRegularFile(e.resolve("HEAD"), LinkOption.NOFOLLOW_LINKS)) {
@@ -283,7 +283,7 @@ final class GitDirs {
     }
 
     private void worktrees(Path dir) {
-        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+        if (!Resolver.isRealDirectory(dir)) {
             return;
         }
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {

@@ -156,7 +156,7 @@ final class HostSockets {
     }
 
     private static void addDir(Set<Path> dirs, Path dir) {
-        if (Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+        if (Resolver.isRealDirectory(dir)) {
             dirs.add(dir);
         }
     }
@@ -174,7 +174,7 @@ final class HostSockets {
                 }
                 if (isSocket(e)) {
                     sockets.add(e);
-                } else if (Files.isDirectory(e, LinkOption.NOFOLLOW_LINKS) && holdsSocket(e)) {
+                } else if (Resolver.isRealDirectory(e) && holdsSocket(e)) {
                     dirs.add(e);
                 }
             }

@@ -97,9 +97,13 @@ final class Preflight {
                         + " and that you are not inside a container that forbids nested namespaces");
     }
 
+    /** A short kernel setting, or null when it is missing (asked on every start: no exception then). */
     private static String read(Path p) {
-        try {
-            return Files.readString(p, StandardCharsets.US_ASCII).strip();
+        if (!Files.exists(p)) {
+            return null;
+        }
+        try (java.io.InputStream in = new java.io.FileInputStream(p.toString())) {
+            return new String(in.readNBytes(64), StandardCharsets.US_ASCII).strip();
         } catch (IOException | SecurityException e) {
             return null;
         }

@@ -43,7 +43,10 @@ final class PresetExpander {
             toggles.addAll(l.presets());
         }
         Set<String> active = new LinkedHashSet<>();
-        boolean namesAll = toggles.stream().anyMatch(t -> t.equals("@all") || t.equals("!@all"));
+        boolean namesAll = false; // a loop, not a stream: the first stream of a run costs its start
+        for (String t : toggles) {
+            namesAll |= t.equals("@all") || t.equals("!@all");
+        }
         if (!namesAll) {
             active.addAll(leaves("@all"));
         }

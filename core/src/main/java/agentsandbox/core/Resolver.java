@@ -391,6 +391,15 @@ final class Resolver {
         }
     }
 
+    /**
+     * Whether {@code p} is a directory and not a link to one, as {@code Files.isDirectory(p,
+     * NOFOLLOW_LINKS)} answers, but without the exception that answer costs for a missing path:
+     * a stat first (no exception), the lstat only for a directory.
+     */
+    static boolean isRealDirectory(Path p) {
+        return Files.isDirectory(p) && !Files.isSymbolicLink(p);
+    }
+
     /** From this many matches of one glob on, their lookups are shared with a second thread. */
     static final int SHARED_LOOKUPS = 4096;
 
@@ -431,7 +440,10 @@ final class Resolver {
 
     /** The symlink-resolved path, or null when it does not exist (or is a dangling symlink). */
     static Path realPath(Path p) {
-        if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+        // Following links, as toRealPath does: false for a missing path and a dangling link
+        // alike, and without the exception (dear in the interpreter) that an lstat of a
+        // missing path costs.
+        if (!Files.exists(p)) {
             return null;
         }
         try {

@@ -170,7 +170,7 @@ public final class RunDir implements AutoCloseable {
         try {
             ensurePrivateDir(state, uid);
             ensurePrivateDir(runs, uid);
-            Files.createDirectory(run, PRIVATE_DIR);
+            Files.createDirectory(run, Private.DIR);
         } catch (FileAlreadyExistsException e) {
             throw new SandboxException("run directory " + run + " already exists", "plans are for one run; make a new plan");
         } catch (IOException e) {
@@ -180,12 +180,12 @@ public final class RunDir implements AutoCloseable {
         RunDir created = new RunDir(run, null);
         try {
             ensurePrivateDir(sockets.getParent(), uid);
-            Files.createDirectory(sockets, PRIVATE_DIR);
+            Files.createDirectory(sockets, Private.DIR);
             created = new RunDir(run, sockets);
             writeOwner(sockets);
             writeOwner(run);
             Files.createFile(hidden(run), PosixFilePermissions.asFileAttribute(Set.of()));
-            Files.createDirectory(tmp(run), PRIVATE_DIR);
+            Files.createDirectory(tmp(run), Private.DIR);
         } catch (IOException | SandboxException e) {
             created.close();
             if (e instanceof SandboxException se) {
@@ -199,7 +199,7 @@ public final class RunDir implements AutoCloseable {
 
     /** Creates an owner-only subdirectory of the sockets' directory ({@code guard}, {@code net}). */
     Path socketDir(String name) throws IOException {
-        return Files.createDirectory(sockets.resolve(name), PRIVATE_DIR);
+        return Files.createDirectory(sockets.resolve(name), Private.DIR);
     }
 
     private static String describe(IOException e) {
@@ -220,7 +220,7 @@ public final class RunDir implements AutoCloseable {
         } catch (NoSuchFileException e) {
             Files.createDirectories(dir.getParent());
             try {
-                Files.createDirectory(dir, PRIVATE_DIR);
+                Files.createDirectory(dir, Private.DIR);
             } catch (FileAlreadyExistsException made) {
                 // made meanwhile by a concurrent run: checked below like any existing one
             }
@@ -240,9 +240,15 @@ public final class RunDir implements AutoCloseable {
         }
     }
 
-    /** Owner-only, for the directories a run creates. */
-    private static final java.nio.file.attribute.FileAttribute<Set<java.nio.file.attribute.PosixFilePermission>>
-            PRIVATE_DIR = PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+    /**
+     * Owner-only, for the directories a run creates; in a class of its own, made when a run
+     * directory is created (on the second thread of {@link Preparation}), not when the
+     * first thread only names it.
+     */
+    private static final class Private {
+        static final java.nio.file.attribute.FileAttribute<Set<java.nio.file.attribute.PosixFilePermission>>
+                DIR = PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+    }
 
     /** Removes the run directory and everything in it, never following a link. Idempotent. */
     @Override

@@ -88,7 +88,9 @@ public final class Sandbox {
 
     /** True when this process runs inside an agent-sandbox sandbox. */
     public static boolean isInside() {
-        return Files.exists(ENTRY_POINT, LinkOption.NOFOLLOW_LINKS);
+        // following links: no exception for the missing entry point outside (asked a few
+        // times a start); only root could put a dangling link there outside a sandbox
+        return Files.exists(ENTRY_POINT);
     }
 
     /** Where the network proxy's socket and the first program's listen file are inside. */
@@ -522,11 +524,12 @@ public final class Sandbox {
      * prepared} made while the plan was made (see {@link Preparation}); null to make them now.
      */
     public static Execution start(Plan plan, Environment env, Preparation prepared) {
-        return start(plan, env, prepared, ProcessBuilder.Redirect.INHERIT, ProcessBuilder.Redirect.INHERIT,
-                ProcessBuilder.Redirect.INHERIT);
+        // null: the caller's own streams (the class of ProcessBuilder.Redirect costs a start
+        // its initialisation when touched, and the launcher's starter needs none of it)
+        return start(plan, env, prepared, null, null, null);
     }
 
-    /** Starts the plan with the given standard streams. */
+    /** Starts the plan with the given standard streams (null: the caller's own). */
     public static Execution start(Plan plan, Environment env, ProcessBuilder.Redirect in,
             ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
         return start(plan, env, null, in, out, err);
@@ -573,8 +576,7 @@ public final class Sandbox {
                 proxy = new NetworkProxy(plan.netSocket(), plan.hostPorts());
             }
             Bwrap bwrap = null;
-            if (setupLog != null && in == ProcessBuilder.Redirect.INHERIT && out == ProcessBuilder.Redirect.INHERIT
-                    && err == ProcessBuilder.Redirect.INHERIT) {
+            if (setupLog != null && inherits(in) && inherits(out) && inherits(err)) {
                 BwrapStarter starter = BwrapStarter.take(env.installation().starter());
                 if (starter != null) {
                     bwrap = starter.start(RunDir.setupLog(run.path()), plan.argv(), env.hostEnv());
@@ -587,7 +589,9 @@ public final class Sandbox {
                 // --chdir, inside): "/" can always be entered, so a working directory that cannot
                 // is bwrap's to report, in the words of its chdir
                 pb.directory(new java.io.File("/"));
-                pb.redirectInput(in).redirectOutput(out).redirectError(err);
+                pb.redirectInput(in == null ? ProcessBuilder.Redirect.INHERIT : in)
+                        .redirectOutput(out == null ? ProcessBuilder.Redirect.INHERIT : out)
+                        .redirectError(err == null ? ProcessBuilder.Redirect.INHERIT : err);
                 bwrap = Bwrap.of(pb.start());
             }
             if (guard != null) {
@@ -615,18 +619,16 @@ public final class Sandbox {
         }
     }
 
+    /** Whether a stream of {@link #start} is the caller's own (null stands for that too). */
+    private static boolean inherits(ProcessBuilder.Redirect r) {
+        return r == null || r == ProcessBuilder.Redirect.INHERIT;
+    }
+
     /** What the plan needs in the run directory beyond what every run has. */
     private static void prepareRun(RunDir run, Plan plan) throws IOException {
         // created read-only, written through the descriptor that created it
-        try (java.nio.channels.SeekableByteChannel ch = Files.newByteChannel(RunDir.policy(run.path()),
-                Set.of(java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE),
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("r--------")))) {
-            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(
-                    plan.explanation().format().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            while (b.hasRemaining()) {
-                ch.write(b);
-            }
-        }
+        createAndWrite(RunDir.policy(run.path()), "r--------",
+                plan.explanation().format().getBytes(java.nio.charset.StandardCharsets.UTF_8));
         if (!plan.spilledCommand().isEmpty()) {
             writeCommand(RunDir.command(run.path()), plan.spilledCommand());
         }
@@ -635,9 +637,20 @@ public final class Sandbox {
         }
         if (plan.netSocket() != null) {
             Path net = run.socketDir(RunDir.NET);
-            Files.write(Files.createFile(net.resolve("listen"), PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rw-------"))),
+            createAndWrite(net.resolve("listen"), "rw-------",
                     NetworkProxy.listenFile(plan.hostPorts()).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        }
+    }
+
+    /** A new file with these permissions and bytes, written through the descriptor that created it. */
+    private static void createAndWrite(Path file, String permissions, byte[] bytes) throws IOException {
+        try (java.nio.channels.SeekableByteChannel ch = Files.newByteChannel(file,
+                Set.of(java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(permissions)))) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
         }
     }
 

@@ -467,7 +467,7 @@ final class ToolHomes {
             }
             for (String g : t.grants()) {
                 Path grant = home.resolve(g);
-                if (!create.contains(grant) && !Files.isDirectory(grant, LinkOption.NOFOLLOW_LINKS)) {
+                if (!create.contains(grant) && !Resolver.isRealDirectory(grant)) {
                     continue;
                 }
                 List<String> kept = new ArrayList<>(t.readOnly());

@@ -149,7 +149,10 @@ final class Wrappers {
                         + ") needs the agent-sandbox launcher, and this sandbox has no installation",
                         "pass an Environment.Installation, or remove the rule");
             }
-            long slots = out.stream().filter(x -> x.realSlot() != null).count();
+            long slots = 0; // a loop, not a stream: the first stream of a run costs its start
+            for (Wrapper x : out) {
+                slots += x.realSlot() != null ? 1 : 0;
+            }
             String slot = rule instanceof CommandRule.Blocked ? null
                     : Sandbox.RUNTIME.relativize(REAL.resolve(Long.toString(slots + 1)).resolve(name)).toString();
             out.add(new Wrapper(name, rule, origin, List.copyOf(overlaid), real, slot, script,
