@@ -18,7 +18,9 @@ import java.util.Map;
  * run under bwrap with a guarded git call), so the JVM can record the classes, their
  * linking and the lambdas they use. Not used at run time.
  *
- * <pre>{@code java -XX:AOTCacheOutput=lib/agent-sandbox.aot -cp lib/agent-sandbox-cli.jar agentsandbox.cli.Training WORKDIR}</pre>
+ * <pre>{@code java -XX:AOTMode=record -XX:AOTConfiguration=CONF -cp CLASS_PATH agentsandbox.cli.Training WORKDIR}</pre>
+ *
+ * with the launcher's JVM options and class path (dist/src/image/finish-image.sh).
  */
 public final class Training {
     private Training() {}
