@@ -17,6 +17,23 @@ final class HostRead {
     private HostRead() {}
 
     /**
+     * The text (ASCII) of a small file the kernel makes, such as {@code /proc/self/stat} or a
+     * setting below {@code /proc/sys}: at most {@code max} bytes, or null when it is missing
+     * or cannot be read. Read with a plain stream, and a missing file costs no exception:
+     * a start reads a few of them, interpreted.
+     */
+    static String kernelFile(Path p, int max) {
+        if (!Files.exists(p)) {
+            return null;
+        }
+        try (InputStream in = new java.io.FileInputStream(p.toString())) {
+            return new String(in.readNBytes(max), java.nio.charset.StandardCharsets.US_ASCII);
+        } catch (IOException | SecurityException e) {
+            return null;
+        }
+    }
+
+    /**
      * The file's bytes, or null when it is not a regular file, cannot be read, or is
      * larger than {@code max} bytes.
      */

@@ -99,13 +99,7 @@ final class Preflight {
 
     /** A short kernel setting, or null when it is missing (asked on every start: no exception then). */
     private static String read(Path p) {
-        if (!Files.exists(p)) {
-            return null;
-        }
-        try (java.io.InputStream in = new java.io.FileInputStream(p.toString())) {
-            return new String(in.readNBytes(64), StandardCharsets.US_ASCII).strip();
-        } catch (IOException | SecurityException e) {
-            return null;
-        }
+        String text = HostRead.kernelFile(p, 64);
+        return text == null ? null : text.strip();
     }
 }

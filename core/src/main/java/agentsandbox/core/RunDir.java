@@ -360,13 +360,25 @@ public final class RunDir implements AutoCloseable {
         static Owner current() {
             Owner c = current;
             if (c == null) {
-                c = read(Path.of("/proc"), ProcessHandle.current().pid());
+                c = read(Path.of("/proc"), ownPid());
                 current = c;
             }
             return c;
         }
 
         private static volatile Owner current;
+
+        /**
+         * This process's id, from {@code /proc/self}: {@code ProcessHandle.current()} would set
+         * up the JDK's process reaper (a thread pool) on the way to every start.
+         */
+        private static long ownPid() {
+            try {
+                return Long.parseLong(Files.readSymbolicLink(Path.of("/proc/self")).toString());
+            } catch (IOException | NumberFormatException | UnsupportedOperationException e) {
+                return ProcessHandle.current().pid();
+            }
+        }
 
         /** The process {@code pid} as {@code proc} shows it, or null when there is none. */
         static Owner read(Path proc, long pid) {
@@ -413,10 +425,8 @@ public final class RunDir implements AutoCloseable {
      * from the last ')'.
      */
     private static String[] statFields(Path stat) {
-        String text;
-        try {
-            text = Files.readString(stat, StandardCharsets.US_ASCII);
-        } catch (IOException | RuntimeException e) {
+        String text = HostRead.kernelFile(stat, 4096);
+        if (text == null) {
             return null;
         }
         int close = text.lastIndexOf(')');
