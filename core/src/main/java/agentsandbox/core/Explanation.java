@@ -268,12 +268,27 @@ public record Explanation(Path workDir, Path home, List<Config> configs, List<En
         return sb.toString();
     }
 
+    /** Whether a field holds nothing {@link #line} escapes. */
+    private static boolean plain(String f) {
+        for (int k = 0; k < f.length(); k++) {
+            char c = f.charAt(k);
+            if (c == '\\' || c == '\t' || c == '\n' || c == '\r') {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static void line(StringBuilder sb, String... fields) {
         for (int i = 0; i < fields.length; i++) {
             if (i > 0) {
                 sb.append('\t');
             }
             String f = fields[i];
+            if (plain(f)) {
+                sb.append(f); // one copy, not a call per character (every start writes this record)
+                continue;
+            }
             for (int k = 0; k < f.length(); k++) {
                 char c = f.charAt(k);
                 switch (c) {
