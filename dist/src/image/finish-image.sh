@@ -2,7 +2,9 @@
 # Completes the app image once its launcher and jars are in place:
 #
 #   runtime/                  a Java runtime made by jlink with only the modules
-#                             agent-sandbox uses, and its class data sharing archive
+#                             agent-sandbox uses, its own security provider among them
+#                             (agentsandbox.urandom, the jar PROVIDER), and its class
+#                             data sharing archive
 #   lib/agent-sandbox.aot     the startup cache (JEP 483), trained on this exact
 #                             runtime and class path by agentsandbox.cli.Training
 #   lib/build.properties      the commit the image was built from (--version)
@@ -14,7 +16,7 @@
 # prints two lines; the JVM's own chatter goes to a log that is shown only when a
 # step fails. package.sh then packs the image as a tar.gz and a .deb.
 #
-#   finish-image.sh IMAGE JDK VERSION
+#   finish-image.sh IMAGE JDK VERSION PROVIDER
 set -euo pipefail
 
 die() {
@@ -22,13 +24,15 @@ die() {
     exit 1
 }
 
-[[ $# -eq 3 ]] || die "usage: finish-image.sh IMAGE JDK VERSION"
+[[ $# -eq 4 ]] || die "usage: finish-image.sh IMAGE JDK VERSION PROVIDER"
 image=$1
 jdk=$2
 version=$3
+provider=$4
 [[ -x $jdk/bin/jlink ]] || die "no jlink in $jdk: a full JDK 25 is needed to build the image"
 [[ -f $image/lib/agent-sandbox-cli.jar && -x $image/bin/agent-sandbox ]] ||
     die "$image lacks the launcher or the jars"
+[[ -f $provider ]] || die "no security provider module at $provider (build the whole project)"
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/agent-sandbox-training.XXXXXX")
@@ -41,10 +45,12 @@ quietly() {
     "$@" >"$work/step.log" 2>&1 || die "$what failed: $(tail -n 20 "$work/step.log")"
 }
 
-# java.base, plus jdk.unsupported for sun.misc.Signal (SIGINT/SIGTERM handling).
+# java.base, plus jdk.unsupported for sun.misc.Signal (SIGINT/SIGTERM handling), plus
+# agent-sandbox's security provider (see below).
 rm -rf "$image/runtime"
 quietly jlink "$jdk/bin/jlink" \
-    --add-modules java.base,jdk.unsupported \
+    --module-path "$provider" \
+    --add-modules java.base,jdk.unsupported,agentsandbox.urandom \
     --strip-debug --no-man-pages --no-header-files \
     --output "$image/runtime"
 # The runtime's class data sharing archive, for a start without the startup cache. Made
@@ -55,9 +61,13 @@ quietly "the class data sharing archive" "$image/runtime/bin/java" -Xshare:dump 
 
 # The runtime's security properties, for agent-sandbox's JVM alone: the JDK's settings
 # without their comments (every start reads this file, interpreted), and first among the
-# providers agentsandbox.core.UrandomProvider, which answers the random-number request
-# of the JVM's first Unix-domain socket from /dev/urandom without registering the JDK's
-# hundreds of services (see that class). The JDK's providers follow, in their order.
+# providers AgentSandboxUrandom (agentsandbox.urandom.UrandomProvider), which answers the
+# random-number request of the JVM's first Unix-domain socket from /dev/urandom without
+# registering the JDK's hundreds of services (see that class). It is named by its name and
+# is a module of the runtime: the JDK finds such a provider among the runtime's modules'
+# services, where a provider on the class path is looked for by opening every jar of it
+# (reading their indexes, interpreted, cost every start some 3 ms of CPU). The JDK's
+# providers follow, in their order.
 security=$image/runtime/conf/security/java.security
 [[ -f $security ]] || die "no $security in the runtime made by jlink"
 awk '
@@ -66,7 +76,7 @@ awk '
         while (n < length(line) && substr(line, length(line) - n, 1) == "\\") n++
         return n % 2 == 1
     }
-    BEGIN { print "security.provider.1=agentsandbox.core.UrandomProvider" }
+    BEGIN { print "security.provider.1=AgentSandboxUrandom" }
     continued { print; continued = ends_continued($0); next }
     /^[ \t]*([#!].*)?$/ { next }
     match($0, /^security\.provider\.[0-9]+=/) {
@@ -153,7 +163,7 @@ fi
 
 # Without the provider the runtime still works, but every run pays for the JDK's: require it.
 grep -q '^training: NativePRNGNonBlocking from AgentSandboxUrandom$' "$work/training.log" ||
-    die "the runtime does not take agentsandbox.core.UrandomProvider from $security: $(grep '^training: Native' "$work/training.log")"
+    die "the runtime does not take AgentSandboxUrandom from $security: $(grep '^training: Native' "$work/training.log")"
 # A cache the JVM silently ignores would only make agent-sandbox slow: require it once.
 AGENT_SANDBOX_REQUIRE_CACHE=1 "$image/bin/agent-sandbox" --version >/dev/null ||
     die "the launcher does not start with the startup cache $cache"

@@ -112,7 +112,7 @@ public final class Training {
             }
         }
         // The build checks that the runtime's sockets get their random numbers the cheap way
-        // (finish-image.sh names agentsandbox.core.UrandomProvider first in java.security).
+        // (finish-image.sh names AgentSandboxUrandom, a module of the runtime, first in java.security).
         try {
             System.err.println("training: NativePRNGNonBlocking from "
                     + java.security.SecureRandom.getInstance("NativePRNGNonBlocking").getProvider().getName());

@@ -497,7 +497,8 @@ public final class Sandbox {
 
     /**
      * Pays what the first use of the JVM's Unix sockets costs (the classes' setup, and a
-     * random-number source for their temporary names: see {@link UrandomProvider}).
+     * random-number source for their temporary names: the app image's runtime has a provider
+     * of its own for that, see agentsandbox.urandom.UrandomProvider).
      * {@link Preparation} does it while the plan is made, on a core that planning leaves
      * idle, rather than while bwrap sets the sandbox up, which it would slow down.
      */

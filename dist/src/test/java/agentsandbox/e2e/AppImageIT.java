@@ -23,13 +23,17 @@ class AppImageIT {
         assertThat(runtime.resolve("bin/javac")).doesNotExist();
         String modules = sandbox.runOnHost(runtime.resolve("bin/java").toString(), "--list-modules").succeeds().stdout();
         assertThat(modules.lines().map(l -> l.replaceFirst("@.*", "")))
-                .containsExactlyInAnyOrder("java.base", "jdk.unsupported");
+                .containsExactlyInAnyOrder("java.base", "jdk.unsupported", "agentsandbox.urandom");
+        // the security provider java.security names first, found among the modules' services
+        assertThat(sandbox.runOnHost(runtime.resolve("bin/java").toString(), "--describe-module",
+                "agentsandbox.urandom").succeeds().stdout())
+                .contains("provides java.security.Provider with agentsandbox.urandom.UrandomProvider");
     }
 
     @Test
     void The_Runtimes_Security_Settings_Are_The_JDKs_With_The_Cheap_Random_Source_First() throws IOException {
         List<String> lines = Files.readAllLines(sandbox.image().resolve("runtime/conf/security/java.security"));
-        assertThat(lines.get(0)).isEqualTo("security.provider.1=agentsandbox.core.UrandomProvider");
+        assertThat(lines.get(0)).isEqualTo("security.provider.1=AgentSandboxUrandom");
         assertThat(lines).contains("security.provider.2=SUN", "security.provider.3=SunRsaSign");
         assertThat(lines).as("settings without the JDK's comments").noneMatch(l -> l.startsWith("#") || l.isBlank());
         // the JDK's settings are still there, their continued lines included

@@ -1,4 +1,4 @@
-package agentsandbox.core;
+package agentsandbox.urandom;
 
 import java.io.FileInputStream;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package agentsandbox.core;
+package agentsandbox.urandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
