@@ -489,10 +489,18 @@ public final class RunDir implements AutoCloseable {
         if (self == null) {
             return; // without /proc nothing can tell later whether the owner lives: never removed by others
         }
-        try (SeekableByteChannel ch = Files.newByteChannel(run.resolve(OWNER),
+        createFile(run.resolve(OWNER), "rw-------", self.format().getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /**
+     * A new file of the run (never one that exists, never through a link) with these
+     * permissions and bytes, written through the descriptor that created it.
+     */
+    static void createFile(Path file, String permissions, byte[] bytes) throws IOException {
+        try (SeekableByteChannel ch = Files.newByteChannel(file,
                 Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-            ByteBuffer b = ByteBuffer.wrap(self.format().getBytes(StandardCharsets.US_ASCII));
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(permissions)))) {
+            ByteBuffer b = ByteBuffer.wrap(bytes);
             while (b.hasRemaining()) {
                 ch.write(b);
             }

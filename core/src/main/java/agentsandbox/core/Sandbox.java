@@ -11,7 +11,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * The engine: turns a {@link Policy} into a {@link Plan} (nothing is created), and
@@ -628,7 +627,7 @@ public final class Sandbox {
     /** What the plan needs in the run directory beyond what every run has. */
     private static void prepareRun(RunDir run, Plan plan) throws IOException {
         // created read-only, written through the descriptor that created it
-        createAndWrite(RunDir.policy(run.path()), "r--------",
+        RunDir.createFile(RunDir.policy(run.path()), "r--------",
                 plan.explanation().format().getBytes(java.nio.charset.StandardCharsets.UTF_8));
         if (!plan.spilledCommand().isEmpty()) {
             writeCommand(RunDir.command(run.path()), plan.spilledCommand());
@@ -638,22 +637,11 @@ public final class Sandbox {
         }
         if (plan.netSocket() != null) {
             Path net = run.socketDir(RunDir.NET);
-            createAndWrite(net.resolve("listen"), "rw-------",
+            RunDir.createFile(net.resolve("listen"), "rw-------",
                     NetworkProxy.listenFile(plan.hostPorts()).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         }
     }
 
-    /** A new file with these permissions and bytes, written through the descriptor that created it. */
-    private static void createAndWrite(Path file, String permissions, byte[] bytes) throws IOException {
-        try (java.nio.channels.SeekableByteChannel ch = Files.newByteChannel(file,
-                Set.of(java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE),
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(permissions)))) {
-            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
-            while (b.hasRemaining()) {
-                ch.write(b);
-            }
-        }
-    }
 
     /**
      * Makes {@code target} (a process builder's environment, inherited from this process)
@@ -686,8 +674,7 @@ public final class Sandbox {
             bytes.writeBytes(word.getBytes(java.nio.charset.StandardCharsets.UTF_8));
             bytes.write(0);
         }
-        Files.write(Files.createFile(file, PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rw-------"))), bytes.toByteArray());
+        RunDir.createFile(file, "rw-------", bytes.toByteArray());
     }
 
     /**
