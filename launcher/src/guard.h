@@ -43,6 +43,12 @@
 #define APP_LIB_FD 9
 #define APP_CLASS_PATH "/proc/self/fd/9/agent-sandbox-cli.jar"
 #define APP_MAIN_CLASS "agentsandbox.cli.Main"
+/* The build trains the startup cache through the launcher, so that the training takes
+ * the path a real start takes (the starter among it): `agent-sandbox TRAIN_FLAG
+ * CONFIGURATION WORKDIR` runs TRAIN_CLASS recording into CONFIGURATION
+ * (dist/src/image/finish-image.sh). */
+#define TRAIN_FLAG "--internal-train"
+#define TRAIN_CLASS "agentsandbox.cli.Training"
 /* After bwrap's end the starter removes the run's directories on request:
  * "remove <paths> <bytes>\n", then that many bytes of NUL-ended absolute paths. */
 #define STARTER_REMOVE "remove"

@@ -365,10 +365,24 @@ static void check_startable(int argc, char *argv[])
 
 static int fork_starter(char *property, size_t capacity);
 
-/* Replaces this process with the bundled JVM running the command line tool. */
+/* Replaces this process with the bundled JVM running the command line tool; with
+ * `TRAIN_FLAG CONFIGURATION WORKDIR`, the training of the startup cache instead. */
 __attribute__((noreturn))
 static void exec_java(const struct installation *self, int argc, char *argv[])
 {
+    const char *main_class = APP_MAIN_CLASS;
+    char record_option[PATH_MAX + 32];
+    int training = argc >= 2 && strcmp(argv[1], TRAIN_FLAG) == 0;
+    if (training) {
+        if (argc != 4) {
+            die("%s takes a configuration file and a work directory", TRAIN_FLAG);
+        }
+        snprintf(record_option, sizeof record_option, "-XX:AOTConfiguration=%s", argv[2]);
+        main_class = TRAIN_CLASS;
+        argc -= 2;
+        argv += 2; /* argv[1] is the work directory now */
+    }
+
     char runtime[PATH_MAX];
     char java[PATH_MAX];
     char jar[PATH_MAX];
@@ -394,7 +408,7 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     char core_jar[PATH_MAX];
     format_path(cache, "%s/lib/agent-sandbox.aot", self->home);
     format_path(core_jar, "%s/lib/agent-sandbox-core.jar", self->home);
-    int use_cache = is_newer(cache, jar) && is_newer(cache, core_jar);
+    int use_cache = !training && is_newer(cache, jar) && is_newer(cache, core_jar);
     snprintf(cache_option, sizeof cache_option, "-XX:AOTCache=%s", cache);
     /* AGENT_SANDBOX_REQUIRE_CACHE=1: fail rather than start without the cache (build checks). */
     const char *require = getenv("AGENT_SANDBOX_REQUIRE_CACHE");
@@ -421,9 +435,10 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     char starter_property[128];
     int starter = fork_starter(starter_property, sizeof starter_property);
 
-    /* java, the options, the cache (two), four properties, -cp <jars> <class>, the user's arguments, NULL */
+    /* java, the options, the cache or the recording (three), four properties, -cp <jars> <class>,
+     * the user's arguments, NULL */
     size_t user_args = (size_t)(argc - 1);
-    size_t count = 1 + JVM_OPTION_COUNT + 2 + 4 + 3 + user_args + 1;
+    size_t count = 1 + JVM_OPTION_COUNT + 3 + 4 + 3 + user_args + 1;
     char **java_argv = calloc(count, sizeof *java_argv);
     if (java_argv == NULL) {
         die("out of memory");
@@ -433,7 +448,12 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     for (size_t i = 0; i < JVM_OPTION_COUNT; i++) {
         java_argv[n++] = (char *)JVM_OPTIONS[i];
     }
-    if (use_cache) {
+    if (training) {
+        /* no profiles for the compilers: the tool runs interpreted (-Xint) */
+        java_argv[n++] = (char *)"-XX:-AOTRecordTraining";
+        java_argv[n++] = (char *)"-XX:AOTMode=record";
+        java_argv[n++] = record_option;
+    } else if (use_cache) {
         java_argv[n++] = cache_option;
         if (required) {
             java_argv[n++] = (char *)"-XX:AOTMode=on";
@@ -447,7 +467,7 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     }
     java_argv[n++] = (char *)"-cp";
     java_argv[n++] = (char *)class_path;
-    java_argv[n++] = (char *)APP_MAIN_CLASS;
+    java_argv[n++] = (char *)main_class;
     for (size_t i = 0; i < user_args; i++) {
         java_argv[n++] = argv[i + 1];
     }
@@ -1989,9 +2009,33 @@ static void serve_removals(int requests, int replies)
             starter_reply(replies, NULL, 0, "the request is not one");
             return;
         }
+        /* each tree in a process of its own: a directory's removal waits mostly on the
+         * file system (freeing and discarding its block), so trees removed side by side
+         * take the time of the longest, not of all */
         int failed = 0;
-        for (size_t i = 0; i < numbers[0]; i++) {
-            failed |= remove_tree(paths[i]) != 0;
+        pid_t helpers[STARTER_MAX_REMOVE_PATHS];
+        size_t started = 0;
+        for (size_t i = 0; i + 1 < numbers[0]; i++) {
+            pid_t helper = fork();
+            if (helper == 0) {
+                _exit(remove_tree(paths[i]) == 0 ? 0 : 1);
+            }
+            if (helper < 0) {
+                failed |= remove_tree(paths[i]) != 0;
+            } else {
+                helpers[started++] = helper;
+            }
+        }
+        failed |= remove_tree(paths[numbers[0] - 1]) != 0;
+        for (size_t i = 0; i < started; i++) {
+            int status;
+            while (waitpid(helpers[i], &status, 0) < 0) {
+                if (errno != EINTR) {
+                    status = 1;
+                    break;
+                }
+            }
+            failed |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
         }
         starter_reply(replies, failed ? NULL : "removed", (long)numbers[0], failed ? "not all removed" : NULL);
     }

@@ -143,15 +143,15 @@ else
 fi
 # Two steps, recording then creating, each with the lib directory at APP_LIB_FD (a JVM
 # that creates the cache in one step starts its second step without the descriptor).
-# No profiles for the compilers are recorded: the tool runs interpreted (-Xint).
+# The launcher records (TRAIN_FLAG in guard.h): with its JVM options, its class path and
+# its starter, the way every run starts.
+train_flag=$(sed -n 's/^#define TRAIN_FLAG "\(.*\)"$/\1/p' "$guard_h")
+[[ -n $train_flag ]] || die "cannot read TRAIN_FLAG from $guard_h"
 (
     cd "$work/trainer"
-    eval "exec $lib_fd<\"\$trained/lib\""
-    "${as_trainer[@]}" env HOME="$work/trainer" "$trained/runtime/bin/java" "${options[@]}" \
-        -XX:+UnlockDiagnosticVMOptions -XX:-AOTRecordTraining \
-        -XX:AOTMode=record -XX:AOTConfiguration="$work/trainer/agent-sandbox.aotconf" \
-        -Dagentsandbox.launcher="$trained/bin/agent-sandbox" -Dagentsandbox.home="$trained" \
-        -cp "$class_path" agentsandbox.cli.Training "$work/trainer/training" >"$work/training.log" 2>&1 &&
+    "${as_trainer[@]}" env HOME="$work/trainer" "$trained/bin/agent-sandbox" "$train_flag" \
+        "$work/trainer/agent-sandbox.aotconf" "$work/trainer/training" >"$work/training.log" 2>&1 &&
+    eval "exec $lib_fd<\"\$trained/lib\"" &&
     "${as_trainer[@]}" env HOME="$work/trainer" "$trained/runtime/bin/java" "${options[@]}" \
         -XX:AOTMode=create -XX:AOTConfiguration="$work/trainer/agent-sandbox.aotconf" \
         -XX:AOTCache="$output" -cp "$class_path" >>"$work/training.log" 2>&1
@@ -170,6 +170,6 @@ AGENT_SANDBOX_REQUIRE_CACHE=1 "$image/bin/agent-sandbox" --version >/dev/null ||
 # Without the real run (no bwrap, no user namespaces here) the cache still works, but
 # runs start slower: say so.
 trained_run=""
-grep -q '^training: \[--, true\]: exit 0$' "$work/training.log" ||
+grep -q '^training: \[--, sh, -c, .*\]: exit 0$' "$work/training.log" ||
     trained_run=", trained without a real run: $(grep '^agent-sandbox: ' "$work/training.log" | tail -n 1)"
 echo "app image: $image (runtime $(du -sh "$image/runtime" | cut -f1), startup cache $(du -h "$cache" | cut -f1)$trained_run)"

@@ -14,13 +14,19 @@ import java.util.Map;
 /**
  * The training run for the startup cache, made when the app image is built: it takes
  * the paths a real start takes (flags, config files, presets, a git repository,
- * planning, {@code --dry-run}, {@code --debug}, and when the machine allows it a real
- * run under bwrap with a guarded git call), so the JVM can record the classes, their
- * linking and the lambdas they use. Not used at run time.
+ * planning, {@code --dry-run}, {@code --debug}, and when the machine allows it one real
+ * run under bwrap, started by the launcher's starter, with a guarded git call), so the
+ * JVM can record the classes, their linking and the lambdas they use. Not used at run
+ * time.
  *
- * <pre>{@code java -XX:AOTMode=record -XX:AOTConfiguration=CONF -cp CLASS_PATH agentsandbox.cli.Training WORKDIR}</pre>
+ * <pre>{@code agent-sandbox --internal-train CONF WORKDIR}</pre>
  *
- * with the launcher's JVM options and class path (dist/src/image/finish-image.sh).
+ * The launcher starts it with its own JVM options, class path and starter, recording
+ * into CONF (dist/src/image/finish-image.sh). Every class the training loads is loaded
+ * again at every start, needed or not (the cache loads all its classes up front): so it
+ * takes only what starts do often. {@code --version} and {@code check} are left out (they
+ * start processes through the JDK, which a run never does: the starter starts bwrap),
+ * and so is a second real run (the starter serves one).
  */
 public final class Training {
     private Training() {}
@@ -77,10 +83,7 @@ public final class Training {
 
         PrintStream sink = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
         List<List<String>> runs = List.of(
-                List.of("--version"),
                 List.of("--help"),
-                List.of("check"),
-                List.of("--check", "-q"),
                 List.of("--dry-run", "--", "true"),
                 List.of("--dry-run", "--network=false", "--ro", "~/notes", "--rw=/tmp", "--exclude", "secrets",
                         "--cmd", "npm=false,git=@git", "npm", "test"),
@@ -89,7 +92,6 @@ public final class Training {
                 // the config loosens (rw ~/notes): refused, trusted, then accepted by its hash
                 List.of("--dry-run", "true"),
                 List.of("trust"),
-                List.of("--", "true"),
                 List.of("--", "sh", "-c", "git --version >/dev/null; git checkout -q . 2>/dev/null; rm x 2>/dev/null;"
                         + " exit 0"));
         for (List<String> argv : runs) {
@@ -99,16 +101,6 @@ public final class Training {
             } catch (RuntimeException failed) {
                 // a machine without bwrap or user namespaces still trains everything before
                 System.err.println("training: " + argv + ": " + failed);
-            }
-        }
-        // Started by the launcher, a run hands bwrap to the launcher's starter, which this
-        // training JVM (started without the launcher) has not: its classes at least are cached.
-        for (String name : List.of("agentsandbox.core.Bwrap", "agentsandbox.core.BwrapStarter",
-                "agentsandbox.core.BwrapStarter$Started")) {
-            try {
-                Class.forName(name, true, Training.class.getClassLoader());
-            } catch (ClassNotFoundException missing) {
-                System.err.println("training: " + missing);
             }
         }
         // The build checks that the runtime's sockets get their random numbers the cheap way

@@ -93,12 +93,15 @@ public final class Execution implements AutoCloseable {
 
     /**
      * Removes the run directory, once the removal that {@link #waitForEnd()} started is
-     * done (or at once, and then bwrap with it: call this after bwrap has ended).
-     * Idempotent.
+     * done (or at once, and then bwrap with it: call this after bwrap has ended), and waits
+     * until the git guard has closed its socket. Idempotent.
      */
     @Override
     public void close() {
         run.close();
+        if (guard != null) {
+            guard.close();
+        }
     }
 
     /**
@@ -121,15 +124,20 @@ public final class Execution implements AutoCloseable {
         int status;
         String log = null;
         try {
-            status = waitUninterruptibly();
+            try {
+                status = waitUninterruptibly();
+            } finally {
+                // first: the starter removes the run directory while the rest below runs (the
+                // setup log is read through the channel opened before bwrap started)
+                run.startClosing(bwrap);
+            }
             if (atEnd != null) {
                 atEnd.run();
             }
             log = setupLog == null ? null : readSetupLog(setupLog);
         } finally {
-            run.startClosing(bwrap);
             if (guard != null) {
-                guard.close();
+                guard.stop(); // close() below waits for it, usually long done by then
             }
             if (proxy != null) {
                 proxy.close();

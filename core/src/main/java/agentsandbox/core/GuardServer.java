@@ -47,7 +47,6 @@ final class GuardServer implements AutoCloseable {
     private final ArrayDeque<Connection> open = new ArrayDeque<>();
     private final Object lock = new Object();
     private Selector selector;
-    private ServerSocketChannel server;
     private boolean closed;
 
     /** A connection being read. */
@@ -109,7 +108,6 @@ final class GuardServer implements AutoCloseable {
                 ch.bind(UnixDomainSocketAddress.of(socket), 256);
                 ch.configureBlocking(false);
                 ch.register(s, SelectionKey.OP_ACCEPT);
-                server = ch;
                 selector = s;
             }
             for (int i = 0; i < WORKERS; i++) {
@@ -127,7 +125,7 @@ final class GuardServer implements AutoCloseable {
         ByteBuffer buffer = ByteBuffer.allocate(16 * 1024);
         while (true) {
             s.select(500);
-            if (!s.isOpen()) {
+            if (!s.isOpen() || stopAfterClose(s, ch)) {
                 return;
             }
             List<Pending> complete = new ArrayList<>();
@@ -416,18 +414,37 @@ final class GuardServer implements AutoCloseable {
         }
     }
 
-    @Override
-    public void close() {
+    /**
+     * After {@link #close()}, on the reading thread: closes the socket and the selector and
+     * removes the socket file; true then.
+     */
+    private boolean stopAfterClose(Selector s, ServerSocketChannel ch) {
+        synchronized (lock) {
+            if (!closed) {
+                return false;
+            }
+        }
+        closeQuietly(ch);
+        try {
+            s.close();
+        } catch (IOException e) {
+            // nothing to do
+        }
+        Execution.deleteQuietly(socket);
+        return true;
+    }
+
+    /**
+     * Stops answering, and returns at once: requests not yet taken by a worker are closed
+     * unanswered, and the reading thread closes the socket and removes its file when it
+     * wakes up (closing a selector another thread waits in would wait for that thread,
+     * at the end of every run). {@link #close()} waits for that.
+     */
+    void stop() {
         synchronized (lock) {
             closed = true;
-            if (server != null) {
-                closeQuietly(server);
-                try {
-                    selector.close();
-                } catch (IOException e) {
-                    // nothing to do
-                }
-                Execution.deleteQuietly(socket);
+            if (selector != null) {
+                selector.wakeup();
             }
         }
         synchronized (waiting) {
@@ -436,6 +453,21 @@ final class GuardServer implements AutoCloseable {
             }
             waiting.clear();
             waiting.notifyAll();
+        }
+    }
+
+    /** {@link #stop()}, then waits (a second at most) until the socket is closed and gone. */
+    @Override
+    public void close() {
+        stop();
+        boolean interrupted = false;
+        try {
+            reader.join(1000);
+        } catch (InterruptedException e) {
+            interrupted = true;
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -505,7 +505,10 @@ public final class Sandbox {
         try {
             java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX).close();
             java.nio.channels.Selector.open().close();
-        } catch (IOException | RuntimeException e) {
+            // the first bind sets up the JDK's network classes (InetAddress among them), which
+            // opening a channel does not
+            Class.forName("sun.nio.ch.Net");
+        } catch (IOException | ClassNotFoundException | RuntimeException e) {
             // the guard and the proxy meet the same failure when they open theirs, and say so
         }
     }
