@@ -6,7 +6,8 @@
 #                             (agentsandbox.urandom, the jar PROVIDER), and its class
 #                             data sharing archive
 #   lib/agent-sandbox.aot     the startup cache (JEP 483), trained on this exact
-#                             runtime and class path by agentsandbox.cli.Training
+#                             runtime and class path by agentsandbox.cli.Training,
+#                             run through the launcher (its --internal-train)
 #   lib/build.properties      the commit the image was built from (--version)
 #   share/                    the man page and the bash, zsh and fish completions,
 #                             made from the --help text by agentsandbox.cli.Manual
