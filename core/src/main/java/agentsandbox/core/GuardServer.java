@@ -96,13 +96,13 @@ final class GuardServer implements AutoCloseable {
     }
 
     private void run() {
+        Selector s = null;
+        ServerSocketChannel ch = null;
         try {
-            Selector s = Selector.open();
-            ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            s = Selector.open();
+            ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
             synchronized (lock) {
                 if (closed) {
-                    ch.close();
-                    s.close();
                     return;
                 }
                 ch.bind(UnixDomainSocketAddress.of(socket), 256);
@@ -118,6 +118,18 @@ final class GuardServer implements AutoCloseable {
             readLoop(s, ch);
         } catch (IOException | RuntimeException e) {
             // the launcher finds no socket, or a closed one, and refuses to run git
+        } finally {
+            // however the thread ends, nothing of it stays open (closing twice is harmless)
+            if (ch != null) {
+                closeQuietly(ch);
+            }
+            if (s != null) {
+                try {
+                    s.close();
+                } catch (IOException e) {
+                    // nothing to do
+                }
+            }
         }
     }
 
