@@ -34,6 +34,11 @@
 /* The caller's real user id, which the launcher passes to the JVM in this system
  * property (reading /proc/self/status costs the interpreted JVM over a millisecond). */
 #define UID_PROPERTY "agentsandbox.uid"
+/* The launcher stays the process the caller waits for and runs the JVM as its child
+ * (see run_jvm in launcher.c): the JVM writes the tool's exit status, one byte, to
+ * the descriptor this system property names, and the launcher exits with it at once
+ * while the JVM halts. */
+#define STATUS_PROPERTY "agentsandbox.status"
 #define STARTER_MAX_REQUEST 67108864
 /* The JVM finds the jars through this descriptor of the app image's lib directory,
  * open across its exec: the class path (APP_CLASS_PATH) is then the same text

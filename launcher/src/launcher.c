@@ -56,6 +56,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -364,6 +365,121 @@ static void check_startable(int argc, char *argv[])
 }
 
 static int fork_starter(char *property, size_t capacity);
+static void close_others(int keep_a, int keep_b);
+
+/*
+ * The JVM's own end, after it has reported the tool's status, takes a millisecond or
+ * two (the VM's exit, then the kernel freeing its memory, its threads' exits): time the
+ * caller would wait for nothing. So the launcher stays the process the caller started
+ * and waits for, runs the JVM as its child, and exits with the status byte the JVM
+ * writes (STATUS_PROPERTY) as soon as it comes; the JVM halts on its own, and dies
+ * with the launcher in any case (PR_SET_PDEATHSIG). Everything of the run is done by
+ * then: its output written, its directories removed, bwrap ended.
+ *
+ * Signals: the JVM is in the caller's process group, as bwrap and the command are, so
+ * what a terminal sends the group (Ctrl-C, a hangup) reaches it directly, as before.
+ * What a process sends the tool's pid alone (`kill PID`, an agent stopping a command)
+ * reaches the launcher, which passes SIGINT, SIGTERM, SIGHUP and SIGQUIT on to the JVM
+ * (not the terminal's: those the JVM has got itself). A signal the caller ignores (a
+ * background job's SIGINT, nohup's SIGHUP) stays ignored, for the launcher and the JVM.
+ * Without a status the JVM ended unexpectedly: the launcher ends as it did.
+ */
+static volatile sig_atomic_t launcher_jvm;
+
+static const int PASSED_ON[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define PASSED_ON_COUNT (sizeof PASSED_ON / sizeof PASSED_ON[0])
+
+static void pass_on(int signal_number, siginfo_t *info, void *context)
+{
+    (void)context;
+    /* sent by a process (si_code <= 0), not by the terminal to the whole group */
+    if (info != NULL && info->si_code <= 0 && launcher_jvm > 0) {
+        kill((pid_t)launcher_jvm, signal_number);
+    }
+}
+
+__attribute__((noreturn))
+static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2])
+{
+    sigset_t passed;
+    sigset_t before;
+    sigemptyset(&passed);
+    for (size_t i = 0; i < PASSED_ON_COUNT; i++) {
+        sigaddset(&passed, PASSED_ON[i]);
+    }
+    /* held back until the child's pid is known: none is lost, none reaches nobody */
+    sigprocmask(SIG_BLOCK, &passed, &before);
+    pid_t launcher = getpid();
+    pid_t jvm = fork();
+    if (jvm == 0) {
+        sigprocmask(SIG_SETMASK, &before, NULL);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher) {
+            _exit(1);
+        }
+        if (fcntl(status_pipe[1], F_SETFD, 0) != 0) {
+            die("cannot pass the status pipe to the JVM: %s", strerror(errno));
+        }
+        close(status_pipe[0]);
+        execv(java, java_argv);
+        die("cannot start %s: %s", java, strerror(errno));
+    }
+    if (jvm < 0) {
+        /* no child: this process becomes the JVM, which writes into a pipe nobody reads */
+        sigprocmask(SIG_SETMASK, &before, NULL);
+        close(status_pipe[0]);
+        if (fcntl(status_pipe[1], F_SETFD, 0) != 0) {
+            die("cannot pass the status pipe to the JVM: %s", strerror(errno));
+        }
+        execv(java, java_argv);
+        die("cannot start %s: %s", java, strerror(errno));
+    }
+    launcher_jvm = (sig_atomic_t)jvm;
+    close(status_pipe[1]);
+    /* the JVM's descriptors are the JVM's: the starter's pipes, the lib directory */
+    close_others(status_pipe[0], status_pipe[0]);
+    for (size_t i = 0; i < PASSED_ON_COUNT; i++) {
+        struct sigaction current;
+        if (sigaction(PASSED_ON[i], NULL, &current) == 0 && current.sa_handler != SIG_IGN) {
+            struct sigaction forward;
+            memset(&forward, 0, sizeof forward);
+            forward.sa_sigaction = pass_on;
+            forward.sa_flags = SA_SIGINFO | SA_RESTART;
+            sigemptyset(&forward.sa_mask);
+            sigaction(PASSED_ON[i], &forward, NULL);
+        }
+    }
+    sigprocmask(SIG_SETMASK, &before, NULL);
+    unsigned char status;
+    for (;;) {
+        ssize_t n = read(status_pipe[0], &status, 1);
+        if (n == 1) {
+            _exit(status);
+        }
+        if (n == 0 || errno != EINTR) {
+            break;
+        }
+    }
+    int how;
+    while (waitpid(jvm, &how, 0) < 0) {
+        if (errno != EINTR) {
+            _exit(1);
+        }
+    }
+    if (WIFEXITED(how)) {
+        _exit(WEXITSTATUS(how));
+    }
+    /* ended by a signal: end by the same one (without a core file of the launcher's own) */
+    int signal_number = WTERMSIG(how);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(signal_number, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, signal_number);
+    sigprocmask(SIG_UNBLOCK, &only, NULL);
+    raise(signal_number);
+    _exit(128 + signal_number);
+}
 
 /* Replaces this process with the bundled JVM running the command line tool; with
  * `TRAIN_FLAG CONFIGURATION WORKDIR`, the training of the startup cache instead. */
@@ -434,11 +550,18 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
 
     char starter_property[128];
     int starter = fork_starter(starter_property, sizeof starter_property);
+    /* the JVM as this process's child, the status through a pipe (see run_jvm); the
+     * training, which nobody waits for, replaces this process as before */
+    char status_property[64];
+    int status_pipe[2] = {-1, -1};
+    if (!training && pipe2(status_pipe, O_CLOEXEC) == 0) {
+        snprintf(status_property, sizeof status_property, "-D%s=%d", STATUS_PROPERTY, status_pipe[1]);
+    }
 
-    /* java, the options, the cache or the recording (three), four properties, -cp <jars> <class>,
+    /* java, the options, the cache or the recording (three), five properties, -cp <jars> <class>,
      * the user's arguments, NULL */
     size_t user_args = (size_t)(argc - 1);
-    size_t count = 1 + JVM_OPTION_COUNT + 3 + 4 + 3 + user_args + 1;
+    size_t count = 1 + JVM_OPTION_COUNT + 3 + 5 + 3 + user_args + 1;
     char **java_argv = calloc(count, sizeof *java_argv);
     if (java_argv == NULL) {
         die("out of memory");
@@ -465,6 +588,9 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     if (starter) {
         java_argv[n++] = starter_property;
     }
+    if (status_pipe[1] >= 0) {
+        java_argv[n++] = status_property;
+    }
     java_argv[n++] = (char *)"-cp";
     java_argv[n++] = (char *)class_path;
     java_argv[n++] = (char *)main_class;
@@ -475,6 +601,9 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
 
     set_aside_caller_java_variables();
     use_utf8_locale();
+    if (status_pipe[1] >= 0) {
+        run_jvm(java, java_argv, status_pipe);
+    }
     execv(java, java_argv);
     die("cannot start %s: %s", java, strerror(errno));
 }
@@ -1732,19 +1861,20 @@ static void start_bwrap(int argc, char *argv[])
  * Starting a process is the dearest step of a run for the JVM, which runs
  * interpreted (ProcessBuilder's first start, the exec of its spawn helper, a
  * reaper thread): over ten milliseconds on a small machine, while the launcher
- * forks in a fraction of one. So the launcher, before it becomes the JVM, forks
+ * forks in a fraction of one. So the launcher, before it starts the JVM, forks
  * the starter: a child that waits on a pipe for the run's one request (bwrap's
  * log file, command line and environment), starts bwrap as start_bwrap does, says
  * bwrap's pid, and says how bwrap ended. The tool finds the pipes through the
  * STARTER_PROPERTY system property; when it runs no sandbox it just exits, and the
  * starter reads the end of the pipe and exits too.
  *
- * The starter dies with the tool (PR_SET_PDEATHSIG) and bwrap with the starter
- * (--die-with-parent), as bwrap died with the tool before. The terminal's SIGINT,
- * SIGQUIT and SIGHUP reach the tool and bwrap as before and are the tool's to act
- * on: the starter ignores them, and passes a SIGTERM of its own on to bwrap. The
- * tool signals bwrap by its pid, which stays bwrap's while the tool runs: the
- * starter learns how bwrap ended without reaping it, and stays until the tool ends.
+ * The starter dies with the launcher (PR_SET_PDEATHSIG), as the JVM does, and bwrap
+ * with the starter (--die-with-parent), as bwrap died with the tool before. The
+ * terminal's SIGINT, SIGQUIT and SIGHUP reach the JVM and bwrap as before and are the
+ * JVM's to act on: the starter ignores them, and passes a SIGTERM of its own on to
+ * bwrap. The JVM signals bwrap by its pid, which stays bwrap's while the tool runs:
+ * the starter learns how bwrap ended without reaping it, and stays until the launcher
+ * ends.
  *
  * Request: "<words> <variables> <bytes>\n", then <bytes> bytes: the log file,
  * bwrap's words and the environment's variables, each ended by a NUL byte.

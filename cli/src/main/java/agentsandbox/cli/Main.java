@@ -1,5 +1,8 @@
 package agentsandbox.cli;
 
+import agentsandbox.core.Environment;
+import java.io.FileOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.util.List;
 
@@ -13,9 +16,32 @@ public final class Main {
         int status = cli(out, err).run(List.of(args), SystemEnvironment.read());
         out.flush();
         err.flush();
+        report(status);
         // halt, not exit: there are no shutdown hooks to run, and a background thread
         // still starting the git guard must not hold the exit up
         Runtime.getRuntime().halt(status);
+    }
+
+    /**
+     * Hands the status to the launcher, which ends with it at once while this JVM halts
+     * (see run_jvm in launcher.c); without the launcher's descriptor, nothing to do.
+     */
+    private static void report(int status) {
+        String fd = System.getProperty(Environment.STATUS_PROPERTY);
+        if (fd == null || fd.isEmpty() || fd.length() > 9) {
+            return;
+        }
+        for (int i = 0; i < fd.length(); i++) { // a plain loop: no stream to set up at the end
+            if (fd.charAt(i) < '0' || fd.charAt(i) > '9') {
+                return;
+            }
+        }
+        try (FileOutputStream launcher = new FileOutputStream("/proc/self/fd/" + fd)) {
+            launcher.write(status);
+        } catch (IOException e) {
+            // the launcher is gone (then so is this JVM in a moment), or there is no /proc:
+            // the launcher then takes the status from the JVM's end
+        }
     }
 
     /** The command line wired to real signals (also what the startup cache is trained on). */

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The launcher's starter: a child the native launcher forks before it becomes this
+ * The launcher's starter: a child the native launcher forks before it starts this
  * JVM, waiting on a pipe to start bwrap (see {@code serve_start} in launcher.c).
  * Starting a process from the interpreted JVM is the dearest step of a run; handing
  * the starter the command line costs a write. The launcher names the starter in the

@@ -36,6 +36,11 @@ public record Environment(
     public static final Path PROC_SYS = Path.of("/proc/sys");
     /** The system property in which the launcher passes the caller's real user id (UID_PROPERTY in guard.h). */
     public static final String UID_PROPERTY = "agentsandbox.uid";
+    /**
+     * The system property in which the launcher names the descriptor the tool's exit status
+     * goes to, one byte, before the JVM halts (STATUS_PROPERTY in guard.h).
+     */
+    public static final String STATUS_PROPERTY = "agentsandbox.status";
 
     /** An environment that reads the kernel's settings from {@link #PROC_SYS}. */
     public Environment(Path home, Path workDir, Map<String, String> hostEnv, Path tempDir, int uid, String osName,

@@ -64,6 +64,7 @@ class GuardContractTest {
     void The_Starter_Is_Named_And_Bounded_The_Same_On_Both_Sides() {
         assertThat(define("STARTER_PROPERTY")).isEqualTo(BwrapStarter.PROPERTY);
         assertThat(define("UID_PROPERTY")).isEqualTo(Environment.UID_PROPERTY);
+        assertThat(define("STATUS_PROPERTY")).isEqualTo(Environment.STATUS_PROPERTY);
         assertThat(number("STARTER_MAX_REQUEST")).isEqualTo(BwrapStarter.MAX_REQUEST);
         assertThat(number("STARTER_MAX_REMOVE_PATHS")).isEqualTo(BwrapStarter.MAX_REMOVE_PATHS);
         assertThat(number("STARTER_MAX_REMOVE_BYTES")).isEqualTo(BwrapStarter.MAX_REMOVE_BYTES);

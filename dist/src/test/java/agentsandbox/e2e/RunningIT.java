@@ -61,9 +61,11 @@ class RunningIT {
     }
 
     /**
-     * The launcher forks a starter before it becomes the JVM, and bwrap is the starter's
-     * child (starting a process from the JVM costs a run more than anything else); the
-     * starter ends with the tool also when the tool runs no sandbox.
+     * The launcher forks a starter, and bwrap is the starter's child (starting a process
+     * from the JVM costs a run more than anything else); then it runs the JVM as its
+     * child and stays the process the caller waits for (the JVM's own end is then off the
+     * caller's path). The starter and the JVM end with the tool also when the tool runs no
+     * sandbox.
      */
     @Test
     void Bwrap_Is_Started_By_The_Launchers_Starter_Which_Ends_With_The_Tool() throws IOException {
@@ -86,8 +88,16 @@ class RunningIT {
                 .mapToLong(Map.Entry::getKey).findFirst().orElse(-1);
         assertThat(bwrap).as("a bwrap whose parent is the launcher, among %s", exes).isPositive();
         long starter = parents.get(bwrap)[0];
-        assertThat(parents.get(starter)[0]).as("the starter's parent is agent-sandbox's JVM").isEqualTo(started.pid());
-        assertThat(exes.get(started.pid())).endsWith("/runtime/bin/java");
+        assertThat(parents.get(starter)[0]).as("the starter's parent is the launcher").isEqualTo(started.pid());
+        assertThat(exes.get(started.pid())).isEqualTo(launcher);
+        List<Long> jvms = new java.util.ArrayList<>();
+        for (Map.Entry<Long, String> e : exes.entrySet()) {
+            if (e.getValue().endsWith("/runtime/bin/java")) {
+                jvms.add(e.getKey());
+            }
+        }
+        assertThat(jvms).as("agent-sandbox's JVM among %s", exes).hasSize(1);
+        assertThat(parents.get(jvms.get(0))[0]).as("the JVM's parent is the launcher").isEqualTo(started.pid());
 
         started.signal("TERM").waitFor(Duration.ofSeconds(8)).exitsWith(130);
         assertNoneLeft(marker);
@@ -102,6 +112,33 @@ class RunningIT {
             left = processesWithVariable("AGENT_SANDBOX_E2E_MARK=" + quiet);
         }
         assertThat(left).as("processes left by agent-sandbox --version").isEmpty();
+    }
+
+    /**
+     * The JVM hands the launcher the tool's status; a JVM that dies without one (killed,
+     * crashed) makes the launcher end the same way, and the sandbox goes with it.
+     */
+    @Test
+    void A_JVM_That_Dies_Without_A_Status_Ends_The_Tool_The_Same_Way_And_The_Sandbox_With_It() throws IOException {
+        String marker = marker();
+        SandboxCli.Started started = sandbox.command("--", "sh", "-c", longRunning(marker, ""))
+                .env("AGENT_SANDBOX_E2E_MARK", marker).start();
+        awaitReady(started);
+        assertSleepsVisible(marker);
+        long jvm = -1;
+        for (long pid : processesWithVariable("AGENT_SANDBOX_E2E_MARK=" + marker)) {
+            String exe = exe(pid);
+            if (exe != null && exe.endsWith("/runtime/bin/java") && parent(pid) == started.pid()) {
+                jvm = pid;
+            }
+        }
+        assertThat(jvm).as("agent-sandbox's JVM, the launcher's child").isPositive();
+
+        sandbox.runOnHost("kill", "-KILL", Long.toString(jvm)).succeeds();
+
+        // ended by SIGKILL as the JVM was: 128 + 9 as a Java process reports it
+        started.waitFor(Duration.ofSeconds(8)).exitsWith(137);
+        assertNoneLeft(marker);
     }
 
     /** Host processes with {@code entry} in their environment. */
