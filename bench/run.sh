@@ -13,7 +13,7 @@
 # Prints, after hyperfine's own report, medians of: raw bwrap, agent-sandbox -- true
 # (and the ratio), the same with a trusted project config, the same in a large
 # repository (the git metadata check before and after the run), --dry-run, check,
-# and the peak RSS of the JVM in one run,
+# and the peak RSS of one run,
 # and then, measured inside one sandbox, what a command wrapper adds per call:
 # the git guard (wrapped `git --version` and `git status` against the real git
 # binary), a blocked command (against /usr/bin/true) and a script wrapper that
@@ -33,7 +33,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 command -v hyperfine >/dev/null || die "hyperfine not found: sudo apt-get install -y hyperfine"
 command -v bwrap >/dev/null || die "bwrap not found: sudo apt-get install -y bubblewrap"
 command -v git >/dev/null || die "git not found: sudo apt-get install -y git"
-command -v pgrep >/dev/null || die "pgrep not found (for the peak memory): sudo apt-get install -y procps"
+[[ -x /usr/bin/time ]] || die "/usr/bin/time not found (for the peak memory): sudo apt-get install -y time"
 
 if [[ -n ${AGENT_SANDBOX:-} ]]; then
     launcher=$AGENT_SANDBOX
@@ -166,23 +166,7 @@ mapfile -t medians < <(grep -o '"median": *[0-9.eE+-]*' "$work/result.json" | se
 [[ ${#medians[@]} -eq 10 ]] || die "cannot read the medians from hyperfine's JSON report"
 
 # Peak memory of one run: the JVM that plans, starts and waits for the sandbox.
-# The launcher stays the process the caller waits for and runs the JVM as its child,
-# which it does not wait for (see run_jvm in launcher.c): /usr/bin/time, which counts
-# the children waited for, would see only the launcher. So the JVM's own high-water
-# mark is read near the end of a run of `sleep 1`.
-(cd "$project" && exec "${environment[@]}" "${as_user[@]}" "$launcher" -- sleep 1 >/dev/null 2>&1) &
-tool_pid=$!
-jvm=""
-for _ in $(seq 100); do
-    jvm=$(pgrep -P "$tool_pid" -f 'runtime/bin/java' | head -n 1 || true)
-    [[ -z $jvm ]] || break
-    sleep 0.01
-done
-sleep 0.8
-rss_kb=0
-[[ -z $jvm ]] || rss_kb=$(awk '/^VmHWM:/ { print $2 }' "/proc/$jvm/status" 2>/dev/null || echo 0)
-wait "$tool_pid" || true
-[[ ${rss_kb:-0} -gt 0 ]] || die "cannot read the peak memory of agent-sandbox's JVM (pid ${jvm:-not found})"
+rss_kb=$(cd "$project" && "${environment[@]}" "${as_user[@]}" /usr/bin/time -f '%M' "$launcher" -- true 2>&1 >/dev/null | tail -n 1)
 
 awk -v raw="${medians[0]}" -v run="${medians[1]}" -v off="${medians[2]}" -v jv="${medians[3]}" \
     -v p1="${medians[4]}" -v p20="${medians[5]}" -v cfg="${medians[6]}" -v big="${medians[7]}" \
@@ -198,7 +182,7 @@ awk -v raw="${medians[0]}" -v run="${medians[1]}" -v off="${medians[2]}" -v jv="
     printf "agent-sandbox in a large repository (20 000 files, 20 submodules): %.1f ms\n", big * 1000
     printf "agent-sandbox --dry-run: %.1f ms\n", dry * 1000
     printf "agent-sandbox check: %.1f ms\n", chk * 1000
-    printf "peak RSS of agent-sandbox'"'"'s JVM in a run: %.1f MB\n", rss / 1024
+    printf "peak RSS of agent-sandbox -- true: %.1f MB\n", rss / 1024
 }'
 
 # ---------------------------------------------------------------- wrappers

@@ -36,8 +36,8 @@
 #define UID_PROPERTY "agentsandbox.uid"
 /* The launcher stays the process the caller waits for and runs the JVM as its child
  * (see run_jvm in launcher.c): the JVM writes the tool's exit status, one byte, to
- * the descriptor this system property names, and the launcher exits with it at once
- * while the JVM halts. */
+ * the descriptor this system property names when the run is done, and the launcher
+ * then stops it, without the JVM's own exit, and exits with that status. */
 #define STATUS_PROPERTY "agentsandbox.status"
 #define STARTER_MAX_REQUEST 67108864
 /* The JVM finds the jars through this descriptor of the app image's lib directory,

@@ -364,17 +364,18 @@ static void check_startable(int argc, char *argv[])
     }
 }
 
-static int fork_starter(char *property, size_t capacity);
+static pid_t fork_starter(char *property, size_t capacity);
 static void close_others(int keep_a, int keep_b);
 
 /*
- * The JVM's own end, after it has reported the tool's status, takes a millisecond or
- * two (the VM's exit, then the kernel freeing its memory, its threads' exits): time the
- * caller would wait for nothing. So the launcher stays the process the caller started
- * and waits for, runs the JVM as its child, and exits with the status byte the JVM
- * writes (STATUS_PROPERTY) as soon as it comes; the JVM halts on its own, and dies
- * with the launcher in any case (PR_SET_PDEATHSIG). Everything of the run is done by
- * then: its output written, its directories removed, bwrap ended.
+ * The JVM's own exit, after the run is done (its output written, its directories
+ * removed, bwrap ended), takes a millisecond or more: a safepoint, its threads
+ * stopped one by one, the C library's exit handlers. So the launcher stays the process
+ * the caller started and waits for, and runs the JVM as its child; the JVM writes the
+ * tool's status, one byte, to a pipe (STATUS_PROPERTY) when the run is done, and the
+ * launcher then kills it (SIGKILL: there is nothing left for it to do), waits for it
+ * and for the starter, and exits with that status. Nothing of the run outlives the
+ * tool; the JVM also dies with the launcher in any case (PR_SET_PDEATHSIG).
  *
  * Signals: the JVM is in the caller's process group, as bwrap and the command are, so
  * what a terminal sends the group (Ctrl-C, a hangup) reaches it directly, as before.
@@ -399,7 +400,7 @@ static void pass_on(int signal_number, siginfo_t *info, void *context)
 }
 
 __attribute__((noreturn))
-static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2])
+static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2], pid_t starter)
 {
     sigset_t passed;
     sigset_t before;
@@ -450,10 +451,14 @@ static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2
     }
     sigprocmask(SIG_SETMASK, &before, NULL);
     unsigned char status;
+    int reported = 0;
     for (;;) {
         ssize_t n = read(status_pipe[0], &status, 1);
         if (n == 1) {
-            _exit(status);
+            /* the run is done: the JVM is stopped at once, its own exit skipped */
+            reported = 1;
+            kill(jvm, SIGKILL);
+            break;
         }
         if (n == 0 || errno != EINTR) {
             break;
@@ -464,6 +469,16 @@ static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2
         if (errno != EINTR) {
             _exit(1);
         }
+    }
+    /* and the starter (its work is done, or of no use without the JVM) is gone too when
+     * the caller sees the end: nothing of the run outlives the tool */
+    if (starter > 0) {
+        kill(starter, SIGKILL);
+        while (waitpid(starter, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+    if (reported) {
+        _exit(status);
     }
     if (WIFEXITED(how)) {
         _exit(WEXITSTATUS(how));
@@ -549,7 +564,7 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     }
 
     char starter_property[128];
-    int starter = fork_starter(starter_property, sizeof starter_property);
+    pid_t starter = fork_starter(starter_property, sizeof starter_property);
     /* the JVM as this process's child, the status through a pipe (see run_jvm); the
      * training, which nobody waits for, replaces this process as before */
     char status_property[64];
@@ -602,7 +617,7 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     set_aside_caller_java_variables();
     use_utf8_locale();
     if (status_pipe[1] >= 0) {
-        run_jvm(java, java_argv, status_pipe);
+        run_jvm(java, java_argv, status_pipe, starter);
     }
     execv(java, java_argv);
     die("cannot start %s: %s", java, strerror(errno));
@@ -2279,8 +2294,9 @@ static void serve_start(int requests, int replies, pid_t tool)
     }
 }
 
-/* Forks the starter; on success, property is the JVM option that names it. */
-static int fork_starter(char *property, size_t capacity)
+/* Forks the starter; on success, property is the JVM option that names it, and the
+ * result the starter's pid (0 without a starter). */
+static pid_t fork_starter(char *property, size_t capacity)
 {
     int requests[2];
     int replies[2];
@@ -2308,7 +2324,7 @@ static int fork_starter(char *property, size_t capacity)
         return 0;
     }
     snprintf(property, capacity, "-D%s=%d,%d", STARTER_PROPERTY, requests[1], replies[0]);
-    return 1;
+    return pid;
 }
 
 /* In the sandbox's first program: say the command starts, and give it the caller's

@@ -23,8 +23,9 @@ public final class Main {
     }
 
     /**
-     * Hands the status to the launcher, which ends with it at once while this JVM halts
-     * (see run_jvm in launcher.c); without the launcher's descriptor, nothing to do.
+     * Hands the status to the launcher, which then stops this JVM (its own exit would
+     * only cost time) and ends with the status (see run_jvm in launcher.c); without the
+     * launcher's descriptor, nothing to do.
      */
     private static void report(int status) {
         String fd = System.getProperty(Environment.STATUS_PROPERTY);

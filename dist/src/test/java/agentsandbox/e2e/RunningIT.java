@@ -141,6 +141,21 @@ class RunningIT {
         assertNoneLeft(marker);
     }
 
+    /**
+     * The launcher ends only when the JVM and the starter are gone: a caller that looks
+     * right after the tool's end finds nothing of the run alive (the JVM's command line
+     * holds the command's words, so a scan for them would find a JVM still exiting).
+     */
+    @Test
+    void Nothing_Of_A_Run_Is_Alive_When_The_Tool_Has_Ended() {
+        for (int i = 0; i < 20; i++) {
+            String marker = marker();
+            sandbox.command("--", "true", marker).run().succeeds();
+            assertThat(SandboxCli.hostProcessesWith(marker)).as("processes of run %d right after its end", i)
+                    .isEmpty();
+        }
+    }
+
     /** Host processes with {@code entry} in their environment. */
     private static List<Long> processesWithVariable(String entry) {
         List<Long> out = new java.util.ArrayList<>();
