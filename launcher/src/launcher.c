@@ -380,8 +380,8 @@ static void close_others(int keep_a, int keep_b);
  * Signals: the JVM is in the caller's process group, as bwrap and the command are, so
  * what a terminal sends the group (Ctrl-C, a hangup) reaches it directly, as before.
  * What a process sends the tool's pid alone (`kill PID`, an agent stopping a command)
- * reaches the launcher, which passes SIGINT, SIGTERM, SIGHUP and SIGQUIT on to the JVM
- * (not the terminal's: those the JVM has got itself). A signal the caller ignores (a
+ * reaches the launcher, which passes SIGINT, SIGTERM, SIGHUP and SIGQUIT (as SIGTERM)
+ * on to the JVM (not the terminal's: those the JVM has got itself). A signal the caller ignores (a
  * background job's SIGINT, nohup's SIGHUP) stays ignored, for the launcher and the JVM.
  * Without a status the JVM ended unexpectedly: the launcher ends as it did.
  */
@@ -393,9 +393,11 @@ static const int PASSED_ON[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static void pass_on(int signal_number, siginfo_t *info, void *context)
 {
     (void)context;
-    /* sent by a process (si_code <= 0), not by the terminal to the whole group */
+    /* sent by a process (si_code <= 0), not by the terminal to the whole group; a
+     * SIGQUIT as a SIGTERM: the JVM keeps SIGQUIT for its thread dump, and a process
+     * asking the tool to quit wants the run ended */
     if (info != NULL && info->si_code <= 0 && launcher_jvm > 0) {
-        kill((pid_t)launcher_jvm, signal_number);
+        kill((pid_t)launcher_jvm, signal_number == SIGQUIT ? SIGTERM : signal_number);
     }
 }
 

@@ -179,6 +179,8 @@ class HostServicesIT {
         int id = IDS.incrementAndGet();
         Path socket = tmpdirSet ? sandbox.tmp().resolve("ssh-" + id + "/agent.1") : Path.of("/tmp/ssh-as" + id, "agent.1");
         sandbox.runOnHost("mkdir", "-p", "-m", "700", socket.getParent().toString()).succeeds();
+        // a killed agent leaves its socket file, and a test run with the same ids would not bind
+        sandbox.runOnHost("rm", "-f", socket.toString()).succeeds();
         sandbox.runOnHost("mkdir", "-p", "-m", "700", sandbox.home(".ssh").toString()).succeeds();
         sandbox.runOnHost("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "agent-sandbox-test-key", "-f",
                 sandbox.home(".ssh/id_test").toString()).succeeds();
@@ -206,6 +208,7 @@ class HostServicesIT {
             }
             granted.run().succeeds().stdoutContains("agent-sandbox-test-key").stdoutDoesNotContain("escaped:");
         } finally {
+            sandbox.runOnHost("rm", "-rf", socket.getParent().toString());
             agent.signal("KILL");
         }
     }
