@@ -63,16 +63,14 @@ class RunningIT {
     /**
      * The launcher forks a starter, and bwrap is the starter's child (starting a process
      * from the JVM costs a run more than anything else); then it runs the JVM as its
-     * child and stays the process the caller waits for (the JVM's own end is then off the
-     * caller's path). The starter and the JVM end with the tool also when the tool runs no
-     * sandbox.
+     * child and stays the process the caller waits for (it stops the JVM once it has the
+     * status, so that the JVM's own exit costs the caller nothing). The starter and the JVM
+     * end with the tool also when the tool runs no sandbox.
      */
     @Test
     void Bwrap_Is_Started_By_The_Launchers_Starter_Which_Ends_With_The_Tool() throws IOException {
         String marker = marker();
-        SandboxCli.Started started = sandbox.command("--", "sh", "-c", longRunning(marker, ""))
-                .env("AGENT_SANDBOX_E2E_MARK", marker).start();
-        awaitReady(started);
+        SandboxCli.Started started = startMarked(marker);
         Map<Long, long[]> parents = new LinkedHashMap<>();
         Map<Long, String> exes = new LinkedHashMap<>();
         for (long pid : processesWithVariable("AGENT_SANDBOX_E2E_MARK=" + marker)) {
@@ -121,9 +119,7 @@ class RunningIT {
     @Test
     void A_JVM_That_Dies_Without_A_Status_Ends_The_Tool_The_Same_Way_And_The_Sandbox_With_It() throws IOException {
         String marker = marker();
-        SandboxCli.Started started = sandbox.command("--", "sh", "-c", longRunning(marker, ""))
-                .env("AGENT_SANDBOX_E2E_MARK", marker).start();
-        awaitReady(started);
+        SandboxCli.Started started = startMarked(marker);
         assertSleepsVisible(marker);
         long jvm = -1;
         for (long pid : processesWithVariable("AGENT_SANDBOX_E2E_MARK=" + marker)) {
@@ -154,6 +150,14 @@ class RunningIT {
             assertThat(SandboxCli.hostProcessesWith(marker)).as("processes of run %d right after its end", i)
                     .isEmpty();
         }
+    }
+
+    /** A long-running sandbox whose processes carry {@code marker} in their environment, ready. */
+    private SandboxCli.Started startMarked(String marker) {
+        SandboxCli.Started started = sandbox.command("--", "sh", "-c", longRunning(marker, ""))
+                .env("AGENT_SANDBOX_E2E_MARK", marker).start();
+        awaitReady(started);
+        return started;
     }
 
     /** Host processes with {@code entry} in their environment. */
