@@ -381,8 +381,9 @@ static void close_others(int keep_a, int keep_b);
  * what a terminal sends the group (Ctrl-C, a hangup) reaches it directly, as before.
  * What a process sends the tool's pid alone (`kill PID`, an agent stopping a command)
  * reaches the launcher, which passes SIGINT, SIGTERM, SIGHUP and SIGQUIT (as SIGTERM)
- * on to the JVM (not the terminal's: those the JVM has got itself). A signal the caller ignores (a
- * background job's SIGINT, nohup's SIGHUP) stays ignored, for the launcher and the JVM.
+ * on to the JVM (not the terminal's: those the JVM has got itself). A signal the caller
+ * ignores (a background job's SIGINT, nohup's SIGHUP) stays ignored, for the launcher
+ * and the JVM.
  * Without a status the JVM ended unexpectedly: the launcher ends as it did.
  */
 static volatile sig_atomic_t launcher_jvm;
@@ -414,25 +415,17 @@ static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2
     sigprocmask(SIG_BLOCK, &passed, &before);
     pid_t launcher = getpid();
     pid_t jvm = fork();
-    if (jvm == 0) {
+    if (jvm <= 0) {
+        /* the child; or, without one, this process becomes the JVM, which then writes its
+         * status into a pipe nobody reads */
         sigprocmask(SIG_SETMASK, &before, NULL);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher) {
+        if (jvm == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher)) {
             _exit(1);
         }
         if (fcntl(status_pipe[1], F_SETFD, 0) != 0) {
             die("cannot pass the status pipe to the JVM: %s", strerror(errno));
         }
         close(status_pipe[0]);
-        execv(java, java_argv);
-        die("cannot start %s: %s", java, strerror(errno));
-    }
-    if (jvm < 0) {
-        /* no child: this process becomes the JVM, which writes into a pipe nobody reads */
-        sigprocmask(SIG_SETMASK, &before, NULL);
-        close(status_pipe[0]);
-        if (fcntl(status_pipe[1], F_SETFD, 0) != 0) {
-            die("cannot pass the status pipe to the JVM: %s", strerror(errno));
-        }
         execv(java, java_argv);
         die("cannot start %s: %s", java, strerror(errno));
     }

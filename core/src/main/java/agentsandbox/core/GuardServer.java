@@ -98,6 +98,7 @@ final class GuardServer implements AutoCloseable {
     private void run() {
         Selector s = null;
         ServerSocketChannel ch = null;
+        boolean bound = false;
         try {
             s = Selector.open();
             ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
@@ -106,6 +107,7 @@ final class GuardServer implements AutoCloseable {
                     return;
                 }
                 ch.bind(UnixDomainSocketAddress.of(socket), 256);
+                bound = true;
                 ch.configureBlocking(false);
                 ch.register(s, SelectionKey.OP_ACCEPT);
                 selector = s;
@@ -119,7 +121,7 @@ final class GuardServer implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             // the launcher finds no socket, or a closed one, and refuses to run git
         } finally {
-            // however the thread ends, nothing of it stays open (closing twice is harmless)
+            // however the thread ends (stopped, or failed), nothing of it stays open
             if (ch != null) {
                 closeQuietly(ch);
             }
@@ -130,6 +132,9 @@ final class GuardServer implements AutoCloseable {
                     // nothing to do
                 }
             }
+            if (bound) {
+                Execution.deleteQuietly(socket);
+            }
         }
     }
 
@@ -137,7 +142,7 @@ final class GuardServer implements AutoCloseable {
         ByteBuffer buffer = ByteBuffer.allocate(16 * 1024);
         while (true) {
             s.select(500);
-            if (!s.isOpen() || stopAfterClose(s, ch)) {
+            if (!s.isOpen() || isClosed()) { // stopped: run() closes the socket
                 return;
             }
             List<Pending> complete = new ArrayList<>();
@@ -424,26 +429,6 @@ final class GuardServer implements AutoCloseable {
         } catch (IOException e) {
             // closing does not fail in a way that matters here
         }
-    }
-
-    /**
-     * After {@link #close()}, on the reading thread: closes the socket and the selector and
-     * removes the socket file; true then.
-     */
-    private boolean stopAfterClose(Selector s, ServerSocketChannel ch) {
-        synchronized (lock) {
-            if (!closed) {
-                return false;
-            }
-        }
-        closeQuietly(ch);
-        try {
-            s.close();
-        } catch (IOException e) {
-            // nothing to do
-        }
-        Execution.deleteQuietly(socket);
-        return true;
     }
 
     /**
