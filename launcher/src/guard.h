@@ -39,6 +39,10 @@
  * the descriptor this system property names when the run is done, and the launcher
  * then stops it, without the JVM's own exit, and exits with that status. */
 #define STATUS_PROPERTY "agentsandbox.status"
+/* Written after the status byte, in the same write, when the JVM left the removal of
+ * the run's directories to the starter (the run's bwrap has ended): the launcher then
+ * waits for the starter to finish and end rather than stopping it. */
+#define STATUS_STARTER_REMOVING "R"
 #define STARTER_MAX_REQUEST 67108864
 /* The JVM finds the jars through this descriptor of the app image's lib directory,
  * open across its exec: the class path (APP_CLASS_PATH) is then the same text

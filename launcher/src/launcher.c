@@ -98,6 +98,10 @@ static const char *const JVM_OPTIONS[] = {
      * so no thread needs to start at every run to look for them. */
     "-XX:+UnlockDiagnosticVMOptions",
     "-XX:-AOTReplayTraining",
+    /* Reflection through the JVM's native accessors: the method handles the JDK would
+     * otherwise spin for each constructor it calls reflectively (the selector and security
+     * providers a first socket looks up) cost an interpreted start more than they save. */
+    "-Djdk.reflect.useNativeAccessorOnly=true",
 };
 #define JVM_OPTION_COUNT (sizeof JVM_OPTIONS / sizeof JVM_OPTIONS[0])
 
@@ -368,14 +372,17 @@ static pid_t fork_starter(char *property, size_t capacity);
 static void close_others(int keep_a, int keep_b);
 
 /*
- * The JVM's own exit, after the run is done (its output written, its directories
- * removed, bwrap ended), takes a millisecond or more: a safepoint, its threads
- * stopped one by one, the C library's exit handlers. So the launcher stays the process
- * the caller started and waits for, and runs the JVM as its child; the JVM writes the
- * tool's status, one byte, to a pipe (STATUS_PROPERTY) when the run is done, and the
- * launcher then kills it (SIGKILL: there is nothing left for it to do), waits for it
- * and for the starter, and exits with that status. Nothing of the run outlives the
- * tool; the JVM also dies with the launcher in any case (PR_SET_PDEATHSIG).
+ * The JVM's own exit, after the run is done (its output written, bwrap ended), takes a
+ * millisecond or more: a safepoint, its threads stopped one by one, the C library's
+ * exit handlers. So the launcher stays the process the caller started and waits for,
+ * and runs the JVM as its child; the JVM writes the tool's status, one byte, to a pipe
+ * (STATUS_PROPERTY) when the run is done, and the launcher then kills it (SIGKILL:
+ * there is nothing left for it to do), waits for it and for the starter, and exits with
+ * that status. When the status is followed by STATUS_STARTER_REMOVING, the starter is
+ * still removing the run's directories, which takes about as long as the JVM's end,
+ * side by side: the launcher waits for it to finish rather than stopping it. Nothing
+ * of the run outlives the tool; the JVM also dies with the launcher in any case
+ * (PR_SET_PDEATHSIG).
  *
  * Signals: the JVM is in the caller's process group, as bwrap and the command are, so
  * what a terminal sends the group (Ctrl-C, a hangup) reaches it directly, as before.
@@ -387,6 +394,8 @@ static void close_others(int keep_a, int keep_b);
  * Without a status the JVM ended unexpectedly: the launcher ends as it did.
  */
 static volatile sig_atomic_t launcher_jvm;
+/* The starter, while the launcher waits for it to finish removing the run's directories. */
+static volatile sig_atomic_t launcher_starter;
 
 static const int PASSED_ON[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define PASSED_ON_COUNT (sizeof PASSED_ON / sizeof PASSED_ON[0])
@@ -399,6 +408,11 @@ static void pass_on(int signal_number, siginfo_t *info, void *context)
      * asking the tool to quit wants the run ended */
     if (info != NULL && info->si_code <= 0 && launcher_jvm > 0) {
         kill((pid_t)launcher_jvm, signal_number == SIGQUIT ? SIGTERM : signal_number);
+    }
+    /* the JVM is gone, the starter still removing: whoever wants the tool to end now
+     * (the terminal too) gets that, and the rest is left to the next run's sweep */
+    if (launcher_starter > 0) {
+        kill((pid_t)launcher_starter, SIGKILL);
     }
 }
 
@@ -445,13 +459,17 @@ static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2
         }
     }
     sigprocmask(SIG_SETMASK, &before, NULL);
-    unsigned char status;
+    unsigned char status = 0;
     int reported = 0;
+    int starter_removing = 0;
     for (;;) {
-        ssize_t n = read(status_pipe[0], &status, 1);
-        if (n == 1) {
+        unsigned char said[2];
+        ssize_t n = read(status_pipe[0], said, sizeof said);
+        if (n >= 1) {
             /* the run is done: the JVM is stopped at once, its own exit skipped */
             reported = 1;
+            status = said[0];
+            starter_removing = n == 2 && said[1] == (unsigned char)STATUS_STARTER_REMOVING[0];
             kill(jvm, SIGKILL);
             break;
         }
@@ -465,12 +483,21 @@ static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2
             _exit(1);
         }
     }
-    /* and the starter (its work is done, or of no use without the JVM) is gone too when
-     * the caller sees the end: nothing of the run outlives the tool */
+    launcher_jvm = 0;
+    /* and the starter is gone too when the caller sees the end: nothing of the run
+     * outlives the tool. When the JVM left it the removal of the run's directories (its
+     * bwrap has ended), it ends by itself once that is done and the JVM's end closed its
+     * pipe, which takes the same time as the JVM's own end; otherwise its work is done,
+     * or of no use without the JVM, and it is stopped. */
     if (starter > 0) {
-        kill(starter, SIGKILL);
+        if (starter_removing) {
+            launcher_starter = (sig_atomic_t)starter;
+        } else {
+            kill(starter, SIGKILL);
+        }
         while (waitpid(starter, NULL, 0) < 0 && errno == EINTR) {
         }
+        launcher_starter = 0;
     }
     if (reported) {
         _exit(status);

@@ -60,6 +60,15 @@ quietly jlink "$jdk/bin/jlink" \
 # each of them; -Xlog:cds=off keeps those expected warnings out of the build's output.
 quietly "the class data sharing archive" "$image/runtime/bin/java" -Xshare:dump -Xlog:cds=off
 
+# Whether a properties line goes on in the next (ends in an odd number of backslashes).
+ends_continued='
+    function ends_continued(line,    n) {
+        n = 0
+        while (n < length(line) && substr(line, length(line) - n, 1) == "\\") n++
+        return n % 2 == 1
+    }
+'
+
 # The runtime's security properties, for agent-sandbox's JVM alone: the JDK's settings
 # without their comments (every start reads this file, interpreted), and first among the
 # providers AgentSandboxUrandom (agentsandbox.urandom.UrandomProvider), which answers the
@@ -71,12 +80,7 @@ quietly "the class data sharing archive" "$image/runtime/bin/java" -Xshare:dump 
 # providers follow, in their order.
 security=$image/runtime/conf/security/java.security
 [[ -f $security ]] || die "no $security in the runtime made by jlink"
-awk '
-    function ends_continued(line,    n) {
-        n = 0
-        while (n < length(line) && substr(line, length(line) - n, 1) == "\\") n++
-        return n % 2 == 1
-    }
+awk "$ends_continued"'
     BEGIN { print "security.provider.1=AgentSandboxUrandom" }
     continued { print; continued = ends_continued($0); next }
     /^[ \t]*([#!].*)?$/ { next }
@@ -90,6 +94,19 @@ awk '
 grep -q '^security\.provider\.2=SUN$' "$work/java.security" ||
     die "$security does not name the JDK's SUN provider first; agent-sandbox's build expects it to"
 install -m 644 "$work/java.security" "$security"
+
+# The runtime's network properties, read by the first Unix-domain socket: the same
+# settings without their comments.
+net=$image/runtime/conf/net.properties
+[[ -f $net ]] || die "no $net in the runtime made by jlink"
+awk "$ends_continued"'
+    continued { print; continued = ends_continued($0); next }
+    /^[ \t]*([#!].*)?$/ { next }
+    { print; continued = ends_continued($0) }
+' "$net" >"$work/net.properties" || die "cannot rewrite $net"
+grep -q '^jdk\.net\.unixdomain\.tmpdir=' "$work/net.properties" ||
+    die "$net does not set jdk.net.unixdomain.tmpdir; agent-sandbox's build expects it to"
+install -m 644 "$work/net.properties" "$net"
 [[ -s $image/runtime/lib/server/classes.jsa ]] || die "no class data sharing archive in $image/runtime"
 
 # What --version reports as the build's commit ("-modified" when the checkout had changes).

@@ -126,46 +126,52 @@ final class Cli {
             }
             try (Execution execution = Sandbox.start(plan, effective, prepared)) {
                 interrupt.attach(execution);
+                // the check of the git metadata: its thread made while the sandbox runs, let go
+                // as soon as bwrap has ended, while the servers stop, the run directory goes and
+                // the stale ones are swept
                 AfterRun after = new AfterRun(prepared.gitBefore());
-                // the check of the git metadata starts as soon as bwrap has ended, on a
-                // thread of its own, while the servers stop and the starter removes the
-                // run directory
-                int status = execution.waitForEnd(after);
-                for (String line : execution.bwrapMessages()) {
-                    err.println(oneLine(line)); // what bwrap wrote, so no terminal control sequences
+                try {
+                    int status = execution.waitForEnd(after);
+                    for (String line : execution.bwrapMessages()) {
+                        err.println(oneLine(line)); // what bwrap wrote, so no terminal control sequences
+                    }
+                    List<String> changed = execution.afterRun();
+                    execution.closeAtExit(); // the tool ends next
+                    List<GitAftercheck.Finding> found = after.findings();
+                    for (GitAftercheck.Finding f : found) {
+                        err.println("agent-sandbox: after the run: " + oneLine(f.message()));
+                    }
+                    for (String line : changed) {
+                        err.println("agent-sandbox: after the run: " + oneLine(line));
+                    }
+                    return execution.terminated() ? INTERRUPTED : status;
+                } finally {
+                    after.cancel(); // a check never let go (bwrap could not set the sandbox up) ends
                 }
-                List<String> changed = execution.afterRun();
-                for (GitAftercheck.Finding f : after.findings()) {
-                    err.println("agent-sandbox: after the run: " + oneLine(f.message()));
-                }
-                for (String line : changed) {
-                    err.println("agent-sandbox: after the run: " + oneLine(line));
-                }
-                return execution.terminated() ? INTERRUPTED : status;
             }
         }
     }
 
-    /** Starts the check of the git metadata when bwrap has ended; its findings after that. */
+    /** Lets the check of the git metadata go when bwrap has ended; its findings after that. */
     private static final class AfterRun implements Runnable {
-        private final GitAftercheck git;
-        private GitAftercheck.Running running;
+        private final GitAftercheck.Running running;
 
         AfterRun(GitAftercheck git) {
-            this.git = git;
+            running = git.ready();
         }
 
         @Override
         public void run() {
-            running = git.start();
+            running.go();
         }
 
-        /** What the check found (started now if bwrap's end did not start it). */
+        /** What the check found (let go now if bwrap's end did not). */
         List<GitAftercheck.Finding> findings() {
-            if (running == null) {
-                running = git.start();
-            }
             return running.findings(GIT_CHECK_LIMIT);
+        }
+
+        void cancel() {
+            running.cancel();
         }
     }
 

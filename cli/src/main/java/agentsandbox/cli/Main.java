@@ -1,6 +1,7 @@
 package agentsandbox.cli;
 
 import agentsandbox.core.Environment;
+import agentsandbox.core.Execution;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -38,7 +39,10 @@ public final class Main {
             }
         }
         try (FileOutputStream launcher = new FileOutputStream("/proc/self/fd/" + fd)) {
-            launcher.write(status);
+            // one write: the launcher reads both bytes at once
+            launcher.write(Execution.starterStillRemoving()
+                    ? new byte[] {(byte) status, (byte) Environment.STATUS_STARTER_REMOVING}
+                    : new byte[] {(byte) status});
         } catch (IOException e) {
             // the launcher is gone (then so is this JVM in a moment), or there is no /proc:
             // the launcher then takes the status from the JVM's end

@@ -111,6 +111,9 @@ public final class Training {
         } catch (java.security.NoSuchAlgorithmException missing) {
             System.err.println("training: " + missing);
         }
-        System.exit(0);
+        // halt, as the tool ends (see Main): System.exit would set up the JDK's system logger
+        // (it logs a Runtime.exit), whose classes the cache would then load at every start
+        System.err.flush();
+        Runtime.getRuntime().halt(0);
     }
 }

@@ -41,6 +41,11 @@ public record Environment(
      * goes to, one byte, before the JVM halts (STATUS_PROPERTY in guard.h).
      */
     public static final String STATUS_PROPERTY = "agentsandbox.status";
+    /**
+     * Written after the status byte when the launcher's starter is still removing the run's
+     * directories: the launcher then waits for it (STATUS_STARTER_REMOVING in guard.h).
+     */
+    public static final char STATUS_STARTER_REMOVING = 'R';
 
     /** An environment that reads the kernel's settings from {@link #PROC_SYS}. */
     public Environment(Path home, Path workDir, Map<String, String> hostEnv, Path tempDir, int uid, String osName,

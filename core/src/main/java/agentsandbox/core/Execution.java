@@ -26,6 +26,10 @@ public final class Execution implements AutoCloseable {
     private final java.nio.channels.FileChannel setupLog;
     private final Path procSys;
     private final StateWatch state;
+    private final int uid;
+    private boolean swept;
+    /** Whether {@link #closeAtExit()} was called. */
+    private volatile boolean atExit;
     private volatile boolean terminated;
     private List<String> bwrapMessages = List.of();
 
@@ -36,8 +40,9 @@ public final class Execution implements AutoCloseable {
      *                 writes to the caller's stderr directly (the library without the launcher)
      */
     Execution(Bwrap bwrap, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy,
-            java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state) {
+            java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state, int uid) {
         this.state = state;
+        this.uid = uid;
         this.bwrap = bwrap;
         this.plan = plan;
         this.run = run;
@@ -98,9 +103,43 @@ public final class Execution implements AutoCloseable {
      */
     @Override
     public void close() {
+        sweep();
         run.close();
-        if (guard != null) {
+        if (guard != null && !atExit) {
             guard.close();
+        }
+    }
+
+    /**
+     * {@link #close()} as the last step of a process that ends right after it (the command
+     * line tool): the run directory's removal, when the launcher's starter does it, is not
+     * waited for here but by the launcher, after this JVM has gone (see
+     * {@link RunDir#closeAtExit()}). Idempotent, and {@link #close()} after it does nothing more.
+     */
+    public void closeAtExit() {
+        sweep();
+        run.closeAtExit();
+        // the git guard was stopped at bwrap's end (its thread closes the socket by itself):
+        // nothing is served any more, and the process ends next, so it is not waited for
+        atExit = true;
+    }
+
+    /**
+     * Whether a {@link #closeAtExit()} in this JVM left the removal of its run directory
+     * to the launcher's starter, which the launcher must then wait for
+     * ({@link Environment#STATUS_STARTER_REMOVING}).
+     */
+    public static boolean starterStillRemoving() {
+        return RunDir.leftToStarter;
+    }
+
+    /** Once: removes what runs killed outright left (see {@link RunDir#removeStaleBeside}). */
+    private synchronized void sweep() {
+        if (!swept) {
+            swept = true;
+            // at the end, while the starter removes this run's directories (mostly the disk's
+            // time), rather than while bwrap sets the sandbox up
+            run.removeStaleBeside(uid);
         }
     }
 

@@ -106,22 +106,36 @@ public final class GitAftercheck {
      * up meanwhile; {@link Running#findings} waits for it.
      */
     public Running start() {
+        Running r = ready();
+        r.go();
+        return r;
+    }
+
+    /**
+     * The check after the run on a thread of its own, started now but waiting for
+     * {@link Running#go()} (or {@link Running#findings}): a thread's start costs the end of
+     * a run less made while the sandbox runs. {@link Running#cancel()} ends a check that
+     * is not needed after all.
+     */
+    public Running ready() {
         return new Running();
     }
 
-    /** The check after the run, under way. */
+    /** The check after the run, under way or ready to go. */
     public final class Running {
         private final List<Finding> out = new ArrayList<>();
-        private final Thread thread;
+        private boolean going;
+        private boolean cancelled;
+        private boolean done;
 
         private Running() {
-            // a plain class, not a lambda: nothing to spin up at the end of every run
-            thread = new Thread(new Runnable() {
+            // a plain class, not a lambda: nothing to spin up on the way to every run's end
+            Thread thread = new Thread(new Runnable() {
                 @Override
                 public void run() {
-                    List<Finding> found = scan();
-                    synchronized (out) {
-                        out.addAll(found);
+                    if (awaitGo()) {
+                        List<Finding> found = scan();
+                        finish(found);
                     }
                 }
             }, "agent-sandbox git check");
@@ -129,23 +143,70 @@ public final class GitAftercheck {
             thread.start();
         }
 
-        /** What the check found, waiting for it up to {@code limit} from now (see {@link #after}). */
-        public List<Finding> findings(Duration limit) {
-            try {
-                thread.join(limit.toMillis());
-            } catch (InterruptedException e) {
+        /** Lets the check run (at once when it is ready). */
+        public synchronized void go() {
+            if (!cancelled) {
+                going = true;
+                notifyAll();
+            }
+        }
+
+        /** Ends a check that has not been let go: it looks at nothing and finds nothing. */
+        public synchronized void cancel() {
+            if (!going) {
+                cancelled = true;
+                done = true;
+                notifyAll();
+            }
+        }
+
+        private synchronized boolean awaitGo() {
+            while (!going && !cancelled) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    return false; // nobody interrupts this thread but to end it
+                }
+            }
+            return going;
+        }
+
+        private synchronized void finish(List<Finding> found) {
+            out.addAll(found);
+            done = true;
+            notifyAll();
+        }
+
+        /**
+         * What the check found, letting it go if it has not been, waiting for it up to
+         * {@code limit} from now (see {@link #after}).
+         */
+        public synchronized List<Finding> findings(Duration limit) {
+            go();
+            long end = System.nanoTime() + limit.toNanos();
+            boolean interrupted = false;
+            while (!done) {
+                long left = end - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
                 Thread.currentThread().interrupt();
             }
-            synchronized (out) {
-                if (thread.isAlive()) {
-                    List<Finding> partial = new ArrayList<>();
-                    partial.add(new Finding(workDir, "timeout", "the check of the git metadata in " + workDir
-                            + " did not finish in " + limit.toSeconds() + " s; look at .git/config, .git/hooks and"
-                            + " nested repositories before you run git there"));
-                    return partial;
-                }
-                return List.copyOf(out);
+            if (!done) {
+                List<Finding> partial = new ArrayList<>();
+                partial.add(new Finding(workDir, "timeout", "the check of the git metadata in " + workDir
+                        + " did not finish in " + limit.toSeconds() + " s; look at .git/config, .git/hooks and"
+                        + " nested repositories before you run git there"));
+                return partial;
             }
+            return List.copyOf(out);
         }
     }
 

@@ -53,6 +53,7 @@ final class GitDirs {
      * the run. Never for the check after the run itself, which must see what is there.
      */
     static GitDirs recent(Path workDir) {
+        awaitAnnounced(workDir);
         Found f = last;
         if (f != null && f.workDir().equals(workDir) && f.state().equals(state(f.dirs()))) {
             return f.dirs();
@@ -90,9 +91,48 @@ final class GitDirs {
     }
 
     static GitDirs find(Path workDir) {
-        GitDirs g = findNow(workDir);
-        last = new Found(workDir, state(g), g);
-        return g;
+        try {
+            GitDirs g = findNow(workDir);
+            last = new Found(workDir, state(g), g);
+            return g;
+        } finally {
+            withdraw(workDir);
+        }
+    }
+
+    /** The working directory a {@link #find} announced by {@link #announce} is for, until it is done. */
+    private static Path announced;
+
+    /**
+     * Says that another thread is about to {@link #find} the git dirs of {@code workDir}
+     * (a run's preparation does it beside the plan): {@link #recent} for the same
+     * directory then waits for that result rather than finding them a second time.
+     * The caller must make sure that {@link #find} follows.
+     */
+    static synchronized void announce(Path workDir) {
+        announced = workDir;
+    }
+
+    /** Takes back what {@link #announce} said, when no {@link #find} follows after all. */
+    static synchronized void withdraw(Path workDir) {
+        if (workDir.equals(announced)) {
+            announced = null;
+            GitDirs.class.notifyAll();
+        }
+    }
+
+    private static synchronized void awaitAnnounced(Path workDir) {
+        boolean interrupted = false;
+        while (workDir.equals(announced)) {
+            try {
+                GitDirs.class.wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static GitDirs findNow(Path workDir) {

@@ -50,7 +50,14 @@ public final class Preparation implements AutoCloseable {
     /** Starts preparing a run in {@code env}; its plan must use {@link #runDir()}. */
     public static Preparation start(Environment env) {
         Preparation p = new Preparation(env, RunDir.newPath(RunDir.stateDir(env), Sandbox.randomBytes()));
-        p.thread.start();
+        // the plan's @git rules need them too: found once, here, while the plan is begun
+        GitDirs.announce(env.workDir());
+        try {
+            p.thread.start();
+        } catch (RuntimeException | Error e) {
+            GitDirs.withdraw(env.workDir());
+            throw e;
+        }
         return p;
     }
 
@@ -65,6 +72,7 @@ public final class Preparation implements AutoCloseable {
         GitAftercheck checked = null;
         RuntimeException failed = null;
         try {
+            findGitDirs();
             Preflight.checkCanRun(env); // as root or without bwrap, nothing is created
             made = RunDir.create(runDir, RunDir.socketsDir(RunDir.socketsBase(env), runDir), env.uid());
             watched = StateWatch.before(env);
@@ -82,6 +90,15 @@ public final class Preparation implements AutoCloseable {
         }
         if (failed == null) {
             Sandbox.openSocketClasses();
+        }
+    }
+
+    /** The git dirs {@link #start} announced, found (never throws: the plan finds them itself then). */
+    private void findGitDirs() {
+        try {
+            GitDirs.find(env.workDir());
+        } catch (RuntimeException e) {
+            // the plan's own search meets the same and says so
         }
     }
 

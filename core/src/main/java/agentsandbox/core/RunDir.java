@@ -267,6 +267,37 @@ public final class RunDir implements AutoCloseable {
     }
 
     /**
+     * {@link #close()} for a process about to end: when the launcher's starter is removing
+     * the directories ({@link #startClosing}), it finishes that after this JVM has gone, and
+     * the launcher ends only once the starter has (see run_jvm in launcher.c), so there is
+     * nothing to wait for here; what the starter cannot remove is left to the next run's
+     * sweep. Without such a removal, as {@link #close()}.
+     */
+    synchronized void closeAtExit() {
+        if (!closed && removing != null) {
+            closed = true;
+            leftToStarter = true;
+            return;
+        }
+        close();
+    }
+
+    /** Whether a {@link #closeAtExit()} of this JVM left a removal to the starter. */
+    static volatile boolean leftToStarter;
+
+    /**
+     * Removes the directories of the runs of {@code uid} beside this one (run and sockets
+     * directories) whose owner is gone (see {@link #removeStale}).
+     */
+    void removeStaleBeside(int uid) {
+        String keep = dir.getFileName().toString();
+        removeStale(dir.getParent(), uid, keep);
+        if (sockets != null) {
+            removeStale(sockets.getParent(), uid, keep);
+        }
+    }
+
+    /**
      * The first half of {@link #close()} after bwrap's end: its starter starts removing the
      * directories when it can ({@link Bwrap#requestRemoval}); {@link #close()} waits for
      * it and removes what is left.

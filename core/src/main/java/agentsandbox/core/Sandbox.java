@@ -603,11 +603,8 @@ public final class Sandbox {
             if (proxy != null) {
                 proxy.listen();
             }
-            Execution execution = new Execution(bwrap, plan, run, guard, proxy, setupLog, env.procSys(), state);
-            // while bwrap sets the sandbox up: off the path to the command's start
-            String keep = plan.runtimeDir().getFileName().toString();
-            RunDir.removeStale(plan.runtimeDir().getParent(), env.uid(), keep);
-            RunDir.removeStale(RunDir.socketsBase(env), env.uid(), keep);
+            Execution execution = new Execution(bwrap, plan, run, guard, proxy, setupLog, env.procSys(), state,
+                    env.uid());
             return execution;
         } catch (IOException e) {
             closeQuietly(guard);

@@ -1,6 +1,7 @@
 package agentsandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -65,6 +66,30 @@ class GitAftercheckTest {
         assertThat(settings(found)).containsExactly("config core.fsmonitor");
         assertThat(found.get(0).file()).isEqualTo(zz.resolve(".git/config"));
         assertThat(found.get(0).message()).contains("git config --file").contains("--unset-all core.fsmonitor");
+    }
+
+    @ParameterizedTest(name = "let go first: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void A_Check_Made_Ready_Looks_When_Let_Go_Or_Asked_Not_When_Made(boolean letGo) throws IOException {
+        Path r = repo();
+        GitAftercheck.Running ready = GitAftercheck.before(r).ready();
+        // made before the change, let go (or asked for its findings) after it: it sees the change
+        git(r, "config", "core.fsmonitor", "touch /tmp/pwned");
+        if (letGo) {
+            ready.go();
+        }
+        assertThat(settings(ready.findings(Duration.ofSeconds(10)))).containsExactly("config core.fsmonitor");
+    }
+
+    @Test
+    void A_Cancelled_Check_Finds_Nothing_At_Once_And_Cannot_Be_Let_Go() throws IOException {
+        Path r = repo();
+        GitAftercheck.Running ready = GitAftercheck.before(r).ready();
+        git(r, "config", "core.fsmonitor", "touch /tmp/pwned");
+        ready.cancel();
+        ready.go();
+        // no time to wait at all: a check still under way would be reported as not finished
+        assertThat(ready.findings(Duration.ZERO)).isEmpty();
     }
 
     @Test
@@ -204,5 +229,33 @@ class GitAftercheckTest {
         assertThat(GitDirs.find(r.resolve("f").getParent()).protectable()).contains(
                 r.resolve(".git/config"), r.resolve(".git/hooks"), zz.resolve(".git/config"),
                 zz.resolve(".git/hooks"), m.resolve("config"), m.resolve("hooks"));
+    }
+
+    @Test
+    void A_Search_Another_Thread_Announced_Is_Waited_For_Rather_Than_Made_Twice() throws Exception {
+        Path r = repo();
+        GitDirs.announce(r);
+        GitDirs[] theirs = new GitDirs[1];
+        Thread other = new Thread(() -> {
+            try {
+                Thread.sleep(200); // the announced search comes late: the plan's asks first
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            theirs[0] = GitDirs.find(r);
+        });
+        other.start();
+        GitDirs mine = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> GitDirs.recent(r));
+        other.join();
+        assertThat(mine).isSameAs(theirs[0]);
+    }
+
+    @Test
+    void A_Withdrawn_Announcement_Is_Not_Waited_For() throws IOException {
+        Path r = repo();
+        GitDirs.announce(r);
+        GitDirs.withdraw(r);
+        assertThat(assertTimeoutPreemptively(Duration.ofSeconds(30), () -> GitDirs.recent(r)).protectable())
+                .contains(r.resolve(".git/config"), r.resolve(".git/hooks"));
     }
 }

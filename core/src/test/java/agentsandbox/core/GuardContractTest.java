@@ -65,6 +65,7 @@ class GuardContractTest {
         assertThat(define("STARTER_PROPERTY")).isEqualTo(BwrapStarter.PROPERTY);
         assertThat(define("UID_PROPERTY")).isEqualTo(Environment.UID_PROPERTY);
         assertThat(define("STATUS_PROPERTY")).isEqualTo(Environment.STATUS_PROPERTY);
+        assertThat(define("STATUS_STARTER_REMOVING")).isEqualTo(String.valueOf(Environment.STATUS_STARTER_REMOVING));
         assertThat(number("STARTER_MAX_REQUEST")).isEqualTo(BwrapStarter.MAX_REQUEST);
         assertThat(number("STARTER_MAX_REMOVE_PATHS")).isEqualTo(BwrapStarter.MAX_REMOVE_PATHS);
         assertThat(number("STARTER_MAX_REMOVE_BYTES")).isEqualTo(BwrapStarter.MAX_REMOVE_BYTES);
