@@ -43,6 +43,9 @@
  * the run's directories to the starter (the run's bwrap has ended): the launcher then
  * waits for the starter to finish and end rather than stopping it. */
 #define STATUS_STARTER_REMOVING "R"
+/* A run directory's record of its owner (RunDir.OWNER), removed last of all its
+ * entries: a removal cut short leaves what the next run's sweep recognises. */
+#define RUN_OWNER "owner"
 #define STARTER_MAX_REQUEST 67108864
 /* The JVM finds the jars through this descriptor of the app image's lib directory,
  * open across its exec: the class path (APP_CLASS_PATH) is then the same text

@@ -2104,6 +2104,9 @@ static int remove_entry(int dir, const char *name, int depth)
             if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
                 continue;
             }
+            if (depth == 0 && strcmp(entry->d_name, RUN_OWNER) == 0) {
+                continue; /* last, below */
+            }
             if (remove_entry(dirfd(listing), entry->d_name, depth + 1) == 0) {
                 removed = 1;
             } else {
@@ -2111,6 +2114,11 @@ static int remove_entry(int dir, const char *name, int depth)
             }
         }
     } while (removed && !failed && ++passes < 8);
+    /* a run directory's owner record last: a removal cut short (the tool killed) leaves a
+     * directory whose owner the next run's sweep can still tell is gone */
+    if (depth == 0 && unlinkat(dirfd(listing), RUN_OWNER, 0) != 0 && errno != ENOENT) {
+        failed = 1;
+    }
     closedir(listing);
     if (unlinkat(dir, name, AT_REMOVEDIR) == 0 || errno == ENOENT) {
         return 0;
@@ -2180,11 +2188,17 @@ static void serve_removals(int requests, int replies)
          * file system (freeing and discarding its block), so trees removed side by side
          * take the time of the longest, not of all */
         int failed = 0;
+        pid_t starter = getpid();
         pid_t helpers[STARTER_MAX_REMOVE_PATHS];
         size_t started = 0;
         for (size_t i = 0; i + 1 < numbers[0]; i++) {
             pid_t helper = fork();
             if (helper == 0) {
+                /* stopped with the starter (the launcher stops it when the tool is told to end):
+                 * what is left then, its owner record with it, is the next run's to sweep */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() != starter) {
+                    _exit(1);
+                }
                 _exit(remove_tree(paths[i]) == 0 ? 0 : 1);
             }
             if (helper < 0) {

@@ -352,8 +352,15 @@ public final class RunDir implements AutoCloseable {
             for (Path e : child) {
                 entries.add(e.getFileName());
             }
+            // a run directory's owner record last: a removal cut short leaves a directory whose
+            // owner the next run's sweep can still tell is gone
+            Path owner = Path.of(OWNER);
+            boolean record = depth == 0 && entries.remove(owner);
             for (Path e : entries) {
                 removeEntry(child, e, depth + 1);
+            }
+            if (record) {
+                removeEntry(child, owner, depth + 1);
             }
         }
         parent.deleteDirectory(name);

@@ -73,6 +73,7 @@ class GuardContractTest {
         assertThat(new String(BwrapStarter.removal(List.of(Path.of("/a"))), StandardCharsets.US_ASCII))
                 .startsWith(define("STARTER_REMOVE") + " ");
         assertThat(number("REMOVE_MAX_DEPTH")).isEqualTo(RunDir.MAX_DEPTH);
+        assertThat(define("RUN_OWNER")).isEqualTo(RunDir.OWNER);
     }
 
     @Test
