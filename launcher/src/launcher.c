@@ -2114,9 +2114,10 @@ static int remove_entry(int dir, const char *name, int depth)
             }
         }
     } while (removed && !failed && ++passes < 8);
-    /* a run directory's owner record last: a removal cut short (the tool killed) leaves a
-     * directory whose owner the next run's sweep can still tell is gone */
-    if (depth == 0 && unlinkat(dirfd(listing), RUN_OWNER, 0) != 0 && errno != ENOENT) {
+    /* a run directory's owner record last, and only once all else is gone: a removal cut
+     * short (the tool killed) or failing leaves a directory whose owner the next run's
+     * sweep can still tell is gone, and that sweep tries again */
+    if (depth == 0 && !failed && unlinkat(dirfd(listing), RUN_OWNER, 0) != 0 && errno != ENOENT) {
         failed = 1;
     }
     closedir(listing);

@@ -153,6 +153,53 @@ class FaultsIT {
         assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
     }
 
+    /**
+     * A signal that comes while the starter still removes the run's directories (here, the
+     * many small files the command left in its /tmp: about 2 s of the disk's work) stops
+     * that removal; what is left keeps its owner record, so the next run's sweep removes it.
+     * (Which entry a directory lists first is the file system's choice: where it lists
+     * {@code owner} before {@code tmp/}, only its removal last keeps it.)
+     */
+    @Test
+    void A_Removal_Cut_Short_By_A_Signal_Is_Finished_By_The_Next_Run() {
+        String marker = marker();
+        SandboxCli.Started started = sandbox.command("--network=false", "--", "sh", "-c",
+                "(cd /tmp && head -c 30000 /dev/zero > all && split -b 1 -a 5 all f) && : > ready", marker).start();
+        awaitReady(started);
+        // bwrap gone, and the JVM's last work (about 2 ms) done: the starter is removing
+        long deadline = System.nanoTime() + STARTUP.toNanos();
+        while (!bwrapsWith(marker).isEmpty() && System.nanoTime() < deadline) {
+            pause(5);
+        }
+        assertThat(bwrapsWith(marker)).as("bwrap of the run").isEmpty();
+        pause(200);
+        started.signal("TERM");
+        started.waitFor(Duration.ofSeconds(5)).exitsWith(0); // the run itself was over
+        SandboxCli.awaitNoHostProcessWith(marker, Duration.ofSeconds(2), "after agent-sandbox exited");
+
+        List<Path> leftovers = sandbox.runtimeDirsInTmp();
+        assertThat(leftovers).as("the run directory whose removal was cut short").hasSize(1);
+        assertThat(leftovers.get(0).resolve("owner")).as("its owner record, removed last").isRegularFile();
+        sandbox.run("--network=false", "--", "true").succeeds().stdoutIsEmpty().stderrIsEmpty();
+        assertThat(sandbox.runtimeDirsInTmp()).as("runtime directories after the next run").isEmpty();
+    }
+
+    /** The host's bwrap processes with the marker in their command line. */
+    private static List<String> bwrapsWith(String marker) {
+        List<String> out = new java.util.ArrayList<>();
+        for (String p : SandboxCli.hostProcessesWith(marker)) {
+            String pid = p.substring(0, p.indexOf(':'));
+            try {
+                if (Files.readString(Path.of("/proc", pid, "comm")).strip().equals("bwrap")) {
+                    out.add(p);
+                }
+            } catch (IOException e) {
+                // ended meanwhile
+            }
+        }
+        return out;
+    }
+
     // ------------------------------------------------------------------ two signals
 
     /** Both signals at once, to a sandbox whose command ignores them: status 130 at once, nothing left. */
