@@ -66,8 +66,9 @@
 #define STARTER_REMOVE "remove"
 #define STARTER_MAX_REMOVE_PATHS 16
 #define STARTER_MAX_REMOVE_BYTES 65536
-/* Trees deeper than this are left to the next run's sweep (RunDir.MAX_DEPTH). */
-#define REMOVE_MAX_DEPTH 2000
+/* A removal moves directories this deep up to the top of the tree it removes and
+ * goes on from there, so that it holds at most this many descriptors (RunDir.MAX_DEPTH). */
+#define REMOVE_MAX_DEPTH 256
 
 /* The first field of a request. */
 #define GUARD_MAGIC "AGS2"

@@ -2060,7 +2060,15 @@ static void close_others(int keep_a, int keep_b)
  * following one, as RunDir.removeTree does in Java. A directory the sandbox made
  * unsearchable is opened up (it is the user's own) before it is emptied. 0 when
  * the entry is gone. */
-static int remove_entry(int dir, const char *name, int depth)
+/* The names deep directories move to (see remove_entry), one new one each. */
+static unsigned long remove_moved;
+
+/* Removes dir/name and everything below it, never following a link: 0 when it is
+ * gone, 1 when it was a directory REMOVE_MAX_DEPTH below the tree's top directory
+ * (top, the descriptor of depth 0) and moved up into top under a name of its own, for a
+ * later pass over top to remove (so a removal never holds more than REMOVE_MAX_DEPTH
+ * descriptors, however deep the tree a sandbox left in its /tmp), -1 when it failed. */
+static int remove_entry(int top, int dir, const char *name, int depth)
 {
     if (unlinkat(dir, name, 0) == 0 || errno == ENOENT) {
         return 0;
@@ -2068,8 +2076,15 @@ static int remove_entry(int dir, const char *name, int depth)
     if (errno != EISDIR && errno != EPERM) {
         return -1;
     }
-    if (depth > REMOVE_MAX_DEPTH) {
-        return -1;
+    if (depth >= REMOVE_MAX_DEPTH && top >= 0) {
+        char moved[64];
+        do { /* a name not taken (an earlier removal cut short may have left some) */
+            snprintf(moved, sizeof moved, ".deep.%lu", remove_moved++);
+        } while (faccessat(top, moved, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+        if (renameat(dir, name, top, moved) == 0) {
+            return 1;
+        }
+        return errno == ENOENT ? 0 : -1;
     }
     /* a directory (unlink says EISDIR, or EPERM on some file systems): opened as a
      * path, never through a link, and given its owner's rights back through it */
@@ -2090,13 +2105,15 @@ static int remove_entry(int dir, const char *name, int depth)
         close(opened);
         return -1;
     }
+    int below_top = depth == 0 ? dirfd(listing) : top;
     int failed = 0;
     int removed;
     int passes = 0;
     do {
         /* entries removed while the directory is read may or may not be listed
          * again; it is read until a pass removes nothing more (a few passes at most:
-         * nothing writes there any more, and whatever is left makes the caller try) */
+         * nothing writes there any more, and whatever is left makes the caller try);
+         * the top directory until it is empty, as deep directories move up into it */
         removed = 0;
         rewinddir(listing);
         struct dirent *entry;
@@ -2107,13 +2124,13 @@ static int remove_entry(int dir, const char *name, int depth)
             if (depth == 0 && strcmp(entry->d_name, RUN_OWNER) == 0) {
                 continue; /* last, below */
             }
-            if (remove_entry(dirfd(listing), entry->d_name, depth + 1) == 0) {
+            if (remove_entry(below_top, dirfd(listing), entry->d_name, depth + 1) >= 0) {
                 removed = 1;
             } else {
                 failed = 1;
             }
         }
-    } while (removed && !failed && ++passes < 8);
+    } while (removed && !failed && (depth == 0 || ++passes < 8));
     /* a run directory's owner record last, and only once all else is gone: a removal cut
      * short (the tool killed) or failing leaves a directory whose owner the next run's
      * sweep can still tell is gone, and that sweep tries again */
@@ -2147,7 +2164,7 @@ static int remove_tree(const char *path)
     if (dir < 0) {
         return errno == ENOENT ? 0 : -1;
     }
-    int result = remove_entry(dir, slash + 1, 0);
+    int result = remove_entry(-1, dir, slash + 1, 0);
     close(dir);
     return result;
 }
@@ -2282,8 +2299,15 @@ static void serve_start(int requests, int replies, pid_t tool)
     sigemptyset(&term_only);
     sigaddset(&term_only, SIGTERM);
     sigprocmask(SIG_BLOCK, &term_only, &before);
+    pid_t starter = getpid();
     pid_t child = fork();
     if (child == 0) {
+        /* bwrap dies with the starter from its first instruction on, as the starter dies
+         * with the launcher: bwrap's own --die-with-parent takes effect only once bwrap has
+         * set itself up, and a tool killed before that would leave it running, adopted */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != starter) {
+            _exit(127);
+        }
         struct sigaction by_default;
         memset(&by_default, 0, sizeof by_default);
         by_default.sa_handler = SIG_DFL;

@@ -66,8 +66,17 @@ public final class RunDir implements AutoCloseable {
     private static final int HEX_DIGITS = 16;
     /** The longest path a Unix socket can be bound at (sun_path less its terminating NUL). */
     static final int MAX_SOCKET_PATH = 107;
-    /** Deeper trees than this are left for the next sweep rather than risk running out of descriptors. */
-    static final int MAX_DEPTH = 2000;
+    /**
+     * A run directory without a (whole) owner record this long after its last change is
+     * swept: its run was killed between making it and writing the record.
+     */
+    static final long OWNERLESS_MILLIS = 60_000;
+    /**
+     * A removal moves directories this deep up to the top of the tree it removes and goes on
+     * from there, so that it holds at most this many open directories (REMOVE_MAX_DEPTH in
+     * guard.h).
+     */
+    static final int MAX_DEPTH = 256;
 
     private final Path dir;
     private final Path sockets;
@@ -325,6 +334,21 @@ public final class RunDir implements AutoCloseable {
     }
 
     private static void removeEntry(SecureDirectoryStream<Path> parent, Path name, int depth) throws IOException {
+        removeEntry(null, parent, name, depth);
+    }
+
+    /** The names deep directories move to (see {@link #removeEntry}), one new one each. */
+    private static final java.util.concurrent.atomic.AtomicLong MOVED = new java.util.concurrent.atomic.AtomicLong();
+
+    /**
+     * Removes {@code parent/name} and everything below it, never following a link. A
+     * directory {@link #MAX_DEPTH} below the tree's top directory ({@code top}, null for the
+     * top itself) moves up into it under a name of its own, and a later pass over the top
+     * removes it: a removal holds at most {@link #MAX_DEPTH} open directories, however deep
+     * the tree a sandbox left in its {@code /tmp} (the starter's remove_entry does the same).
+     */
+    private static void removeEntry(SecureDirectoryStream<Path> top, SecureDirectoryStream<Path> parent, Path name,
+            int depth) throws IOException {
         BasicFileAttributes a;
         try {
             a = parent.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
@@ -336,8 +360,13 @@ public final class RunDir implements AutoCloseable {
             parent.deleteFile(name);
             return;
         }
-        if (depth > MAX_DEPTH) {
-            throw new IOException("directory tree deeper than " + MAX_DEPTH);
+        if (depth >= MAX_DEPTH && top != null) {
+            Path moved;
+            do { // a name not taken (an earlier removal cut short may have left some)
+                moved = Path.of(".deep." + MOVED.getAndIncrement());
+            } while (exists(top, moved));
+            parent.move(name, top, moved);
+            return;
         }
         // a directory the sandbox made unwritable or unsearchable: its owner may open it up again
         PosixFileAttributeView perms = parent.getFileAttributeView(name, PosixFileAttributeView.class,
@@ -348,22 +377,48 @@ public final class RunDir implements AutoCloseable {
             // not ours, or already fine: removal says what is possible
         }
         try (SecureDirectoryStream<Path> child = parent.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
-            List<Path> entries = new java.util.ArrayList<>();
-            for (Path e : child) {
-                entries.add(e.getFileName());
-            }
-            // a run directory's owner record last: a removal cut short leaves a directory whose
-            // owner the next run's sweep can still tell is gone
+            // a run directory's owner record last, once all else is gone: a removal cut short
+            // leaves a directory whose owner the next run's sweep can still tell is gone; the
+            // top directory is read again until it is empty, as deep directories move up into it
             Path owner = Path.of(OWNER);
-            boolean record = depth == 0 && entries.remove(owner);
-            for (Path e : entries) {
-                removeEntry(child, e, depth + 1);
+            boolean record = false;
+            List<Path> entries = names(child);
+            while (true) {
+                record |= depth == 0 && entries.remove(owner);
+                for (Path e : entries) {
+                    removeEntry(depth == 0 ? child : top, child, e, depth + 1);
+                }
+                if (depth > 0 || entries.isEmpty()) {
+                    break;
+                }
+                // a stream is listed once: the directory again, through a stream of its own
+                try (SecureDirectoryStream<Path> again = child.newDirectoryStream(Path.of("."),
+                        LinkOption.NOFOLLOW_LINKS)) {
+                    entries = names(again);
+                }
             }
             if (record) {
-                removeEntry(child, owner, depth + 1);
+                removeEntry(child, child, owner, depth + 1);
             }
         }
         parent.deleteDirectory(name);
+    }
+
+    private static List<Path> names(SecureDirectoryStream<Path> dir) {
+        List<Path> out = new java.util.ArrayList<>();
+        for (Path e : dir) {
+            out.add(e.getFileName());
+        }
+        return out;
+    }
+
+    private static boolean exists(SecureDirectoryStream<Path> dir, Path name) throws IOException {
+        try {
+            dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).readAttributes();
+            return true;
+        } catch (NoSuchFileException e) {
+            return false;
+        }
     }
 
     /**
@@ -594,7 +649,14 @@ public final class RunDir implements AutoCloseable {
         }
         try (SecureDirectoryStream<Path> run = all.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
             Owner recorded = readOwner(run);
-            if (recorded == null || !recorded.gone(self, proc)) {
+            if (recorded == null) {
+                // no owner record, or one cut short: a run writes it a moment after it makes
+                // the directory, so one still without it long after its last change was left by
+                // a run killed while it started (or while its removal began)
+                if (attrs.lastModifiedTime().toMillis() > System.currentTimeMillis() - OWNERLESS_MILLIS) {
+                    return false;
+                }
+            } else if (!recorded.gone(self, proc)) {
                 return false;
             }
         }
@@ -602,10 +664,15 @@ public final class RunDir implements AutoCloseable {
         return true;
     }
 
-    /** The owner recorded in an opened run directory, or null. */
+    /** The owner recorded in an opened run directory, or null when there is none (or no whole one). */
     private static Owner readOwner(SecureDirectoryStream<Path> run) throws IOException {
-        BasicFileAttributes attrs = run.getFileAttributeView(Path.of(OWNER), BasicFileAttributeView.class,
-                LinkOption.NOFOLLOW_LINKS).readAttributes();
+        BasicFileAttributes attrs;
+        try {
+            attrs = run.getFileAttributeView(Path.of(OWNER), BasicFileAttributeView.class,
+                    LinkOption.NOFOLLOW_LINKS).readAttributes();
+        } catch (NoSuchFileException e) {
+            return null;
+        }
         if (!attrs.isRegularFile() || attrs.size() > 200) {
             return null;
         }

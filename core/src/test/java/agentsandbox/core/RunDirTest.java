@@ -97,7 +97,7 @@ class RunDirTest {
     }
 
     @Test
-    void Directory_Without_A_Readable_Owner_Record_Is_Left_Alone() throws IOException {
+    void Directory_Without_A_Readable_Owner_Record_Is_Left_Alone_While_Fresh() throws IOException {
         Path starting = runtime("00112233aabbccdd", null); // a run between mkdir and writing its owner
         Path garbled = runtime("00112233aabbccde", "not an owner\n");
         Path ownerDir = runtime("00112233aabbccdf", null);
@@ -110,6 +110,24 @@ class RunDirTest {
     }
 
     @Test
+    void Directory_Without_A_Readable_Owner_Record_Is_Swept_Once_Nothing_Changed_It_For_A_While()
+            throws IOException {
+        // runs killed between making the directory and writing the record (or during its write)
+        Path starting = runtime("00112233aabbccdd", null);
+        Path cut = runtime("00112233aabbccde", "12345 67");
+        Path fresh = runtime("00112233aabbccdf", null);
+        java.nio.file.attribute.FileTime before = java.nio.file.attribute.FileTime.fromMillis(
+                System.currentTimeMillis() - RunDir.OWNERLESS_MILLIS - 60_000);
+        Files.setLastModifiedTime(starting, before);
+        Files.setLastModifiedTime(cut, before);
+
+        assertThat(removeStale()).isEqualTo(2);
+        assertThat(starting).doesNotExist();
+        assertThat(cut).doesNotExist();
+        assertThat(fresh.resolve("hidden")).as("a run that may still be writing its record").exists();
+    }
+
+    @Test
     void Removes_Whatever_The_Sandbox_Left_In_Its_Tmp_Even_Unwritable_Directories() throws IOException {
         Path run = runtime("00112233aabbccdd", deadOwner());
         Path locked = Files.createDirectories(run.resolve("tmp/locked/inner"));
@@ -119,6 +137,44 @@ class RunDirTest {
 
         assertThat(removeStale()).isEqualTo(1);
         assertThat(tmp).isEmptyDirectory();
+    }
+
+    @Test
+    void Removes_A_Tree_Far_Deeper_Than_It_Holds_Directories_Open() throws IOException {
+        Path run = runtime("00112233aabbccdd", deadOwner());
+        int depth = RunDir.MAX_DEPTH * 10 + 7; // its path far longer than PATH_MAX, too
+        Path chain = deepChain(run.resolve("tmp"), depth);
+        assertThat(chain.getFileName().toString()).isEqualTo("d");
+
+        assertThat(removeStale()).isEqualTo(1);
+        assertThat(tmp).isEmptyDirectory();
+    }
+
+    /**
+     * {@code depth} nested directories {@code d} in {@code parent}, built from the bottom up,
+     * a short chain at a time, so that no path used is long.
+     */
+    private Path deepChain(Path parent, int depth) throws IOException {
+        Path work = Files.createDirectory(tmp.resolve("build"));
+        Path built = null; // the chain so far, at work/built
+        int made = 0;
+        while (made < depth) {
+            int n = Math.min(50, depth - made);
+            Path step = work.resolve("step");
+            Path deepest = step;
+            Files.createDirectory(step);
+            for (int i = 1; i < n; i++) {
+                deepest = Files.createDirectory(deepest.resolve("d"));
+            }
+            if (built != null) {
+                Files.move(built, deepest.resolve("d"));
+            }
+            built = Files.move(step, work.resolve("built"));
+            made += n;
+        }
+        Path placed = Files.move(built, parent.resolve("d"));
+        Files.delete(work);
+        return placed;
     }
 
     @Test

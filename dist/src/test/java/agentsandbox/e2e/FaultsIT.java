@@ -184,6 +184,19 @@ class FaultsIT {
         assertThat(sandbox.runtimeDirsInTmp()).as("runtime directories after the next run").isEmpty();
     }
 
+    /**
+     * A directory tree in the sandbox's /tmp thousands of levels deep (its paths far past
+     * PATH_MAX, more levels than a process may hold directories open) goes with the run.
+     */
+    @Test
+    void A_Tree_Thousands_Of_Levels_Deep_In_Tmp_Is_Removed_With_The_Run() {
+        // 50 levels at a time, the chain so far moved into each new one's deepest: short paths only
+        String deep = "cd /tmp && p=$(printf 'd/%.0s' $(seq 50)) && mkdir -p \"b/$p\" && "
+                + "for i in $(seq 52); do mkdir -p \"s/$p\" && mv b \"s/${p}x\" && mv s b || exit 9; done && echo deep";
+        sandbox.run("--network=false", "--", "sh", "-c", deep).succeeds().stdoutIs("deep\n").stderrIsEmpty();
+        assertThat(sandbox.runtimeDirsInTmp()).as("runtime directories after the run").isEmpty();
+    }
+
     /** The host's bwrap processes with the marker in their command line. */
     private static List<String> bwrapsWith(String marker) {
         List<String> out = new java.util.ArrayList<>();
