@@ -25,6 +25,8 @@
  * to LOG. */
 #define START_BWRAP "--internal-start-bwrap"
 #define STDERR_VARIABLE "AGENT_SANDBOX_STDERR_FD"
+/* The descriptor of the run's liveness pipe in the sandbox (see watch_host in launcher.c). */
+#define ALIVE_VARIABLE "AGENT_SANDBOX_ALIVE_FD"
 #define STARTED_MARK "agent-sandbox: the command starts"
 
 /* The starter (see serve_start in launcher.c and BwrapStarter.java): the launcher
@@ -43,6 +45,10 @@
  * the run's directories to the starter (the run's bwrap has ended): the launcher then
  * waits for the starter to finish and end rather than stopping it. */
 #define STATUS_STARTER_REMOVING "R"
+/* Written by the JVM before any status, once, when its handlers for SIGINT, SIGTERM and
+ * SIGHUP are in place (a run's start): the launcher passes such a signal a process sends
+ * it on to the JVM only from then on; before, it ends the tool itself (see pass_on). */
+#define STATUS_READY "!"
 /* A run directory's record of its owner (RunDir.OWNER), removed last of all its
  * entries: a removal cut short leaves what the next run's sweep recognises. */
 #define RUN_OWNER "owner"

@@ -394,6 +394,15 @@ static void close_others(int keep_a, int keep_b);
  * Without a status the JVM ended unexpectedly: the launcher ends as it did.
  */
 static volatile sig_atomic_t launcher_jvm;
+/* Whether the JVM handles SIGINT, SIGTERM and SIGHUP yet (STATUS_READY). */
+static volatile sig_atomic_t launcher_jvm_ready;
+/* Whether such a signal came before that, and the launcher stopped the JVM itself. */
+static volatile sig_atomic_t launcher_stopped_early;
+
+/* What ends the starter when the tool is gone (its death signal) or done with it: the
+ * starter then kills bwrap and, as a subreaper, whatever of bwrap's comes to it (see
+ * starter_on_stop), and ends. */
+#define STARTER_STOP SIGUSR1
 /* The starter, while the launcher waits for it to finish removing the run's directories. */
 static volatile sig_atomic_t launcher_starter;
 
@@ -407,12 +416,19 @@ static void pass_on(int signal_number, siginfo_t *info, void *context)
      * SIGQUIT as a SIGTERM: the JVM keeps SIGQUIT for its thread dump, and a process
      * asking the tool to quit wants the run ended */
     if (info != NULL && info->si_code <= 0 && launcher_jvm > 0) {
-        kill((pid_t)launcher_jvm, signal_number == SIGQUIT ? SIGTERM : signal_number);
+        if (launcher_jvm_ready) {
+            kill((pid_t)launcher_jvm, signal_number == SIGQUIT ? SIGTERM : signal_number);
+        } else {
+            /* the JVM handles none yet (its own handling would print Java's words): no
+             * sandbox runs before it does, and the tool ends here, with 130 */
+            launcher_stopped_early = 1;
+            kill((pid_t)launcher_jvm, SIGKILL);
+        }
     }
     /* the JVM is gone, the starter still removing: whoever wants the tool to end now
      * (the terminal too) gets that, and the rest is left to the next run's sweep */
     if (launcher_starter > 0) {
-        kill((pid_t)launcher_starter, SIGKILL);
+        kill((pid_t)launcher_starter, STARTER_STOP);
     }
 }
 
@@ -463,15 +479,23 @@ static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2
     int reported = 0;
     int starter_removing = 0;
     for (;;) {
-        unsigned char said[2];
+        unsigned char said[3];
         ssize_t n = read(status_pipe[0], said, sizeof said);
-        if (n >= 1) {
+        ssize_t first = 0;
+        if (n >= 1 && !launcher_jvm_ready && said[0] == (unsigned char)STATUS_READY[0]) {
+            launcher_jvm_ready = 1;
+            first = 1;
+        }
+        if (n > first) {
             /* the run is done: the JVM is stopped at once, its own exit skipped */
             reported = 1;
-            status = said[0];
-            starter_removing = n == 2 && said[1] == (unsigned char)STATUS_STARTER_REMOVING[0];
+            status = said[first];
+            starter_removing = n - first == 2 && said[first + 1] == (unsigned char)STATUS_STARTER_REMOVING[0];
             kill(jvm, SIGKILL);
             break;
+        }
+        if (n >= 1) {
+            continue;
         }
         if (n == 0 || errno != EINTR) {
             break;
@@ -493,11 +517,14 @@ static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2
         if (starter_removing) {
             launcher_starter = (sig_atomic_t)starter;
         } else {
-            kill(starter, SIGKILL);
+            kill(starter, STARTER_STOP);
         }
         while (waitpid(starter, NULL, 0) < 0 && errno == EINTR) {
         }
         launcher_starter = 0;
+    }
+    if (launcher_stopped_early && !reported) {
+        _exit(130);
     }
     if (reported) {
         _exit(status);
@@ -1844,35 +1871,51 @@ static char **read_spilled_command(void)
  * launcher, which execs bwrap (same pid, so signals and --die-with-parent are as
  * before). */
 __attribute__((noreturn))
-static void exec_bwrap(const char *log_path, char *const bwrap_argv[], char *const env[])
+static void exec_bwrap(const char *log_path, char *const bwrap_argv[], char *const env[], int alive)
 {
     int caller = fcntl(STDERR_FILENO, F_DUPFD, 3); /* not close-on-exec: bwrap passes it on */
     if (caller < 0) {
         die("cannot keep stderr for the command: %s", strerror(errno));
     }
+    if (alive >= 0) {
+        int passed = fcntl(alive, F_DUPFD, 3); /* not close-on-exec either */
+        if (passed < 0) {
+            die("cannot pass the run's liveness to the sandbox: %s", strerror(errno));
+        }
+        close(alive);
+        alive = passed;
+    }
     int log = open(log_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (log < 0) {
         die("cannot open %s: %s", log_path, strerror(errno));
     }
-    /* the environment given, without any STDERR_VARIABLE of its own, and ours */
+    /* the environment given, without any STDERR_VARIABLE or ALIVE_VARIABLE of its own,
+     * and ours */
     static const char prefix[] = STDERR_VARIABLE "=";
+    static const char alive_prefix[] = ALIVE_VARIABLE "=";
     size_t count = 0;
     while (env[count] != NULL) {
         count++;
     }
-    char **bwrap_env = calloc(count + 2, sizeof *bwrap_env);
+    char **bwrap_env = calloc(count + 3, sizeof *bwrap_env);
     if (bwrap_env == NULL) {
         die("out of memory");
     }
     size_t n = 0;
     for (size_t i = 0; i < count; i++) {
-        if (strncmp(env[i], prefix, sizeof prefix - 1) != 0) {
+        if (strncmp(env[i], prefix, sizeof prefix - 1) != 0 &&
+            strncmp(env[i], alive_prefix, sizeof alive_prefix - 1) != 0) {
             bwrap_env[n++] = env[i];
         }
     }
     char variable[sizeof prefix + 16];
     snprintf(variable, sizeof variable, "%s%d", prefix, caller);
     bwrap_env[n++] = variable;
+    char alive_variable[sizeof alive_prefix + 16];
+    if (alive >= 0) {
+        snprintf(alive_variable, sizeof alive_variable, "%s%d", alive_prefix, alive);
+        bwrap_env[n++] = alive_variable;
+    }
     bwrap_env[n] = NULL;
     if (dup2(log, STDERR_FILENO) < 0) {
         die("cannot prepare bwrap's stderr: %s", strerror(errno));
@@ -1889,7 +1932,7 @@ static void start_bwrap(int argc, char *argv[])
     if (argc < 4) {
         die("%s takes a log file and bwrap's command line", START_BWRAP);
     }
-    exec_bwrap(argv[2], &argv[3], environ);
+    exec_bwrap(argv[2], &argv[3], environ, -1);
 }
 
 /* ------------------------------------------------------------------ starter */
@@ -1920,6 +1963,58 @@ static void start_bwrap(int argc, char *argv[])
  */
 static volatile sig_atomic_t starter_bwrap;
 static volatile sig_atomic_t starter_terminated;
+
+/* The children of this (single-threaded) process, from /proc; at most max of them. */
+static size_t read_children(pid_t *children, size_t max)
+{
+    int fd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return 0;
+    }
+    char text[1024];
+    ssize_t length = read(fd, text, sizeof text - 1);
+    close(fd);
+    size_t count = 0;
+    long value = 0;
+    int digits = 0;
+    for (ssize_t i = 0; i <= length && count < max; i++) {
+        if (i < length && text[i] >= '0' && text[i] <= '9') {
+            value = value * 10 + (text[i] - '0');
+            digits = 1;
+        } else if (digits) {
+            children[count++] = (pid_t)value;
+            value = 0;
+            digits = 0;
+        }
+    }
+    return count;
+}
+
+/*
+ * The tool is gone, or ends: bwrap is killed, and so is each process of bwrap's that this
+ * subreaper adopts once bwrap is gone (the sandbox's init, when bwrap was killed while it
+ * set the sandbox up: the init then waits for bwrap's word forever, before it could ask
+ * to die with bwrap), and the starter's own helpers; then the starter ends. Only
+ * async-signal-safe calls.
+ */
+static void starter_on_stop(int signal_number)
+{
+    (void)signal_number;
+    if (starter_bwrap > 0) {
+        kill((pid_t)starter_bwrap, SIGKILL);
+    }
+    for (int round = 0; round < 1000; round++) {
+        pid_t children[64];
+        size_t count = read_children(children, sizeof children / sizeof children[0]);
+        for (size_t i = 0; i < count; i++) {
+            kill(children[i], SIGKILL);
+        }
+        if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD) {
+            break;
+        }
+    }
+    _exit(0);
+}
 
 static void starter_on_term(int signal_number)
 {
@@ -2243,7 +2338,12 @@ static void serve_removals(int requests, int replies)
 __attribute__((noreturn))
 static void serve_start(int requests, int replies, pid_t tool)
 {
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != tool) {
+    struct sigaction stop;
+    memset(&stop, 0, sizeof stop);
+    stop.sa_handler = starter_on_stop;
+    sigfillset(&stop.sa_mask);
+    sigaction(STARTER_STOP, &stop, NULL);
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 || prctl(PR_SET_PDEATHSIG, STARTER_STOP) != 0 || getppid() != tool) {
         _exit(0);
     }
     close_others(requests, replies);
@@ -2299,6 +2399,12 @@ static void serve_start(int requests, int replies, pid_t tool)
     sigemptyset(&term_only);
     sigaddset(&term_only, SIGTERM);
     sigprocmask(SIG_BLOCK, &term_only, &before);
+    /* the run's liveness: the sandbox gets the read end, the starter keeps the other (see
+     * watch_host); no pipe, no watch (bwrap's --die-with-parent still holds) */
+    int alive[2] = {-1, -1};
+    if (pipe2(alive, O_CLOEXEC) != 0) {
+        alive[0] = alive[1] = -1;
+    }
     pid_t starter = getpid();
     pid_t child = fork();
     if (child == 0) {
@@ -2319,7 +2425,10 @@ static void serve_start(int requests, int replies, pid_t tool)
         if (chdir("/") != 0) {
             die("cannot enter /: %s", strerror(errno));
         }
-        exec_bwrap(log, words, variables);
+        exec_bwrap(log, words, variables, alive[0]);
+    }
+    if (alive[0] >= 0) {
+        close(alive[0]);
     }
     if (child < 0) {
         starter_reply(replies, NULL, 0, strerror(errno));
@@ -2391,32 +2500,88 @@ static pid_t fork_starter(char *property, size_t capacity)
 /* In the sandbox's first program: say the command starts, and give it the caller's
  * stderr back (see start_bwrap). Without the variable (the library without the
  * launcher, a pasted --dry-run line) stderr is the caller's already. */
-static void restore_stderr(void)
+/* The open descriptor (3 or above) the variable NAME names, taken out of the
+ * environment (the command does not get it); -1 when there is none. */
+static int take_descriptor(const char *name)
 {
-    const char *value = getenv(STDERR_VARIABLE);
+    const char *value = getenv(name);
     if (value == NULL) {
-        return;
+        return -1;
     }
     char *end = NULL;
     long fd = strtol(value, &end, 10);
     int valid = *value != '\0' && end != NULL && *end == '\0' && fd >= 3 && fd <= INT_MAX;
-    unsetenv(STDERR_VARIABLE);
-    if (!valid || fcntl((int)fd, F_GETFD) < 0) {
+    unsetenv(name);
+    return valid && fcntl((int)fd, F_GETFD) >= 0 ? (int)fd : -1;
+}
+
+static void restore_stderr(void)
+{
+    int fd = take_descriptor(STDERR_VARIABLE);
+    if (fd < 0) {
         return;
     }
     static const char mark[] = STARTED_MARK "\n";
     if (write(STDERR_FILENO, mark, sizeof mark - 1) < 0) {
         /* nothing to do: an empty LOG without the mark also counts as started */
     }
-    if (dup2((int)fd, STDERR_FILENO) >= 0) {
-        close((int)fd);
+    if (dup2(fd, STDERR_FILENO) >= 0) {
+        close(fd);
     }
+}
+
+/*
+ * The sandbox ends with the run's host side, whatever bwrap does. The starter keeps the
+ * write end of a pipe whose read end the sandbox gets (ALIVE_VARIABLE): when the starter
+ * is gone (the tool killed), a watcher in the sandbox reads the pipe's end and kills every
+ * process of the sandbox's pid namespace, and the sandbox's init, bwrap, ends with its
+ * command. bwrap's own --die-with-parent cannot promise that: its init sets it only once
+ * it runs, and a tool killed while bwrap sets the sandbox up left the init running,
+ * adopted, with the command. The watcher is a grandchild (the sandbox's init adopts it,
+ * never the command), without the command's streams; the command does not get the pipe.
+ */
+static void watch_host(void)
+{
+    int fd = take_descriptor(ALIVE_VARIABLE);
+    if (fd < 0) {
+        return;
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        if (fork() != 0) {
+            _exit(0);
+        }
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        for (;;) {
+            char byte;
+            ssize_t n = read(fd, &byte, 1);
+            if (n == 0) {
+                break; /* every write end is closed: the starter is gone */
+            }
+            if (n < 0 && errno != EINTR) {
+                _exit(0); /* no way to watch: the sandbox is left to bwrap's own means */
+            }
+        }
+        kill(-1, SIGKILL); /* every process of this pid namespace but its init and this one */
+        _exit(0);
+    }
+    if (child > 0) {
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+    close(fd);
 }
 
 __attribute__((noreturn))
 static void start_command(int argc, char *argv[])
 {
     restore_stderr();
+    watch_host();
     char **command = argc >= 2 ? &argv[1] : read_spilled_command();
     fresh_session_keyring();
     if (install_filter() != 0) {

@@ -29,6 +29,27 @@ public final class Main {
      * launcher's descriptor, nothing to do.
      */
     private static void report(int status) {
+        // one write: the launcher reads both bytes at once
+        tellLauncher(Execution.starterStillRemoving()
+                ? new byte[] {(byte) status, (byte) Environment.STATUS_STARTER_REMOVING}
+                : new byte[] {(byte) status});
+    }
+
+    private static boolean ready;
+
+    /**
+     * Tells the launcher, once, that SIGINT, SIGTERM and SIGHUP are handled from now on
+     * ({@link Environment#STATUS_READY}).
+     */
+    static synchronized void ready() {
+        if (!ready) {
+            ready = true;
+            tellLauncher(new byte[] {(byte) Environment.STATUS_READY});
+        }
+    }
+
+    /** Writes to the launcher's status pipe; without the launcher's descriptor, nothing to do. */
+    private static void tellLauncher(byte[] bytes) {
         String fd = System.getProperty(Environment.STATUS_PROPERTY);
         if (fd == null || fd.isEmpty() || fd.length() > 9) {
             return;
@@ -39,10 +60,7 @@ public final class Main {
             }
         }
         try (FileOutputStream launcher = new FileOutputStream("/proc/self/fd/" + fd)) {
-            // one write: the launcher reads both bytes at once
-            launcher.write(Execution.starterStillRemoving()
-                    ? new byte[] {(byte) status, (byte) Environment.STATUS_STARTER_REMOVING}
-                    : new byte[] {(byte) status});
+            launcher.write(bytes);
         } catch (IOException e) {
             // the launcher is gone (then so is this JVM in a moment), or there is no /proc:
             // the launcher then takes the status from the JVM's end

@@ -12,10 +12,15 @@ import sun.misc.Signal;
 final class Signals {
     private Signals() {}
 
-    /** Runs {@code action} on every SIGINT, SIGTERM or SIGHUP from now on. */
+    /**
+     * Runs {@code action} on every SIGINT, SIGTERM or SIGHUP from now on, and tells the
+     * launcher so: until then it ends the tool itself on such a signal a process sends it
+     * (the JVM's own handling, early in its start, would print Java's words and exit 143).
+     */
     static void onInterrupt(Runnable action) {
         Signal.handle(new Signal("INT"), s -> action.run());
         Signal.handle(new Signal("TERM"), s -> action.run());
         Signal.handle(new Signal("HUP"), s -> action.run());
+        Main.ready();
     }
 }

@@ -46,6 +46,12 @@ public record Environment(
      * directories: the launcher then waits for it (STATUS_STARTER_REMOVING in guard.h).
      */
     public static final char STATUS_STARTER_REMOVING = 'R';
+    /**
+     * Written before any status, once, when the JVM's handlers for SIGINT, SIGTERM and SIGHUP
+     * are in place: the launcher passes those signals on only from then on (STATUS_READY in
+     * guard.h).
+     */
+    public static final char STATUS_READY = '!';
 
     /** An environment that reads the kernel's settings from {@link #PROC_SYS}. */
     public Environment(Path home, Path workDir, Map<String, String> hostEnv, Path tempDir, int uid, String osName,

@@ -66,6 +66,7 @@ class GuardContractTest {
         assertThat(define("UID_PROPERTY")).isEqualTo(Environment.UID_PROPERTY);
         assertThat(define("STATUS_PROPERTY")).isEqualTo(Environment.STATUS_PROPERTY);
         assertThat(define("STATUS_STARTER_REMOVING")).isEqualTo(String.valueOf(Environment.STATUS_STARTER_REMOVING));
+        assertThat(define("STATUS_READY")).isEqualTo(String.valueOf(Environment.STATUS_READY));
         assertThat(number("STARTER_MAX_REQUEST")).isEqualTo(BwrapStarter.MAX_REQUEST);
         assertThat(number("STARTER_MAX_REMOVE_PATHS")).isEqualTo(BwrapStarter.MAX_REMOVE_PATHS);
         assertThat(number("STARTER_MAX_REMOVE_BYTES")).isEqualTo(BwrapStarter.MAX_REMOVE_BYTES);

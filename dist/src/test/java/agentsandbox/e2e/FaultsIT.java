@@ -64,6 +64,33 @@ class FaultsIT {
      * A run prepares its directory while its plan is made: when the plan fails (a broken
      * project config), the error is one line and the directory is gone with it.
      */
+    /**
+     * A signal at any moment of the start: from the JVM's first steps (before it handles
+     * SIGTERM itself, when its own handling printed a word of Java's and exited 143) to
+     * bwrap's set-up (when its sandbox's init is made but has not yet asked to die with
+     * bwrap, and a SIGKILL left it running with the command). SIGTERM ends the tool with
+     * 130, SIGKILL with 137, and no process of the run is left. The moments swept are those
+     * of this machine's start, about 30 ms to bwrap; from 10 ms on, as before the launcher
+     * itself runs (setpriv, env) a signal ends it as it ends any program not yet started.
+     */
+    @ParameterizedTest
+    @CsvSource({"TERM, 130", "KILL, 137"})
+    void A_Signal_At_Any_Moment_Of_The_Start_Leaves_No_Process(String signal, int status) {
+        for (int delay = 10; delay <= 76; delay += 3) {
+            String marker = marker();
+            SandboxCli.Started started = sandbox.command("--network=false", "--", "sh", "-c",
+                    "sleep 30; : " + marker).start();
+            pause(delay);
+            started.signal(signal);
+            Result result = started.waitFor(Duration.ofSeconds(15));
+            result.exitsWith(status);
+            assertThat(result.stderr()).as("stderr after SIG%s %d ms into the start", signal, delay)
+                    .doesNotContain("java").doesNotContain("Exception").doesNotContain("Runtime.exit");
+            SandboxCli.awaitNoHostProcessWith(marker, Duration.ofSeconds(2),
+                    "2 s after SIG" + signal + " " + delay + " ms into the start");
+        }
+    }
+
     @Test
     void A_Run_Whose_Plan_Fails_Leaves_No_Run_Directory_Behind() {
         sandbox.write(".agent-sandbox.jsonc", "{\"filesystem\": {\"ro\": [\"docs\"\n");
