@@ -215,8 +215,9 @@ class HostServicesIT {
 
     @ParameterizedTest(name = "TMPDIR set {0}, network {1}")
     @MethodSource("settings")
-    void The_X_Server_Cannot_Be_Reached_On_Its_File_Or_Abstract_Socket(boolean tmpdirSet, boolean network) {
-        int display = 50 + IDS.incrementAndGet() % 400;
+    void The_X_Server_Cannot_Be_Reached_On_Its_File_Or_Abstract_Socket(boolean tmpdirSet, boolean network)
+            throws IOException {
+        int display = freeDisplay();
         SandboxCli.Started x = sandbox.startOnHost(Map.of(), "Xvfb", ":" + display, "-nolisten", "tcp");
         try {
             boolean up = false;
@@ -234,8 +235,23 @@ class HostServicesIT {
                     true
                     """.formatted(display, marker("x11"))).run().succeeds().stdoutDoesNotContain("escaped:");
         } finally {
-            x.signal("KILL");
+            ProcessHandle.of(x.pid()).ifPresent(ProcessHandle::destroyForcibly);
+            // SIGKILL leaves the server's lock and socket behind: gone for the next test run
+            Files.deleteIfExists(Path.of("/tmp/.X" + display + "-lock"));
+            Files.deleteIfExists(Path.of("/tmp/.X11-unix/X" + display));
         }
+    }
+
+    /** A display number no X server (nor one killed earlier) has a lock or a socket of. */
+    private static int freeDisplay() {
+        for (int i = 0; i < 400; i++) {
+            int display = 50 + IDS.incrementAndGet() % 400;
+            if (!Files.exists(Path.of("/tmp/.X" + display + "-lock"))
+                    && !Files.exists(Path.of("/tmp/.X11-unix/X" + display))) {
+                return display;
+            }
+        }
+        throw new AssertionError("no free X display between :50 and :449");
     }
 
     @ParameterizedTest(name = "TMPDIR set {0}, network {1}")
