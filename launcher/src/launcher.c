@@ -2546,6 +2546,12 @@ static void watch_host(void)
     if (fd < 0) {
         return;
     }
+    if (getppid() != 1) {
+        /* not the first program of a pid namespace of bwrap's own, whose init is its parent:
+         * a kill of every process in sight is not this program's to make */
+        close(fd);
+        return;
+    }
     pid_t child = fork();
     if (child == 0) {
         if (fork() != 0) {
