@@ -432,6 +432,13 @@ static void pass_on(int signal_number, siginfo_t *info, void *context)
     }
 }
 
+/* Whether this process now gets death_signal when its parent ends, and that parent is
+ * still the one given (if it ended before the request, nothing would come). */
+static int dies_with(pid_t parent, int death_signal)
+{
+    return prctl(PR_SET_PDEATHSIG, death_signal) == 0 && getppid() == parent;
+}
+
 __attribute__((noreturn))
 static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2], pid_t starter)
 {
@@ -449,7 +456,7 @@ static void run_jvm(const char *java, char *const java_argv[], int status_pipe[2
         /* the child; or, without one, this process becomes the JVM, which then writes its
          * status into a pipe nobody reads */
         sigprocmask(SIG_SETMASK, &before, NULL);
-        if (jvm == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher)) {
+        if (jvm == 0 && !dies_with(launcher, SIGKILL)) {
             _exit(1);
         }
         if (fcntl(status_pipe[1], F_SETFD, 0) != 0) {
@@ -1635,6 +1642,32 @@ static void forward(const struct listener *listeners, int count)
 }
 
 /* Starts the forwarder when the sandbox has the network on (NET_LISTEN exists). */
+/* Forks a grandchild of this process, which the sandbox's init adopts (never the
+ * command this process becomes), its standard streams on /dev/null: 0 in the
+ * grandchild; in this process, once the child between has ended, its pid, or -1 when
+ * no fork was possible. */
+static pid_t fork_for_init(void)
+{
+    pid_t child = fork();
+    if (child == 0) {
+        if (fork() != 0) {
+            _exit(0);
+        }
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        return 0;
+    }
+    if (child > 0) {
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+    return child;
+}
+
 static void start_network(void)
 {
     FILE *file = fopen(NET_LISTEN, "re");
@@ -1665,28 +1698,15 @@ static void start_network(void)
         }
     }
     fclose(file);
-    pid_t child = fork();
+    pid_t child = fork_for_init();
     if (child < 0) {
         die("cannot start the sandbox's network forwarder: %s", strerror(errno));
     }
     if (child == 0) {
-        /* the forwarder is the grandchild: the sandbox's init adopts it, never the command */
-        if (fork() != 0) {
-            _exit(0);
-        }
         setsid();
         signal(SIGCHLD, SIG_IGN);
         signal(SIGPIPE, SIG_IGN);
-        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null >= 0) {
-            dup2(null, 0);
-            dup2(null, 1);
-            dup2(null, 2);
-        }
         forward(listeners, count);
-    }
-    int status;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     for (int i = 0; i < count; i++) {
         close(listeners[i].fd);
@@ -2309,7 +2329,7 @@ static void serve_removals(int requests, int replies)
             if (helper == 0) {
                 /* stopped with the starter (the launcher stops it when the tool is told to end):
                  * what is left then, its owner record with it, is the next run's to sweep */
-                if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() != starter) {
+                if (!dies_with(starter, SIGKILL)) {
                     _exit(1);
                 }
                 _exit(remove_tree(paths[i]) == 0 ? 0 : 1);
@@ -2343,7 +2363,7 @@ static void serve_start(int requests, int replies, pid_t tool)
     stop.sa_handler = starter_on_stop;
     sigfillset(&stop.sa_mask);
     sigaction(STARTER_STOP, &stop, NULL);
-    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 || prctl(PR_SET_PDEATHSIG, STARTER_STOP) != 0 || getppid() != tool) {
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 || !dies_with(tool, STARTER_STOP)) {
         _exit(0);
     }
     close_others(requests, replies);
@@ -2411,7 +2431,7 @@ static void serve_start(int requests, int replies, pid_t tool)
         /* bwrap dies with the starter from its first instruction on, as the starter dies
          * with the launcher: bwrap's own --die-with-parent takes effect only once bwrap has
          * set itself up, and a tool killed before that would leave it running, adopted */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != starter) {
+        if (!dies_with(starter, SIGKILL)) {
             _exit(127);
         }
         struct sigaction by_default;
@@ -2552,17 +2572,7 @@ static void watch_host(void)
         close(fd);
         return;
     }
-    pid_t child = fork();
-    if (child == 0) {
-        if (fork() != 0) {
-            _exit(0);
-        }
-        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null >= 0) {
-            dup2(null, 0);
-            dup2(null, 1);
-            dup2(null, 2);
-        }
+    if (fork_for_init() == 0) {
         for (;;) {
             char byte;
             ssize_t n = read(fd, &byte, 1);
@@ -2575,10 +2585,6 @@ static void watch_host(void)
         }
         kill(-1, SIGKILL); /* every process of this pid namespace but its init and this one */
         _exit(0);
-    }
-    if (child > 0) {
-        while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
-        }
     }
     close(fd);
 }
