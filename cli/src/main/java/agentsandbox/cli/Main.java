@@ -48,8 +48,15 @@ public final class Main {
         }
     }
 
+    /**
+     * The launcher's status pipe, opened at the first word and never closed: the launcher
+     * stops this JVM once it has the status (closing would also load, at every start, a
+     * class of the JDK that no training run needs).
+     */
+    private static FileOutputStream launcher;
+
     /** Writes to the launcher's status pipe; without the launcher's descriptor, nothing to do. */
-    private static void tellLauncher(byte[] bytes) {
+    private static synchronized void tellLauncher(byte[] bytes) {
         String fd = System.getProperty(Environment.STATUS_PROPERTY);
         if (fd == null || fd.isEmpty() || fd.length() > 9) {
             return;
@@ -59,7 +66,10 @@ public final class Main {
                 return;
             }
         }
-        try (FileOutputStream launcher = new FileOutputStream("/proc/self/fd/" + fd)) {
+        try {
+            if (launcher == null) {
+                launcher = new FileOutputStream("/proc/self/fd/" + fd);
+            }
             launcher.write(bytes);
         } catch (IOException e) {
             // the launcher is gone (then so is this JVM in a moment), or there is no /proc:

@@ -84,7 +84,8 @@ final class GitDirs {
         try {
             java.nio.file.attribute.BasicFileAttributes a = Files.readAttributes(p,
                     java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            return List.of(String.valueOf(a.fileKey()), a.size(), a.lastModifiedTime());
+            Object key = a.fileKey(); // device and inode, compared as they are (no text made of them)
+            return List.of(key == null ? "no key" : key, a.size(), a.lastModifiedTime());
         } catch (IOException e) {
             return "absent";
         }

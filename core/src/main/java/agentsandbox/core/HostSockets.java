@@ -148,6 +148,13 @@ final class HostSockets {
 
     static boolean isSocket(Path p) {
         try {
+            // most variables that hold a path name a directory or a file, or nothing: told
+            // without the exception of a missing path or the attribute map (each dear in the
+            // interpreter, for every such variable at every start)
+            if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS) || !Files.readAttributes(p,
+                    java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isOther()) {
+                return false;
+            }
             Object mode = Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS);
             return mode instanceof Integer m && (m & S_IFMT) == S_IFSOCK;
         } catch (IOException | RuntimeException e) {

@@ -34,11 +34,41 @@ final class Resolver {
      *                 rule follows it (see {@link #plantedLink})
      */
     Resolver(Environment env, List<String> notes, java.util.Set<Path> created, List<Path> writable, boolean detail) {
+        this(env, notes, created, writable, detail, new java.util.HashMap<>());
+    }
+
+    private Resolver(Environment env, List<String> notes, java.util.Set<Path> created, List<Path> writable,
+            boolean detail, java.util.Map<Path, Path> literals) {
         this.env = env;
         this.notes = notes;
         this.created = created;
         this.writable = writable;
         this.detail = detail;
+        this.literals = literals;
+    }
+
+    /**
+     * This resolver for the writable directories that {@link #writableRoots} found: the
+     * rules' literal paths it resolved on the way are not resolved again.
+     */
+    Resolver withWritable(List<Path> writable) {
+        return new Resolver(env, notes, created, writable, detail, literals);
+    }
+
+    /**
+     * The rules' literal paths resolved by this plan, null for a missing one: every writable
+     * grant is resolved for {@link #writableRoots} and again as a rule, a system call and the
+     * interpreter's path work each, at every start.
+     */
+    private final java.util.Map<Path, Path> literals;
+
+    private Path realLiteral(Path p) {
+        Path real = literals.get(p);
+        if (real == null && !literals.containsKey(p)) {
+            real = realPath(p);
+            literals.put(p, real);
+        }
+        return real;
     }
 
     List<Candidate> resolve(List<Rule> rules) {
@@ -54,7 +84,7 @@ final class Resolver {
     }
 
     private void resolveLiteral(Rule r, List<Candidate> out) {
-        Path real = realPath(r.literal());
+        Path real = realLiteral(r.literal());
         if (real == null && created.contains(r.literal())) {
             real = createdPath(r.literal());
         }
@@ -244,7 +274,7 @@ final class Resolver {
                 continue;
             }
             roots.add(base);
-            Path real = realPath(base);
+            Path real = r.literal() != null ? realLiteral(base) : realPath(base);
             if (real != null) {
                 roots.add(real);
             }

@@ -131,8 +131,16 @@ public final class RunDir implements AutoCloseable {
 
     /** The path a new run directory would have (nothing is created). */
     static Path newPath(Path stateDir, byte[] random) {
-        return runsDir(stateDir).resolve(java.util.HexFormat.of().formatHex(random));
+        // a plain loop: HexFormat costs an interpreted start more than this
+        char[] hex = new char[random.length * 2];
+        for (int i = 0; i < random.length; i++) {
+            hex[2 * i] = HEX.charAt((random[i] >> 4) & 0xf);
+            hex[2 * i + 1] = HEX.charAt(random[i] & 0xf);
+        }
+        return runsDir(stateDir).resolve(new String(hex));
     }
+
+    private static final String HEX = "0123456789abcdef";
 
     static Path hidden(Path run) {
         return run.resolve(HIDDEN);

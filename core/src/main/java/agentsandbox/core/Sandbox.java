@@ -172,9 +172,15 @@ public final class Sandbox {
         }
         for (PolicyLayer layer : policy.layers()) {
             Origin o = layer.origin();
-            layer.ro().forEach(p -> rules.add(Rule.pattern(p, Access.RO, o)));
-            layer.rw().forEach(p -> rules.add(Rule.pattern(p, Access.RW, o)));
-            layer.exclude().forEach(p -> rules.add(Rule.pattern(p, Access.EXCLUDE, o)));
+            for (String p : layer.ro()) { // loops: no lambda made per layer at every start
+                rules.add(Rule.pattern(p, Access.RO, o));
+            }
+            for (String p : layer.rw()) {
+                rules.add(Rule.pattern(p, Access.RW, o));
+            }
+            for (String p : layer.exclude()) {
+                rules.add(Rule.pattern(p, Access.EXCLUDE, o));
+            }
         }
         Path agentSocket = null;
         if (policy.sshAgent()) {
@@ -196,9 +202,9 @@ public final class Sandbox {
         }
         Path hiddenFile = RunDir.hidden(runDir);
         java.util.Set<Path> created = java.util.Set.copyOf(homeSetup.directories());
-        List<Path> writableRoots = new Resolver(env, notes, created, List.of(), detail).writableRoots(rules);
-        List<Candidate> candidates = new ArrayList<>(
-                new Resolver(env, notes, created, writableRoots, detail).resolve(rules));
+        Resolver roots = new Resolver(env, notes, created, List.of(), detail);
+        List<Path> writableRoots = roots.writableRoots(rules);
+        List<Candidate> candidates = new ArrayList<>(roots.withWritable(writableRoots).resolve(rules));
         if (base && !shareTmp) {
             // a contender like any rule's: a rule on /tmp itself can still show the host's
             candidates.add(new Candidate(TMP, RunDir.tmp(runDir), Access.RW, Origin.preset("@base"), true,

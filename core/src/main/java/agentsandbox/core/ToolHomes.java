@@ -143,8 +143,14 @@ final class ToolHomes {
         }
         for (Tool t : TOOLS) {
             if (t.preset().equals(preset)) {
-                t.readOnly().forEach(p -> out.add(Rule.literal(home.resolve(strip(p)), Access.RO, origin)));
-                t.hidden().forEach(p -> out.add(Rule.literal(home.resolve(p), Access.EXCLUDE, origin)));
+                // loops, not lambdas: a capturing lambda is made through its call site at each
+                // evaluation, which the interpreter pays for every tool at every start
+                for (String p : t.readOnly()) {
+                    out.add(Rule.literal(home.resolve(strip(p)), Access.RO, origin));
+                }
+                for (String p : t.hidden()) {
+                    out.add(Rule.literal(home.resolve(p), Access.EXCLUDE, origin));
+                }
             }
         }
         return out;
@@ -203,7 +209,7 @@ final class ToolHomes {
             if (w.indexOf('=') > 0 && !w.startsWith("-")) {
                 continue; // VAR=value before the program
             }
-            if (w.startsWith("-") || w.matches("[0-9.]+[smhd]?")) {
+            if (w.startsWith("-") || isDuration(w)) {
                 continue; // a prefix's options and durations
             }
             String name = baseName(w);
@@ -226,6 +232,27 @@ final class ToolHomes {
         return false;
     }
 
+    /**
+     * A duration as {@code timeout} and {@code sleep} take it ({@code [0-9.]+[smhd]?}),
+     * without the regex engine: every run asks this of its command's first word.
+     */
+    static boolean isDuration(String w) {
+        int n = w.length();
+        if (n > 1 && "smhd".indexOf(w.charAt(n - 1)) >= 0) {
+            n--;
+        }
+        if (n == 0) {
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            char c = w.charAt(i);
+            if ((c < '0' || c > '9') && c != '.') {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static void scriptWords(String script, Set<String> words) {
         boolean atCommand = true;
         for (String token : script.replace('\n', ';').split("(?<=[;&|(`{])|(?=[;&|)`}])|\\s+")) {
@@ -241,7 +268,7 @@ final class ToolHomes {
             if (!atCommand) {
                 continue;
             }
-            if (t.indexOf('=') > 0 || t.startsWith("-") || t.matches("[0-9.]+[smhd]?")) {
+            if (t.indexOf('=') > 0 || t.startsWith("-") || isDuration(t)) {
                 continue;
             }
             String name = baseName(t.replaceAll("^[\"']+|[\"']+$", ""));

@@ -223,7 +223,8 @@ final class Wrappers {
     }
 
     private static void addExecutable(Set<Path> out, Path candidate) {
-        if (!Files.isRegularFile(candidate) || !Files.isExecutable(candidate)) {
+        // access(2) first: most candidates do not exist, and it makes no attributes for them
+        if (!Files.isExecutable(candidate) || !Files.isRegularFile(candidate)) {
             return;
         }
         try {

@@ -354,4 +354,13 @@ class RunDirTest {
 
         assertThat(tmp).isEmptyDirectory();
     }
+
+    @Test
+    void A_New_Run_Is_Named_By_Its_Random_Bytes_In_Lower_Case_Hex() {
+        Path state = tmp.resolve("state");
+        byte[] random = {0x00, 0x01, (byte) 0xab, (byte) 0xff, 0x7f, (byte) 0x80, 0x10, (byte) 0xc3};
+
+        assertThat(RunDir.newPath(state, random).getFileName().toString()).isEqualTo("0001abff7f8010c3");
+        assertThat(RunDir.newPath(state, random).getParent()).isEqualTo(RunDir.runsDir(state));
+    }
 }

@@ -193,4 +193,14 @@ class ToolHomesTest {
     private static String words(List<String> items, String prefix) {
         return items.stream().map(i -> "`" + prefix + i + "`").collect(Collectors.joining(" "));
     }
+
+    @Test
+    void A_Duration_Is_Digits_And_Dots_With_An_Optional_Unit() {
+        for (String yes : List.of("5", "0.5", "10s", "3m", "2h", "1d", ".", "1.5s")) {
+            assertThat(ToolHomes.isDuration(yes)).as(yes).isTrue();
+        }
+        for (String no : List.of("", "s", "5x", "5ss", "-5", "5 s", "m5", "cargo", "1e3")) {
+            assertThat(ToolHomes.isDuration(no)).as(no).isFalse();
+        }
+    }
 }
