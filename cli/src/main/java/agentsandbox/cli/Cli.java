@@ -126,6 +126,7 @@ final class Cli {
             }
             try (Execution execution = Sandbox.start(plan, effective, prepared)) {
                 interrupt.attach(execution);
+                execution.sweep(); // stale runs' directories, while bwrap sets the sandbox up
                 // the check of the git metadata: its thread made while the sandbox runs, let go
                 // as soon as bwrap has ended, while the servers stop, the run directory goes and
                 // the stale ones are swept

@@ -27,7 +27,8 @@ public final class Execution implements AutoCloseable {
     private final Path procSys;
     private final StateWatch state;
     private final int uid;
-    private boolean swept;
+    private final Object sweeping = new Object();
+    private boolean swept; // under sweeping
     /** Whether {@link #closeAtExit()} was called. */
     private volatile boolean atExit;
     private volatile boolean terminated;
@@ -133,15 +134,21 @@ public final class Execution implements AutoCloseable {
         return RunDir.leftToStarter;
     }
 
-    /** Once: removes what runs killed outright left (see {@link RunDir#removeStaleBeside}). */
-    private synchronized void sweep() {
-        if (!swept) {
-            swept = true;
-            // at the end, while the starter removes this run's directories (mostly the disk's
-            // time), rather than while bwrap sets the sandbox up
-            run.removeStaleBeside(uid);
+    /**
+     * Removes, once, what runs killed outright left (see {@link RunDir#removeStaleBeside});
+     * {@link #close()} and {@link #closeAtExit()} do it when nobody did before. The command
+     * line tool calls it once bwrap has been started and the servers listen: the JVM has
+     * nothing else to do until bwrap ends, and bwrap's set-up leaves a core idle.
+     */
+    public void sweep() {
+        synchronized (sweeping) { // not this object's lock: terminate() must not wait for a sweep
+            if (!swept) {
+                swept = true;
+                run.removeStaleBeside(uid);
+            }
         }
     }
+
 
     /**
      * Waits for the sandbox to end, stops the host-side servers and starts removing the

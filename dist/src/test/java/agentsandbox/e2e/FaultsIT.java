@@ -212,6 +212,43 @@ class FaultsIT {
     }
 
     /**
+     * A run sweeps what a run killed outright left while its own sandbox is set up and runs:
+     * a signal then still stops its sandbox at once, and the tool ends once the sweep is done,
+     * with nothing left of either run.
+     */
+    @Test
+    void A_Signal_While_A_Large_Stale_Run_Is_Swept_Stops_The_Sandbox_At_Once() {
+        String killedMarker = marker();
+        SandboxCli.Started killed = sandbox.command("--network=false", "--", "sh", "-c",
+                "(mkdir /tmp/many && cd /tmp/many && seq 60000 | xargs touch) && : > ready && sleep 300; : "
+                        + killedMarker).start();
+        awaitReady(killed, "ready");
+        killed.signal("KILL").waitFor(Duration.ofSeconds(5)).exitsWith(128 + 9);
+        SandboxCli.awaitNoHostProcessWith(killedMarker, Duration.ofSeconds(2), "after the SIGKILL");
+        List<Path> stale = sandbox.runtimeDirsInTmp();
+        assertThat(stale).as("the killed run's directory").hasSize(1);
+        deleteQuietly(sandbox.project("ready"));
+
+        String marker = marker();
+        SandboxCli.Started started = sandbox.command("--network=false", "--", "sh", "-c",
+                ": > ready; sleep 300; : " + marker).start();
+        awaitReady(started);
+        assertThat(stale.get(0)).as("the stale run's directory, being swept (more files if it went first)")
+                .exists();
+        started.signal("INT");
+        // the sandbox goes at once, while the sweep of 60 000 files is still at work
+        long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+        while (!bwrapsWith(marker).isEmpty() && System.nanoTime() < deadline) {
+            pause(2);
+        }
+        assertThat(bwrapsWith(marker)).as("bwrap 2 s after SIGINT").isEmpty();
+        assertThat(stale.get(0)).as("the stale run's directory, still being swept when the sandbox had gone")
+                .exists();
+        started.waitFor(Duration.ofSeconds(60)).exitsWith(130);
+        assertThat(sandbox.runtimeDirsInTmp()).as("runtime directories after the run").isEmpty();
+    }
+
+    /**
      * A directory tree in the sandbox's /tmp thousands of levels deep (its paths far past
      * PATH_MAX, more levels than a process may hold directories open) goes with the run.
      */
@@ -444,6 +481,14 @@ class FaultsIT {
         byte[] random = new byte[6];
         ThreadLocalRandom.current().nextBytes(random);
         return "e2e-fault-" + HexFormat.of().formatHex(random);
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static void pause(long millis) {
