@@ -577,7 +577,12 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     char home_property[PATH_MAX + 32];
 
     format_path(runtime, "%s/runtime", self->home);
-    format_path(java, "%s/bin/java", runtime);
+    /* the JVM started in-process by the runtime's JVM_START, which takes 1 to 2 ms less
+     * than the runtime's own java (see jvm_start.c); java when it is not there */
+    format_path(java, "%s/bin/" JVM_START, runtime);
+    if (access(java, X_OK) != 0) {
+        format_path(java, "%s/bin/java", runtime);
+    }
     format_path(jar, "%s/lib/agent-sandbox-cli.jar", self->home);
     snprintf(launcher_property, sizeof launcher_property, "-Dagentsandbox.launcher=%s", self->exe);
     snprintf(home_property, sizeof home_property, "-Dagentsandbox.home=%s", self->home);

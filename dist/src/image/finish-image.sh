@@ -54,6 +54,12 @@ quietly jlink "$jdk/bin/jlink" \
     --add-modules java.base,jdk.unsupported,agentsandbox.urandom \
     --strip-debug --no-man-pages --no-header-files \
     --output "$image/runtime"
+# The program the launcher starts the JVM with (launcher/src/jvm_start.c), beside java:
+# it finds libjvm from there.
+jvm_start=$(sed -n 's/^#define JVM_START "\(.*\)"$/\1/p' "$repo/launcher/src/guard.h")
+[[ -n $jvm_start && -x $repo/launcher/target/$jvm_start ]] ||
+    die "no launcher/target/${jvm_start:-JVM_START}: build the whole project"
+install -m 755 "$repo/launcher/target/$jvm_start" "$image/runtime/bin/$jvm_start"
 # The runtime's class data sharing archive, for a start without the startup cache. Made
 # here rather than by jlink's --generate-cds-archive: the JDK's default class list names
 # classes of modules this runtime leaves out (java.logging), and the dump warns about

@@ -62,6 +62,36 @@ class AppImageIT {
     }
 
     @Test
+    void The_JVM_Is_Started_In_Process_By_The_Runtimes_Own_Starter() throws IOException {
+        Path starter = sandbox.image().resolve("runtime/bin/agent-sandbox-jvm").toRealPath();
+        String marker = "e2e-jvm-start-" + ProcessHandle.current().pid();
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", ": > ready; sleep 300; : " + marker).start();
+        try {
+            run.awaitFile(sandbox.project("ready"), java.time.Duration.ofSeconds(30));
+            List<Path> programs = new java.util.ArrayList<>();
+            for (String p : SandboxCli.hostProcessesWith(marker)) {
+                try {
+                    programs.add(Files.readSymbolicLink(Path.of("/proc", p.substring(0, p.indexOf(':')), "exe")));
+                } catch (IOException e) {
+                    // not ours to read, or gone
+                }
+            }
+            assertThat(programs).as("the programs of the run's processes").contains(starter)
+                    .doesNotContain(starter.resolveSibling("java"));
+        } finally {
+            run.signal("TERM").waitFor(java.time.Duration.ofSeconds(30));
+        }
+    }
+
+    @Test
+    void An_Image_Without_The_In_Process_Starter_Starts_The_JVM_With_Java() throws IOException {
+        Path copy = sandbox.copyImage(sandbox.world().resolve("image without its starter"));
+        Files.delete(copy.resolve("runtime/bin/agent-sandbox-jvm"));
+        sandbox.command("--", "/bin/echo", "hi").executable(copy.resolve("bin/agent-sandbox"))
+                .env("AGENT_SANDBOX_REQUIRE_CACHE", "1").run().succeeds().stdoutIs("hi\n").stderrIsEmpty();
+    }
+
+    @Test
     void A_Cache_Older_Than_The_Jars_Is_Never_Used() throws IOException {
         Path copy = sandbox.copyImage(sandbox.world().resolve("stale image"));
         Path jar = copy.resolve("lib/agent-sandbox-cli.jar");
@@ -87,7 +117,8 @@ class AppImageIT {
                 throw new AssertionError(e);
             }
             assertThat(listing).contains("agent-sandbox/bin/agent-sandbox", "agent-sandbox/lib/agent-sandbox-cli.jar",
-                    "agent-sandbox/lib/agent-sandbox.aot", "agent-sandbox/runtime/bin/java");
+                    "agent-sandbox/lib/agent-sandbox.aot", "agent-sandbox/runtime/bin/java",
+                    "agent-sandbox/runtime/bin/agent-sandbox-jvm");
         }
     }
 }

@@ -1,0 +1,193 @@
+/*
+ * agent-sandbox-jvm: starts the tool's JVM in-process, in place of the runtime's
+ * `java` program, which the launcher execs otherwise.
+ *
+ *   agent-sandbox-jvm [JVM options...] -cp CLASS_PATH MAIN_CLASS [arguments...]
+ *
+ * The same command line as `java` takes from the launcher, and the same result: it
+ * loads the runtime's libjvm (lib/server/libjvm.so beside this program's bin/), creates
+ * the JVM with the options and the class path, and calls MAIN_CLASS.main with the
+ * arguments, on a thread of its own with the stack java gives it. What `java` does on top of
+ * that is not needed here and costs every start 1 to 2 ms: its own library (libjli),
+ * the parsing of options agent-sandbox never passes, and the Java code of its launcher
+ * helper that finds and checks the main class. The arguments become Java strings as
+ * `java` makes them (their bytes decoded as UTF-8, the launcher's locale, a byte that
+ * is not UTF-8 becoming U+FFFD).
+ *
+ * agent-sandbox's main method ends the JVM itself (Runtime.halt); a main method that
+ * returns, or a JVM that cannot be created, ends this program with status 1 after one
+ * line on stderr.
+ *
+ * Linked dynamically with the C library (it loads libjvm), unlike the launcher.
+ */
+#include <dlfcn.h>
+#include <jni.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef jint(JNICALL *CreateJavaVM)(JavaVM **, void **, void *);
+
+/* The stack java gives the JVM's main thread: the JVM's default for its threads
+ * (ThreadStackSize) on Linux x86-64 and AArch64; agent-sandbox passes no -Xss. */
+#define MAIN_STACK (1024 * 1024)
+
+struct start {
+    CreateJavaVM create;
+    JavaVMInitArgs args;
+    const char *main_class;
+    char **arguments;
+    int argument_count;
+};
+
+static void fail(const char *what, const char *detail) {
+    fprintf(stderr, "agent-sandbox: cannot start its JVM: %s%s%s; reinstall agent-sandbox (./install.sh)\n",
+            what, detail == NULL ? "" : ": ", detail == NULL ? "" : detail);
+    _exit(1);
+}
+
+/* A Java string of C bytes, decoded as UTF-8 with replacement, as `java` decodes arguments. */
+static jstring decoded(JNIEnv *env, jclass string_class, jmethodID from_bytes, jobject utf8, const char *s) {
+    jsize length = (jsize)strlen(s);
+    jbyteArray bytes = (*env)->NewByteArray(env, length);
+    if (bytes == NULL) {
+        return NULL;
+    }
+    (*env)->SetByteArrayRegion(env, bytes, 0, length, (const jbyte *)s);
+    jstring out = (jstring)(*env)->NewObject(env, string_class, from_bytes, bytes, utf8);
+    (*env)->DeleteLocalRef(env, bytes);
+    return out;
+}
+
+static void *run(void *argument) {
+    struct start *start = argument;
+    JavaVM *vm = NULL;
+    JNIEnv *env = NULL;
+    if (start->create(&vm, (void **)&env, &start->args) != JNI_OK) {
+        fail("the JVM could not be created", NULL);
+    }
+    jclass main_class = (*env)->FindClass(env, start->main_class);
+    jclass string_class = (*env)->FindClass(env, "java/lang/String");
+    jclass charsets = (*env)->FindClass(env, "java/nio/charset/StandardCharsets");
+    if (main_class == NULL || string_class == NULL || charsets == NULL) {
+        fail("a class is missing", start->main_class);
+    }
+    jmethodID main_method = (*env)->GetStaticMethodID(env, main_class, "main", "([Ljava/lang/String;)V");
+    jmethodID from_bytes = (*env)->GetMethodID(env, string_class, "<init>", "([BLjava/nio/charset/Charset;)V");
+    jfieldID utf8_field = (*env)->GetStaticFieldID(env, charsets, "UTF_8", "Ljava/nio/charset/Charset;");
+    if (main_method == NULL || from_bytes == NULL || utf8_field == NULL) {
+        fail("no main method", start->main_class);
+    }
+    jobject utf8 = (*env)->GetStaticObjectField(env, charsets, utf8_field);
+    jobjectArray arguments = (*env)->NewObjectArray(env, start->argument_count, string_class, NULL);
+    if (utf8 == NULL || arguments == NULL) {
+        fail("out of memory", NULL);
+    }
+    for (int i = 0; i < start->argument_count; i++) {
+        jstring s = decoded(env, string_class, from_bytes, utf8, start->arguments[i]);
+        if (s == NULL) {
+            fail("out of memory", NULL);
+        }
+        (*env)->SetObjectArrayElement(env, arguments, i, s);
+        (*env)->DeleteLocalRef(env, s);
+    }
+    (*env)->CallStaticVoidMethod(env, main_class, main_method, arguments);
+    /* agent-sandbox's main ends the JVM itself: here only if it did not */
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        fail("its main method failed", start->main_class);
+    }
+    fail("its main method returned", start->main_class);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    /* bin/agent-sandbox-jvm of the runtime: its libjvm is ../lib/server/libjvm.so */
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fail("cannot find its own program", NULL);
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash == NULL) {
+        fail("cannot find its own program", self);
+    }
+    *slash = '\0';
+    char library[PATH_MAX];
+    if (snprintf(library, sizeof library, "%s/../lib/server/libjvm.so", self) >= (int)sizeof library) {
+        fail("the runtime's path is too long", self);
+    }
+    void *jvm = dlopen(library, RTLD_NOW | RTLD_GLOBAL);
+    if (jvm == NULL) {
+        fail("cannot load libjvm", dlerror());
+    }
+
+    static struct start start;
+    /* dlsym's object pointer as a function pointer, the way POSIX allows */
+    void *create = dlsym(jvm, "JNI_CreateJavaVM");
+    memcpy(&start.create, &create, sizeof create);
+    if (create == NULL) {
+        fail("libjvm has no invocation interface", library);
+    }
+
+    /* options up to -cp, the class path as java.class.path, then the main class */
+    JavaVMOption *options = calloc((size_t)argc + 1, sizeof *options);
+    char *class_path = NULL;
+    if (options == NULL) {
+        fail("out of memory", NULL);
+    }
+    int count = 0;
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "-cp") == 0 || strcmp(argv[i], "-classpath") == 0) {
+            if (i + 1 >= argc) {
+                fail("no class path after", argv[i]);
+            }
+            size_t size = strlen(argv[i + 1]) + sizeof "-Djava.class.path=";
+            class_path = malloc(size);
+            if (class_path == NULL) {
+                fail("out of memory", NULL);
+            }
+            snprintf(class_path, size, "-Djava.class.path=%s", argv[i + 1]);
+            options[count++].optionString = class_path;
+            i++;
+        } else {
+            options[count++].optionString = argv[i];
+        }
+    }
+    if (i >= argc) {
+        fail("no main class given", NULL);
+    }
+    /* the main class as JNI names it: agentsandbox/cli/Main */
+    char *main_class = strdup(argv[i]);
+    if (main_class == NULL) {
+        fail("out of memory", NULL);
+    }
+    for (char *c = main_class; *c != '\0'; c++) {
+        if (*c == '.') {
+            *c = '/';
+        }
+    }
+    start.main_class = main_class;
+    start.arguments = argv + i + 1;
+    start.argument_count = argc - i - 1;
+    start.args.version = JNI_VERSION_21;
+    start.args.options = options;
+    start.args.nOptions = count;
+    start.args.ignoreUnrecognized = JNI_FALSE;
+
+    /* the JVM's main thread on a thread of its own, as java runs it: the process's first
+     * thread has a stack the JVM does not size or guard as its own */
+    pthread_attr_t attributes;
+    pthread_t thread;
+    if (pthread_attr_init(&attributes) != 0 || pthread_attr_setstacksize(&attributes, MAIN_STACK) != 0 ||
+        pthread_create(&thread, &attributes, run, &start) != 0) {
+        fail("cannot make its main thread", NULL);
+    }
+    pthread_join(thread, NULL);
+    return 1;
+}
