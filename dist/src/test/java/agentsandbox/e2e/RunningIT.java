@@ -90,7 +90,7 @@ class RunningIT {
         assertThat(exes.get(started.pid())).isEqualTo(launcher);
         List<Long> jvms = new java.util.ArrayList<>();
         for (Map.Entry<Long, String> e : exes.entrySet()) {
-            if (e.getValue().endsWith("/runtime/bin/java")) {
+            if (e.getValue().endsWith("/runtime/bin/agent-sandbox-jvm")) {
                 jvms.add(e.getKey());
             }
         }
@@ -124,7 +124,7 @@ class RunningIT {
         long jvm = -1;
         for (long pid : processesWithVariable("AGENT_SANDBOX_E2E_MARK=" + marker)) {
             String exe = exe(pid);
-            if (exe != null && exe.endsWith("/runtime/bin/java") && parent(pid) == started.pid()) {
+            if (exe != null && exe.endsWith("/runtime/bin/agent-sandbox-jvm") && parent(pid) == started.pid()) {
                 jvm = pid;
             }
         }
