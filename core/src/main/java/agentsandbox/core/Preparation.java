@@ -1,6 +1,7 @@
 package agentsandbox.core;
 
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * What a run needs besides its plan, made on a second thread while the plan is made on
@@ -31,6 +32,8 @@ public final class Preparation implements AutoCloseable {
     private RuntimeException failure;
     /** Whether the second thread has published what it made (it then only warms up sockets). */
     private boolean prepared;
+    private List<Path> gitLocations;
+    private boolean located;
     private boolean taken;
     private boolean closed;
 
@@ -73,6 +76,7 @@ public final class Preparation implements AutoCloseable {
         RuntimeException failed = null;
         try {
             findGitDirs();
+            locateGit();
             Preflight.checkCanRun(env); // as root or without bwrap, nothing is created
             made = RunDir.create(runDir, RunDir.socketsDir(RunDir.socketsBase(env), runDir), env.uid());
             watched = StateWatch.before(env);
@@ -94,6 +98,45 @@ public final class Preparation implements AutoCloseable {
     }
 
     /** The git dirs {@link #start} announced, found (never throws: the plan finds them itself then). */
+    /** Where git is, for the plan's wrapper (see {@link Wrappers#PREPARED}); null when not found out. */
+    private void locateGit() {
+        List<Path> found = null;
+        try {
+            found = Wrappers.locations(Wrappers.PREPARED, env);
+        } catch (RuntimeException e) {
+            // the plan looks again, and meets the same
+        } finally {
+            synchronized (this) {
+                gitLocations = found;
+                located = true;
+                notifyAll();
+            }
+        }
+    }
+
+    /**
+     * {@link Wrappers#locations} of git in this environment, as the second thread found
+     * them while the plan was begun (waiting for it when it is not done yet).
+     */
+    List<Path> gitLocations() {
+        List<Path> found;
+        synchronized (this) {
+            boolean interrupted = false;
+            while (!located && thread.isAlive()) { // a thread that died leaves the lookup to the plan
+                try {
+                    wait(10);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            found = gitLocations;
+        }
+        return found != null ? found : Wrappers.locations(Wrappers.PREPARED, env);
+    }
+
     private void findGitDirs() {
         try {
             GitDirs.find(env.workDir());

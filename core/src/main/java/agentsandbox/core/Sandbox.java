@@ -293,7 +293,8 @@ public final class Sandbox {
 
         boolean nested = isInside();
         List<String> wrapperNotes = new ArrayList<>();
-        List<Wrappers.Wrapper> wrappers = Wrappers.discover(policy, env, nested ? RUNTIME : null, wrapperNotes);
+        List<Wrappers.Wrapper> wrappers = Wrappers.discover(policy, env, nested ? RUNTIME : null, wrapperNotes,
+                prepared);
         boolean guard = false;
         for (Wrappers.Wrapper w : wrappers) {
             guard |= w.needsGuard();

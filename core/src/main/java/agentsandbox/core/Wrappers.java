@@ -37,6 +37,12 @@ final class Wrappers {
     private static final List<String> GIT_ENTRY_POINTS = List.of("git-receive-pack", "git-upload-pack",
             "git-upload-archive");
     private static final Path GIT_EXEC_PATH = Path.of("/usr/lib/git-core");
+    /**
+     * The command whose locations a run's {@link Preparation} looks up on its second
+     * thread while the plan is made: every default policy wraps it, and its lookup (four
+     * names in every directory of PATH, and git's own) is the dearest of a plan's wrappers.
+     */
+    static final String PREPARED = "git";
 
     /**
      * One wrapped command.
@@ -100,6 +106,15 @@ final class Wrappers {
      *                paths wrapped there keep their outer rule
      */
     static List<Wrapper> discover(Policy policy, Environment env, Path runtime, List<String> notes) {
+        return discover(policy, env, runtime, notes, null);
+    }
+
+    /**
+     * {@link #discover(Policy, Environment, Path, List)}, with the locations of git that
+     * {@code prepared} (made for the same environment; null for none) found meanwhile.
+     */
+    static List<Wrapper> discover(Policy policy, Environment env, Path runtime, List<String> notes,
+            Preparation prepared) {
         Map<String, CommandRule> rules = new LinkedHashMap<>();
         Map<String, Origin> origins = new LinkedHashMap<>();
         for (PolicyLayer l : policy.layers()) {
@@ -119,7 +134,7 @@ final class Wrappers {
                 continue;
             }
             Path script = rule instanceof CommandRule.Script s ? script(name, s, env, origin) : null;
-            List<Path> found = locations(name, env);
+            List<Path> found = prepared != null && name.equals(PREPARED) ? prepared.gitLocations() : locations(name, env);
             if (found.isEmpty()) {
                 notes.add("command " + name + ": not found on PATH, nothing to overlay (" + origin + ")");
                 continue;

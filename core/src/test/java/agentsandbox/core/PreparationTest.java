@@ -125,4 +125,19 @@ class PreparationTest {
             assertThatThrownBy(() -> plan(otherEnv, prepared)).isInstanceOf(IllegalArgumentException.class);
         }
     }
+
+    @Test
+    void Git_Is_Located_Meanwhile_In_The_Runs_Own_Path() throws IOException {
+        // a git of the run's PATH only: what the second thread finds is this environment's
+        Path bin = Files.createDirectories(world.root.resolve("bin"));
+        Path git = Files.createFile(bin.resolve("git"), PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwxr-xr-x")));
+        Environment env = new Environment(world.home, world.project,
+                Map.of("PATH", bin + ":/nonexistent", "XDG_RUNTIME_DIR", runtime.toString()),
+                world.tmp, uid, "Linux", null, world.root.resolve("no-proc-sys"));
+        try (Preparation prepared = Preparation.start(env)) {
+            assertThat(prepared.gitLocations()).startsWith(git.toRealPath())
+                    .isEqualTo(Wrappers.locations(Wrappers.PREPARED, env));
+        }
+    }
 }
