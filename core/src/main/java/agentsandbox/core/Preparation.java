@@ -32,6 +32,8 @@ public final class Preparation implements AutoCloseable {
     private RuntimeException failure;
     /** Whether the second thread has published what it made (it then only warms up sockets). */
     private boolean prepared;
+    private RuntimeException snapshotFailure;
+    private boolean snapshotted;
     private List<Path> gitLocations;
     private boolean located;
     private boolean taken;
@@ -70,26 +72,39 @@ public final class Preparation implements AutoCloseable {
     }
 
     private void prepare() {
+        // in the order the first thread needs them: the git dirs and git early in the plan,
+        // the run directory at its end, the state before the run only before bwrap starts
+        findGitDirs();
+        locateGit();
         RunDir made = null;
-        StateWatch watched = null;
-        GitAftercheck checked = null;
         RuntimeException failed = null;
         try {
-            findGitDirs();
-            locateGit();
             Preflight.checkCanRun(env); // as root or without bwrap, nothing is created
             made = RunDir.create(runDir, RunDir.socketsDir(RunDir.socketsBase(env), runDir), env.uid());
-            watched = StateWatch.before(env);
-            checked = GitAftercheck.before(env.workDir());
         } catch (RuntimeException e) {
             failed = e;
         }
         synchronized (this) {
             run = made;
-            state = watched;
-            git = checked;
             failure = failed;
             prepared = true;
+            notifyAll();
+        }
+        StateWatch watched = null;
+        GitAftercheck checked = null;
+        if (failed == null) {
+            try {
+                watched = StateWatch.before(env);
+                checked = GitAftercheck.before(env.workDir());
+            } catch (RuntimeException e) {
+                failed = e;
+            }
+        }
+        synchronized (this) {
+            state = watched;
+            git = checked;
+            snapshotFailure = failed;
+            snapshotted = true;
             notifyAll();
         }
         if (failed == null) {
@@ -145,10 +160,19 @@ public final class Preparation implements AutoCloseable {
         }
     }
 
-    /** Waits until the second thread has published what it made (local file work: never long). */
+    /** Waits until the second thread has published the run directory (local file work: never long). */
     private synchronized void awaitPrepared() {
+        awaitUntil(false);
+    }
+
+    /** Waits until the second thread has also taken the state before the run. */
+    private synchronized void awaitSnapshots() {
+        awaitUntil(true);
+    }
+
+    private synchronized void awaitUntil(boolean snapshots) {
         boolean interrupted = false;
-        while (!prepared) {
+        while (snapshots ? !snapshotted : !prepared) {
             try {
                 wait();
             } catch (InterruptedException e) {
@@ -200,17 +224,30 @@ public final class Preparation implements AutoCloseable {
         }
     }
 
-    /** The watched state before the run (after {@link #take}). */
-    synchronized StateWatch state() {
-        return state;
+    /**
+     * The watched state before the run (after {@link #take}), once the second thread has
+     * taken it and the git metadata's: what bwrap's start must wait for, so that nothing a
+     * sandbox does can come before them.
+     *
+     * @throws SandboxException what taking them failed with
+     */
+    StateWatch state() {
+        awaitSnapshots();
+        synchronized (this) {
+            if (snapshotFailure != null) {
+                throw snapshotFailure;
+            }
+            return state;
+        }
     }
 
     /** The git metadata before the run, for the check after it (after {@link Sandbox#start}). */
     public GitAftercheck gitBefore() {
-        awaitPrepared();
+        awaitSnapshots();
         synchronized (this) {
             if (git == null) {
-                throw new IllegalStateException("nothing was prepared: " + failure);
+                throw new IllegalStateException("nothing was prepared: "
+                        + (failure != null ? failure : snapshotFailure));
             }
             return git;
         }

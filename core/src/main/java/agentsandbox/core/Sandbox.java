@@ -552,7 +552,7 @@ public final class Sandbox {
         StateWatch state;
         if (prepared != null) {
             run = prepared.take(plan); // throws what the preparation's check found
-            state = prepared.state();
+            state = null; // taken below, just before bwrap starts
         } else {
             Preflight.checkCanRun(env);
             run = RunDir.create(plan.runtimeDir(), RunDir.socketsDir(RunDir.socketsBase(env), plan.runtimeDir()),
@@ -562,9 +562,6 @@ public final class Sandbox {
         GuardServer guard = null;
         NetworkProxy proxy = null;
         try {
-            for (String failure : ToolHomes.apply(plan.homeSetup(), env.home())) {
-                System.err.println("agent-sandbox: " + failure);
-            }
             prepareRun(run, plan);
             List<String> argv = plan.argv();
             java.nio.channels.FileChannel setupLog = null;
@@ -584,6 +581,14 @@ public final class Sandbox {
             }
             if (plan.netSocket() != null) {
                 proxy = new NetworkProxy(plan.netSocket(), plan.hostPorts());
+            }
+            if (prepared != null) {
+                // the state before the run, which the second thread takes meanwhile: the
+                // home's set-up below and bwrap come after it
+                state = prepared.state();
+            }
+            for (String failure : ToolHomes.apply(plan.homeSetup(), env.home())) {
+                System.err.println("agent-sandbox: " + failure);
             }
             Bwrap bwrap = null;
             if (setupLog != null && inherits(in) && inherits(out) && inherits(err)) {
