@@ -66,11 +66,10 @@
  * CONFIGURATION WORKDIR` runs TRAIN_CLASS recording into CONFIGURATION
  * (dist/src/image/finish-image.sh). */
 #define TRAIN_FLAG "--internal-train"
-
+#define TRAIN_CLASS "agentsandbox.cli.Training"
 /* The program in the runtime's bin/ that starts the tool's JVM in-process (jvm_start.c),
  * in place of the runtime's java, which the launcher uses when it is missing. */
 #define JVM_START "agent-sandbox-jvm"
-#define TRAIN_CLASS "agentsandbox.cli.Training"
 /* After bwrap's end the starter removes the run's directories on request:
  * "remove <paths> <bytes>\n", then that many bytes of NUL-ended absolute paths. */
 #define STARTER_REMOVE "remove"

@@ -30,11 +30,13 @@ public final class Preparation implements AutoCloseable {
     private StateWatch state;
     private GitAftercheck git;
     private RuntimeException failure;
-    /** Whether the second thread has published what it made (it then only warms up sockets). */
+    /** Whether the second thread has published the run directory (or why there is none). */
     private boolean prepared;
     private RuntimeException snapshotFailure;
+    /** Whether it has published the state before the run too (it then only warms up sockets). */
     private boolean snapshotted;
     private List<Path> gitLocations;
+    /** Whether it has looked up git (see {@link #gitLocations()}). */
     private boolean located;
     private boolean taken;
     private boolean closed;
@@ -112,7 +114,6 @@ public final class Preparation implements AutoCloseable {
         }
     }
 
-    /** The git dirs {@link #start} announced, found (never throws: the plan finds them itself then). */
     /** Where git is, for the plan's wrapper (see {@link Wrappers#PREPARED}); null when not found out. */
     private void locateGit() {
         List<Path> found = null;
@@ -152,6 +153,7 @@ public final class Preparation implements AutoCloseable {
         return found != null ? found : Wrappers.locations(Wrappers.PREPARED, env);
     }
 
+    /** The git dirs {@link #start} announced, found (never throws: the plan finds them itself then). */
     private void findGitDirs() {
         try {
             GitDirs.find(env.workDir());
