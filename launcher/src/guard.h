@@ -25,7 +25,7 @@
  * to LOG. */
 #define START_BWRAP "--internal-start-bwrap"
 #define STDERR_VARIABLE "AGENT_SANDBOX_STDERR_FD"
-/* The descriptor of the run's liveness pipe in the sandbox (see watch_host in launcher.c). */
+/* The descriptor of the run's liveness pipe in the sandbox (see take_alive in launcher.c). */
 #define ALIVE_VARIABLE "AGENT_SANDBOX_ALIVE_FD"
 #define STARTED_MARK "agent-sandbox: the command starts"
 

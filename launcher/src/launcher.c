@@ -48,6 +48,7 @@
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -1626,20 +1627,51 @@ static void relay(int a, int b)
     }
 }
 
+/*
+ * The sandbox's helper beside the command: it forwards each connection to the sandbox's
+ * listeners (none without the network) to the host side, and, given the read end of the
+ * starter's pipe (`alive`, see start_helper), ends the sandbox once every write end of it
+ * is closed. One process for both: each process started here is time before the command.
+ */
 __attribute__((noreturn))
-static void forward(const struct listener *listeners, int count)
+static void serve_helper(const struct listener *listeners, int count, int alive)
 {
-    struct pollfd watch[2 * NET_PORTS_MAX];
+    struct pollfd watch[2 * NET_PORTS_MAX + 1];
     for (int i = 0; i < count; i++) {
         watch[i].fd = listeners[i].fd;
         watch[i].events = POLLIN;
     }
+    nfds_t watched = (nfds_t)count;
+    if (alive >= 0) {
+        watch[watched].fd = alive;
+        watch[watched].events = POLLIN;
+        watched++;
+    }
     for (;;) {
-        if (poll(watch, (nfds_t)count, -1) < 0) {
+        if (poll(watch, watched, -1) < 0) {
             if (errno == EINTR) {
                 continue;
             }
             _exit(1);
+        }
+        if (alive >= 0 && watch[count].revents != 0) {
+            char byte;
+            ssize_t n = read(alive, &byte, 1);
+            if (n == 0) {
+                /* every write end is closed: the starter is gone. Every process of this pid
+                 * namespace but its init and this one, then this one */
+                kill(-1, SIGKILL);
+                _exit(0);
+            }
+            if (n < 0 && errno != EINTR && errno != EAGAIN) {
+                /* no way to watch: the sandbox is left to bwrap's own means */
+                close(alive);
+                alive = -1;
+                watched--;
+                if (count == 0) {
+                    _exit(0);
+                }
+            }
         }
         for (int i = 0; i < count; i++) {
             if ((watch[i].revents & POLLIN) == 0) {
@@ -1653,6 +1685,9 @@ static void forward(const struct listener *listeners, int count)
             if (pid == 0) {
                 for (int j = 0; j < count; j++) {
                     close(listeners[j].fd);
+                }
+                if (alive >= 0) {
+                    close(alive);
                 }
                 int host = connect_host();
                 if (host < 0) {
@@ -1671,8 +1706,7 @@ static void forward(const struct listener *listeners, int count)
     }
 }
 
-/* Starts the forwarder when the sandbox has the network on (NET_LISTEN exists). */
-/* Forks a grandchild of this process, which the sandbox's init adopts (never the
+/* Starts a grandchild of this process, which the sandbox's init adopts (never the
  * command this process becomes), its standard streams on /dev/null: 0 in the
  * grandchild; in this process, once the child between has ended, its pid, or -1 when
  * no fork was possible. */
@@ -1683,12 +1717,6 @@ static pid_t fork_for_init(void)
         if (fork() != 0) {
             _exit(0);
         }
-        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null >= 0) {
-            dup2(null, 0);
-            dup2(null, 1);
-            dup2(null, 2);
-        }
         return 0;
     }
     if (child > 0) {
@@ -1698,48 +1726,105 @@ static pid_t fork_for_init(void)
     return child;
 }
 
-static void start_network(void)
+/* Starts a process that is not this one's child, so never the command's that this process
+ * becomes, but the sandbox's init's: a sibling (CLONE_PARENT), one process and nothing to
+ * wait for; where the kernel refuses that (this process an init itself), a grandchild that
+ * the init adopts. Its standard streams are on /dev/null. 0 in the new process; in this
+ * one its pid, or -1 when none could be started. The new process only runs this file's
+ * own loops and plain system calls, so the C library's idea of its thread id, which a
+ * clone behind the library's back leaves as this process's, is never used. */
+static pid_t start_for_init(void)
 {
-    FILE *file = fopen(NET_LISTEN, "re");
-    if (file == NULL) {
-        if (errno == ENOENT) {
-            return;
-        }
-        die("cannot read %s: %s", NET_LISTEN, strerror(errno));
+    long pid = syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), 0L, 0L, 0L, 0L);
+    if (pid < 0) {
+        pid = fork_for_init();
     }
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+    }
+    return (pid_t)pid;
+}
+
+/*
+ * The read end of the pipe whose write end the starter keeps (ALIVE_VARIABLE), or -1.
+ * The sandbox ends with the run's host side, whatever bwrap does: when the starter is
+ * gone (the tool killed), the helper (serve_helper) reads the pipe's end and kills every
+ * process of the sandbox's pid namespace, and the sandbox's init, bwrap, ends with its
+ * command. bwrap's own --die-with-parent cannot promise that: its init sets it only once
+ * it runs, and a tool killed while bwrap set the sandbox up left the init running,
+ * adopted, with the command. The command does not get the pipe.
+ */
+static int take_descriptor(const char *name);
+
+static int take_alive(void)
+{
+    int fd = take_descriptor(ALIVE_VARIABLE);
+    if (fd >= 0 && getppid() != 1) {
+        /* not the first program of a pid namespace of bwrap's own, whose init is its parent:
+         * a kill of every process in sight is not this program's to make */
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Starts the sandbox's helper (serve_helper) when there is work for it: the network's
+ * listeners (NET_LISTEN exists when the sandbox has the network on), the watch of `alive`. */
+static void start_helper(int alive)
+{
     struct listener listeners[2 * NET_PORTS_MAX];
     int count = 0;
-    char line[64];
-    while (fgets(line, sizeof line, file) != NULL) {
-        char kind[16];
-        int port;
-        if (sscanf(line, "%15s %d", kind, &port) != 2 || port < 1 || port > 65535 || count + 2 > 2 * NET_PORTS_MAX) {
-            die("malformed %s", NET_LISTEN);
-        }
-        int proxy = strcmp(kind, "proxy") == 0;
-        int fd = listen_on(AF_INET, port);
-        if (fd < 0) {
-            die("cannot listen on 127.0.0.1:%d inside the sandbox: %s", port, strerror(errno));
-        }
-        listeners[count++] = (struct listener){.fd = fd, .port = port, .proxy = proxy};
-        int fd6 = listen_on(AF_INET6, port);
-        if (fd6 >= 0) {
-            listeners[count++] = (struct listener){.fd = fd6, .port = port, .proxy = proxy};
-        }
+    FILE *file = fopen(NET_LISTEN, "re");
+    if (file == NULL && errno != ENOENT) {
+        die("cannot read %s: %s", NET_LISTEN, strerror(errno));
     }
-    fclose(file);
-    pid_t child = fork_for_init();
-    if (child < 0) {
+    if (file != NULL) {
+        char line[64];
+        while (fgets(line, sizeof line, file) != NULL) {
+            char kind[16];
+            int port;
+            if (sscanf(line, "%15s %d", kind, &port) != 2 || port < 1 || port > 65535 ||
+                count + 2 > 2 * NET_PORTS_MAX) {
+                die("malformed %s", NET_LISTEN);
+            }
+            int proxy = strcmp(kind, "proxy") == 0;
+            int fd = listen_on(AF_INET, port);
+            if (fd < 0) {
+                die("cannot listen on 127.0.0.1:%d inside the sandbox: %s", port, strerror(errno));
+            }
+            listeners[count++] = (struct listener){.fd = fd, .port = port, .proxy = proxy};
+            int fd6 = listen_on(AF_INET6, port);
+            if (fd6 >= 0) {
+                listeners[count++] = (struct listener){.fd = fd6, .port = port, .proxy = proxy};
+            }
+        }
+        fclose(file);
+    }
+    if (count == 0 && alive < 0) {
+        return;
+    }
+    pid_t child = start_for_init();
+    if (child < 0 && count > 0) {
         die("cannot start the sandbox's network forwarder: %s", strerror(errno));
     }
     if (child == 0) {
         setsid();
         signal(SIGCHLD, SIG_IGN);
         signal(SIGPIPE, SIG_IGN);
-        forward(listeners, count);
+        serve_helper(listeners, count, alive);
     }
+    /* without a helper (no process could be started), the sandbox is left to bwrap's own
+     * --die-with-parent */
     for (int i = 0; i < count; i++) {
         close(listeners[i].fd);
+    }
+    if (alive >= 0) {
+        close(alive);
     }
 }
 
@@ -2450,7 +2535,7 @@ static void serve_start(int requests, int replies, pid_t tool)
     sigaddset(&term_only, SIGTERM);
     sigprocmask(SIG_BLOCK, &term_only, &before);
     /* the run's liveness: the sandbox gets the read end, the starter keeps the other (see
-     * watch_host); no pipe, no watch (bwrap's --die-with-parent still holds) */
+     * take_alive); no pipe, no watch (bwrap's --die-with-parent still holds) */
     int alive[2] = {-1, -1};
     if (pipe2(alive, O_CLOEXEC) != 0) {
         alive[0] = alive[1] = -1;
@@ -2580,50 +2665,11 @@ static void restore_stderr(void)
     }
 }
 
-/*
- * The sandbox ends with the run's host side, whatever bwrap does. The starter keeps the
- * write end of a pipe whose read end the sandbox gets (ALIVE_VARIABLE): when the starter
- * is gone (the tool killed), a watcher in the sandbox reads the pipe's end and kills every
- * process of the sandbox's pid namespace, and the sandbox's init, bwrap, ends with its
- * command. bwrap's own --die-with-parent cannot promise that: its init sets it only once
- * it runs, and a tool killed while bwrap sets the sandbox up left the init running,
- * adopted, with the command. The watcher is a grandchild (the sandbox's init adopts it,
- * never the command), without the command's streams; the command does not get the pipe.
- */
-static void watch_host(void)
-{
-    int fd = take_descriptor(ALIVE_VARIABLE);
-    if (fd < 0) {
-        return;
-    }
-    if (getppid() != 1) {
-        /* not the first program of a pid namespace of bwrap's own, whose init is its parent:
-         * a kill of every process in sight is not this program's to make */
-        close(fd);
-        return;
-    }
-    if (fork_for_init() == 0) {
-        for (;;) {
-            char byte;
-            ssize_t n = read(fd, &byte, 1);
-            if (n == 0) {
-                break; /* every write end is closed: the starter is gone */
-            }
-            if (n < 0 && errno != EINTR) {
-                _exit(0); /* no way to watch: the sandbox is left to bwrap's own means */
-            }
-        }
-        kill(-1, SIGKILL); /* every process of this pid namespace but its init and this one */
-        _exit(0);
-    }
-    close(fd);
-}
-
 __attribute__((noreturn))
 static void start_command(int argc, char *argv[])
 {
     restore_stderr();
-    watch_host();
+    int alive = take_alive();
     char **command = argc >= 2 ? &argv[1] : read_spilled_command();
     fresh_session_keyring();
     if (install_filter() != 0) {
@@ -2633,7 +2679,7 @@ static void start_command(int argc, char *argv[])
                 strerror(seccomp_error), strerror(errno));
         }
     }
-    start_network();
+    start_helper(alive);
     exec_command(command);
     int error = errno;
     if (strchr(command[0], '/') == NULL && (error == ENOENT || error == EACCES) && !on_path(command[0])) {

@@ -238,6 +238,18 @@ class RunningIT {
         assertThat(sandbox.read(sandbox.tmp().resolve("from-inside"))).isEqualTo("hi\n");
     }
 
+    /**
+     * The sandbox's own helper (the network's forwarder, the watch that ends the sandbox with
+     * the tool) runs beside the command, never as its child: a shell's {@code wait} or a
+     * program reaping "all its children" meets only its own.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"--network=true", "--network=false"})
+    void The_Command_Starts_Without_Children_Of_Agent_Sandboxs_Own(String network) {
+        sandbox.run(network, "--", "sh", "-c", "read kids < /proc/$$/task/$$/children; echo \"[$kids]\"; wait; echo waited")
+                .succeeds().stdoutIs("[]\nwaited\n").stderrIsEmpty();
+    }
+
     @Test
     void Stdin_Reaches_The_Command() {
         String input = "first line\nsecond line, no newline at the end";
