@@ -90,7 +90,9 @@ final class BwrapStarter {
         InputStream in = null;
         FileOutputStream out = null;
         try {
-            in = new FileInputStream("/proc/self/fd/" + replies);
+            // buffered: the starter writes each reply line at once, read then in one call
+            // (a call per byte cost the end of every run a system call per character)
+            in = new java.io.BufferedInputStream(new FileInputStream("/proc/self/fd/" + replies), 256);
             out = new FileOutputStream("/proc/self/fd/" + requests);
             out.write(request);
         } catch (IOException e) {

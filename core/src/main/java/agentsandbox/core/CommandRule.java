@@ -8,23 +8,67 @@ import java.util.Objects;
  */
 public sealed interface CommandRule {
 
+    // equals and hashCode written out: a record's generated ones are bootstrapped (method
+    // handles, about 25 classes of the JDK's) at their first use, which a run with an
+    // untrusted project config makes when it compares the config's rules with the rest
+
     /** A built-in guard such as {@code @git}. */
     record Preset(String name) implements CommandRule {
         public Preset {
             Objects.requireNonNull(name, "name");
         }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Preset p && name.equals(p.name);
+        }
+
+        @Override
+        public int hashCode() {
+            return name.hashCode();
+        }
     }
 
     /** {@code false}: every run is refused. */
-    record Blocked() implements CommandRule {}
+    record Blocked() implements CommandRule {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Blocked;
+        }
+
+        @Override
+        public int hashCode() {
+            return 1;
+        }
+    }
 
     /** {@code true}: no wrapper (removes a default such as git's guard). */
-    record Unwrapped() implements CommandRule {}
+    record Unwrapped() implements CommandRule {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Unwrapped;
+        }
+
+        @Override
+        public int hashCode() {
+            return 2;
+        }
+    }
 
     /** A custom wrapper script; {@code ~} is allowed and resolved when planning. */
     record Script(String path) implements CommandRule {
         public Script {
             Objects.requireNonNull(path, "path");
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Script sc && path.equals(sc.path);
+        }
+
+        @Override
+        public int hashCode() {
+            return path.hashCode();
         }
     }
 

@@ -212,8 +212,7 @@ public final class GitAftercheck {
 
     private List<Finding> scan() {
         List<Finding> out = new ArrayList<>();
-        GitDirs.forget();
-        GitDirs dirs = GitDirs.find(workDir);
+        GitDirs dirs = GitDirs.fresh(workDir);
         for (Path p : dirs.watched) {
             State now = state(p);
             if (now == null || now.equals(states.get(p))) {

@@ -101,6 +101,16 @@ final class GitDirs {
         }
     }
 
+    /**
+     * {@link #find} for the check after a run: what is there now. The last result is
+     * forgotten, not replaced (nothing after a run asks {@link #recent}), which spares the
+     * look at the state a reuse would compare.
+     */
+    static GitDirs fresh(Path workDir) {
+        last = null;
+        return findNow(workDir);
+    }
+
     /** The working directory a {@link #find} announced by {@link #announce} is for, until it is done. */
     private static Path announced;
 
@@ -228,11 +238,6 @@ final class GitDirs {
 
     /** One start looks several times (policy, its comparison, the snapshot): the index is read once. */
     private static final java.util.Map<Path, Read> INDEXES = new java.util.concurrent.ConcurrentHashMap<>();
-
-    /** Forgets the last result of {@link #find}: the check after a run looks afresh. */
-    static void forget() {
-        last = null;
-    }
 
     private static List<String> gitlinks(Path index) {
         if (!Files.exists(index, LinkOption.NOFOLLOW_LINKS)) {

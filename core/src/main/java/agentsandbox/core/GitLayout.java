@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 /**
  * Where the git repository around a working directory keeps its files, found the way
@@ -154,6 +153,23 @@ record GitLayout(Path workTree, Path gitDir, Path commonDir, boolean linkedWorkt
     }
 
     /**
+     * The files below {@code dir} (branch names hold slashes) that are regular files or
+     * links to one; a link to a directory is not entered. Plain listings: the stream
+     * library's walk would be set up at the start of every run with this preset.
+     */
+    private static void branchRefs(Path dir, List<Path> out) throws IOException {
+        try (java.nio.file.DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path e : entries) {
+                if (Files.isDirectory(e, LinkOption.NOFOLLOW_LINKS)) {
+                    branchRefs(e, out);
+                } else if (Files.isRegularFile(e)) {
+                    out.add(e);
+                }
+            }
+        }
+    }
+
+    /**
      * What {@code @git-strict} adds: every loose branch ref except the current branch,
      * {@code refs/tags} and {@code packed-refs} read-only. {@code refs/heads} itself stays
      * writable so the current branch can move. With a detached HEAD every branch is protected.
@@ -162,13 +178,14 @@ record GitLayout(Path workTree, Path gitDir, Path commonDir, boolean linkedWorkt
         List<PresetPath> out = new ArrayList<>();
         Path heads = commonDir.resolve("refs").resolve("heads");
         if (Files.isDirectory(heads)) {
-            List<Path> refs;
-            try (Stream<Path> walk = Files.walk(heads)) {
-                refs = walk.filter(Files::isRegularFile).sorted().toList();
-            } catch (IOException | java.io.UncheckedIOException e) {
+            List<Path> refs = new ArrayList<>();
+            try {
+                branchRefs(heads, refs);
+            } catch (IOException e) {
                 throw new SandboxException("cannot list the branches under " + heads + ": " + e.getMessage(),
                         "@git-strict needs to read refs/heads; check its permissions");
             }
+            refs.sort(null);
             for (Path ref : refs) {
                 String name = heads.relativize(ref).toString();
                 if (currentBranch.isEmpty() || !currentBranch.get().equals(name)) {

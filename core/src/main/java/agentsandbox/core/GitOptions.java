@@ -45,9 +45,29 @@ final class GitOptions {
      * one follows). A lone short option is written {@code s|}, or {@code s|=} when it
      * takes a value.
      */
+    /**
+     * The entries of a spec, split at runs of ASCII whitespace by hand: the guard builds its
+     * specs when it first decides, and the regex engine would be set up for them in every run.
+     */
+    private static List<String> words(String spec) {
+        List<String> out = new ArrayList<>();
+        int start = -1;
+        for (int i = 0; i <= spec.length(); i++) {
+            char c = i < spec.length() ? spec.charAt(i) : ' ';
+            boolean space = c == ' ' || c == '\t' || c == '\n' || c == '\u000B' || c == '\f' || c == '\r';
+            if (space && start >= 0) {
+                out.add(spec.substring(start, i));
+                start = -1;
+            } else if (!space && start < 0) {
+                start = i;
+            }
+        }
+        return out;
+    }
+
     static GitOptions of(String spec) {
         GitOptions o = new GitOptions();
-        for (String entry : spec.trim().split("\\s+")) {
+        for (String entry : words(spec)) {
             Character s = null;
             String rest = entry;
             if (entry.length() >= 2 && entry.charAt(1) == '|') {

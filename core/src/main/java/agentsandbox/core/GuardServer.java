@@ -112,11 +112,6 @@ final class GuardServer implements AutoCloseable {
                 ch.register(s, SelectionKey.OP_ACCEPT);
                 selector = s;
             }
-            for (int i = 0; i < WORKERS; i++) {
-                workers[i] = new Thread(this::work, "agent-sandbox-git-guard-worker");
-                workers[i].setDaemon(true);
-                workers[i].start();
-            }
             readLoop(s, ch);
         } catch (IOException | RuntimeException e) {
             // the launcher finds no socket, or a closed one, and refuses to run git
@@ -321,7 +316,23 @@ final class GuardServer implements AutoCloseable {
         }
     }
 
+    /**
+     * The workers, started by the reader when it first hands a request over: most runs
+     * never need one, and two thread starts would cost every run's start while bwrap sets
+     * the sandbox up.
+     */
+    private void startWorkers() {
+        for (int i = 0; i < WORKERS; i++) {
+            if (workers[i] == null) {
+                workers[i] = new Thread(this::work, "agent-sandbox-git-guard-worker");
+                workers[i].setDaemon(true);
+                workers[i].start();
+            }
+        }
+    }
+
     private void handOver(List<Pending> complete) {
+        startWorkers();
         synchronized (waiting) {
             for (Pending p : complete) {
                 if (waiting.size() >= MAX_WAITING) {

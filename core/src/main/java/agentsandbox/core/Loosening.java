@@ -21,6 +21,21 @@ public final class Loosening {
     private Loosening() {}
 
     /**
+     * Removes {@code layer} itself (as the caller passes it, the very object of the policy)
+     * from {@code layers}: a record's generated {@code equals} would be bootstrapped at its
+     * first use, which a run with an untrusted project config would pay at every start.
+     */
+    private static boolean removeSame(List<PolicyLayer> layers, PolicyLayer layer) {
+        for (int i = 0; i < layers.size(); i++) {
+            if (layers.get(i) == layer) {
+                layers.remove(i);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * What {@code layer} loosens in {@code policy}, one short item each ({@code "rw ~/.ssh
      * (was hidden)"}, {@code "network on"}), empty when it only tightens.
      *
@@ -29,7 +44,7 @@ public final class Loosening {
      */
     public static List<String> of(Policy policy, PolicyLayer layer, Environment env) {
         List<PolicyLayer> without = new ArrayList<>(policy.layers());
-        if (!without.remove(layer)) {
+        if (!removeSame(without, layer) && !without.remove(layer)) {
             throw new IllegalArgumentException("layer " + layer.source() + " is not part of the policy");
         }
         Policy before = new Policy(without, policy.configFiles());

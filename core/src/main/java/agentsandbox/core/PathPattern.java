@@ -32,7 +32,7 @@ public final class PathPattern {
      */
     record Segment(String literal, Pattern glob, String before, String after) {
         boolean isGlob() {
-            return glob != null;
+            return literal == null;
         }
 
         boolean matches(String name) {
@@ -104,6 +104,18 @@ public final class PathPattern {
             throw new IllegalArgumentException("invalid glob '" + whole
                     + "': there is no ** (* matches within one path segment)");
         }
+        // a literal segment, or a glob with one star and nothing else special, needs no
+        // regex: neither is compiled (or quoted), so that a plan of the presets' globs never
+        // sets up the regex engine
+        if (raw.indexOf('\\') < 0 && raw.indexOf('?') < 0 && raw.indexOf('[') < 0 && raw.indexOf(']') < 0) {
+            int star = raw.indexOf('*');
+            if (star < 0) {
+                return new Segment(raw, null, null, null);
+            }
+            if (raw.indexOf('*', star + 1) < 0) {
+                return new Segment(null, null, raw.substring(0, star), raw.substring(star + 1));
+            }
+        }
         StringBuilder regex = new StringBuilder();
         StringBuilder literal = new StringBuilder();
         boolean glob = false;
@@ -145,11 +157,7 @@ public final class PathPattern {
         if (!glob) {
             return new Segment(literal.toString(), null, null, null);
         }
-        int star = raw.indexOf('*');
-        boolean simple = star >= 0 && raw.indexOf('*', star + 1) < 0 && raw.indexOf('?') < 0
-                && raw.indexOf('[') < 0 && raw.indexOf('\\') < 0;
-        return new Segment(null, Pattern.compile(regex.toString(), Pattern.DOTALL),
-                simple ? raw.substring(0, star) : null, simple ? raw.substring(star + 1) : null);
+        return new Segment(null, Pattern.compile(regex.toString(), Pattern.DOTALL), null, null);
     }
 
     /** Index of the ] closing the class opened at {@code open}, or -1. */

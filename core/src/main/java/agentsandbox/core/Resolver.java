@@ -163,7 +163,9 @@ final class Resolver {
             fixed = slash < 0 ? "" : pattern.substring(0, slash);
         }
         if (fixed.equals("~") || fixed.startsWith("~/")) {
-            return env.home() == null ? null : env.home().resolve(fixed.substring(1).replaceFirst("^/", "")).normalize();
+            // "~" or "~/rest": the rest below the home (no regex for the slash: see PathPattern)
+            String rest = fixed.length() > 1 ? fixed.substring(2) : "";
+            return env.home() == null ? null : env.home().resolve(rest).normalize();
         }
         return env.workDir().resolve(fixed).normalize();
     }

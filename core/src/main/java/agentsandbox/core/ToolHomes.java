@@ -253,9 +253,63 @@ final class ToolHomes {
         return true;
     }
 
+    /**
+     * A shell script's words and operators as {@link #scriptWords} reads them: split at
+     * ASCII whitespace (dropped), after {@code ; & | ( ` {} and before {@code ; & | ) ` }}
+     * (so {@code ;}, {@code &}, {@code |} and {@code `} stand alone), a line break read as
+     * {@code ;}; empty pieces left out. By hand: the regex engine would be set up at every
+     * start of a {@code sh -c} command.
+     */
+    static List<String> scriptTokens(String script) {
+        List<String> out = new ArrayList<>();
+        int start = 0;
+        int n = script.length();
+        for (int i = 0; i < n; i++) {
+            char c = script.charAt(i);
+            if (c == ' ' || c == '\t' || c == '\n' || c == '\u000B' || c == '\f' || c == '\r') {
+                addToken(out, script, start, i);
+                if (c == '\n') {
+                    out.add(";");
+                }
+                start = i + 1;
+            } else if (c == ';' || c == '&' || c == '|' || c == '`') {
+                addToken(out, script, start, i);
+                out.add(String.valueOf(c));
+                start = i + 1;
+            } else if (c == ')' || c == '}') {
+                addToken(out, script, start, i);
+                start = i;
+            } else if (c == '(' || c == '{') {
+                addToken(out, script, start, i + 1);
+                start = i + 1;
+            }
+        }
+        addToken(out, script, start, n);
+        return out;
+    }
+
+    private static void addToken(List<String> out, String script, int from, int to) {
+        if (from < to) {
+            out.add(script.substring(from, to));
+        }
+    }
+
+    /** {@code t} without the quotes it starts and ends with. */
+    private static String unquoted(String t) {
+        int from = 0;
+        int to = t.length();
+        while (from < to && (t.charAt(from) == '"' || t.charAt(from) == '\'')) {
+            from++;
+        }
+        while (to > from && (t.charAt(to - 1) == '"' || t.charAt(to - 1) == '\'')) {
+            to--;
+        }
+        return t.substring(from, to);
+    }
+
     private static void scriptWords(String script, Set<String> words) {
         boolean atCommand = true;
-        for (String token : script.replace('\n', ';').split("(?<=[;&|(`{])|(?=[;&|)`}])|\\s+")) {
+        for (String token : scriptTokens(script)) {
             String t = token.strip();
             if (t.isEmpty()) {
                 continue;
@@ -271,7 +325,7 @@ final class ToolHomes {
             if (t.indexOf('=') > 0 || t.startsWith("-") || isDuration(t)) {
                 continue;
             }
-            String name = baseName(t.replaceAll("^[\"']+|[\"']+$", ""));
+            String name = baseName(unquoted(t));
             words.add(name);
             atCommand = PREFIXES.contains(name);
         }

@@ -203,4 +203,58 @@ class ToolHomesTest {
             assertThat(ToolHomes.isDuration(no)).as(no).isFalse();
         }
     }
+
+    /**
+     * The script's words come out as the shell-ish split it replaced did (a regex: after
+     * {@code ; & | ( ` {}, before {@code ; & | ) ` }}, at whitespace, a line break as
+     * {@code ;}), stripped and without empty ones as they are read, for every string of
+     * the characters that matter up to 5 long.
+     */
+    @Test
+    void A_Scripts_Words_Split_As_The_Regex_Did_For_Every_Short_String() {
+        java.util.regex.Pattern reference = java.util.regex.Pattern.compile("(?<=[;&|(`{])|(?=[;&|)`}])|\\s+");
+        char[] alphabet = {'a', ';', '&', '|', '(', ')', '`', '{', '}', ' ', '\n', '\t', '$'};
+        int checked = 0;
+        for (int length = 0; length <= 5; length++) {
+            int[] digits = new int[length];
+            while (true) {
+                StringBuilder b = new StringBuilder();
+                for (int d : digits) {
+                    b.append(alphabet[d]);
+                }
+                String script = b.toString();
+                List<String> expected = new ArrayList<>();
+                for (String piece : reference.split(script.replace('\n', ';'))) {
+                    if (!piece.strip().isEmpty()) {
+                        expected.add(piece.strip()); // as the words are read: stripped, empty ones left out
+                    }
+                }
+                List<String> actual = new ArrayList<>();
+                for (String token : ToolHomes.scriptTokens(script)) {
+                    if (!token.strip().isEmpty()) {
+                        actual.add(token.strip());
+                    }
+                }
+                assertThat(actual).as("[%s]", script).isEqualTo(expected);
+                checked++;
+                int k = length - 1;
+                while (k >= 0 && ++digits[k] == alphabet.length) {
+                    digits[k--] = 0;
+                }
+                if (k < 0) {
+                    break;
+                }
+            }
+        }
+        assertThat(checked).isEqualTo(402_234);
+    }
+
+    @Test
+    void Words_In_A_Shell_Script_Are_Found_After_Operators_And_Without_Their_Quotes() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Environment env = env(w, "cargo", "npm", "go");
+        assertThat(started(env, "sh", "-c", "cd x && \"cargo\" build\n'npm' test | (go vet)").split(", "))
+                .containsExactlyInAnyOrder("Cargo", "npm", "Go");
+        assertThat(started(env, "sh", "-c", "echo cargo npm go")).isEmpty();
+    }
 }
