@@ -61,11 +61,22 @@ record Args(
     /** The flags as the highest-priority policy layer. */
     PolicyLayer flagLayer() {
         PolicyLayer.Builder b = PolicyLayer.builder(Layer.FLAG, "flags");
-        ro.forEach(b::ro);
-        rw.forEach(b::rw);
-        exclude.forEach(b::exclude);
-        commands.forEach(b::command);
-        hostPorts.forEach(b::hostPort);
+        // plain loops: a method reference is a class the startup cache loads at every start
+        for (String p : ro) {
+            b.ro(p);
+        }
+        for (String p : rw) {
+            b.rw(p);
+        }
+        for (String p : exclude) {
+            b.exclude(p);
+        }
+        for (Map.Entry<String, CommandRule> e : commands.entrySet()) {
+            b.command(e.getKey(), e.getValue());
+        }
+        for (int port : hostPorts) {
+            b.hostPort(port);
+        }
         return b.network(network).docker(docker).shareTmp(shareTmp).sshAgent(sshAgent).gpgAgent(gpgAgent).build();
     }
 }

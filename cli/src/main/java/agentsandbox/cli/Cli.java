@@ -1,5 +1,6 @@
 package agentsandbox.cli;
 
+import agentsandbox.core.CommandRule;
 import agentsandbox.core.Environment;
 import agentsandbox.core.Execution;
 import agentsandbox.core.Explanation;
@@ -17,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -114,7 +116,7 @@ final class Cli {
         Environment effective = withCwd(args.cwd(), env);
         // Ctrl-C from here on ends the run the agent-sandbox way: nothing left behind
         Interrupt interrupt = new Interrupt();
-        interrupts.accept(interrupt::fire);
+        interrupts.accept(interrupt);
         // the run directory and the checks before the run, on the second core while planning
         try (Preparation prepared = Preparation.start(effective)) {
             Plan plan = plan(args, env, args.command(), debug, prepared).plan();
@@ -189,14 +191,22 @@ final class Cli {
 
         ConfigReader.Loaded config = ConfigReader.load(effective, args.config());
         Policy.Builder builder = Policy.builder();
-        config.layers().forEach(builder::layer);
-        config.files().forEach(builder::configFile);
+        // plain loops, not method references: each would be a class of its own that the
+        // startup cache loads at every start
+        for (PolicyLayer layer : config.layers()) {
+            builder.layer(layer);
+        }
+        for (Path file : config.files()) {
+            builder.configFile(file);
+        }
         PolicyLayer flags = args.flagLayer();
         builder.layer(flags);
         Policy policy = builder.build();
 
         debug.section("config");
-        config.notes().forEach(debug::line);
+        for (String note : config.notes()) {
+            debug.line(note);
+        }
         String projectStatus = null;
         if (config.project() != null) {
             String decided = checkProjectConfig(policy, config, effective, args.cwd(), debug != Debug.OFF);
@@ -206,16 +216,22 @@ final class Cli {
         }
         if (debug != Debug.OFF) { // what only --debug shows is not even made otherwise
             debug.section("merge (lowest priority first)");
-            policy.layers().forEach(l -> debug.line(describe(l)));
+            for (PolicyLayer l : policy.layers()) {
+                debug.line(describe(l));
+            }
             debug.line("result: network " + (policy.network() ? "on" : "off") + ", docker "
                     + (policy.docker() ? "on" : "off"));
-            policy.commands().forEach((name, rule) -> debug.line("result: command " + name + " = " + rule.describe()));
+            for (Map.Entry<String, CommandRule> e : policy.commands().entrySet()) {
+                debug.line("result: command " + e.getKey() + " = " + e.getValue().describe());
+            }
         }
 
         Plan plan = Sandbox.plan(policy, effective, command, debug != Debug.OFF, prepared);
         if (debug != Debug.OFF) {
             debug.section("resolution and mounts");
-            plan.notes().forEach(debug::line);
+            for (String note : plan.notes()) {
+                debug.line(note);
+            }
             debug.section("bwrap");
             debug.line(plan.shellLine());
         }
@@ -336,12 +352,17 @@ final class Cli {
                     + " the config it may have written)", "run agent-sandbox trust outside any sandbox");
         }
         Environment effective = withCwd(args.cwd(), env);
-        Path file = ConfigReader.projectFile(effective).orElseThrow(() -> new SandboxException(
-                "no .agent-sandbox.json or .agent-sandbox.jsonc in " + effective.workDir() + " to trust",
-                "run it in the project's directory, or give it with -C DIR"));
+        Optional<Path> found = ConfigReader.projectFile(effective);
+        if (found.isEmpty()) {
+            throw new SandboxException("no .agent-sandbox.json or .agent-sandbox.jsonc in " + effective.workDir()
+                    + " to trust", "run it in the project's directory, or give it with -C DIR");
+        }
+        Path file = found.get();
         ConfigReader.Loaded config = ConfigReader.load(effective, null);
         Policy.Builder builder = Policy.builder();
-        config.layers().forEach(builder::layer);
+        for (PolicyLayer layer : config.layers()) {
+            builder.layer(layer);
+        }
         Policy policy = builder.build();
         List<String> loosens = Loosening.of(policy, config.project(), effective);
         Path record = Trust.record(effective, file, config.projectBytes());
@@ -419,9 +440,15 @@ final class Cli {
     }
 
     /** Connects a signal that may arrive before the sandbox has started. */
-    private static final class Interrupt {
+    private static final class Interrupt implements Runnable {
         private Execution execution;
         private int pending;
+
+        /** What a signal does: {@link #fire()}. */
+        @Override
+        public void run() {
+            fire();
+        }
 
         synchronized void fire() {
             if (execution == null) {

@@ -289,18 +289,38 @@ final class ConfigReader {
             Jsonc.Obj fs = object(v, "filesystem");
             for (Jsonc.Member m : fs.members().values()) {
                 String key = "filesystem." + m.key();
+                // loops, not a handler per key: each lambda is a class the startup cache loads
+                // at every start
                 switch (m.key()) {
-                    case "presets" -> strings(m.value(), key, (item, s) -> {
-                        try {
-                            Presets.validateToggle(s);
-                        } catch (IllegalArgumentException e) {
-                            throw at(item, key + ": " + e.getMessage());
+                    case "presets" -> {
+                        for (Jsonc.Value each : strings(m.value(), key)) {
+                            Jsonc.Str item = string(each, key);
+                            try {
+                                Presets.validateToggle(item.value());
+                            } catch (IllegalArgumentException e) {
+                                throw at(item, key + ": " + e.getMessage());
+                            }
+                            b.preset(item.value());
                         }
-                        b.preset(s);
-                    });
-                    case "ro" -> strings(m.value(), key, (item, s) -> b.ro(pattern(item, key, s)));
-                    case "rw" -> strings(m.value(), key, (item, s) -> b.rw(pattern(item, key, s)));
-                    case "exclude" -> strings(m.value(), key, (item, s) -> b.exclude(pattern(item, key, s)));
+                    }
+                    case "ro" -> {
+                        for (Jsonc.Value each : strings(m.value(), key)) {
+                            Jsonc.Str item = string(each, key);
+                            b.ro(pattern(item, key, item.value()));
+                        }
+                    }
+                    case "rw" -> {
+                        for (Jsonc.Value each : strings(m.value(), key)) {
+                            Jsonc.Str item = string(each, key);
+                            b.rw(pattern(item, key, item.value()));
+                        }
+                    }
+                    case "exclude" -> {
+                        for (Jsonc.Value each : strings(m.value(), key)) {
+                            Jsonc.Str item = string(each, key);
+                            b.exclude(pattern(item, key, item.value()));
+                        }
+                    }
                     default -> throw unknown(m, "filesystem.", "presets, ro, rw, exclude");
                 }
             }
@@ -358,20 +378,20 @@ final class ConfigReader {
             throw at(v, key + ": expected true or false, got " + v.kind());
         }
 
-        private interface ItemHandler {
-            void accept(Jsonc.Value item, String value);
-        }
-
-        private void strings(Jsonc.Value v, String key, ItemHandler handler) {
+        /** The items of the array of strings {@code v} must be (each checked by {@link #string}). */
+        private List<Jsonc.Value> strings(Jsonc.Value v, String key) {
             if (!(v instanceof Jsonc.Arr arr)) {
                 throw at(v, key + ": expected an array of strings, got " + v.kind());
             }
-            for (Jsonc.Value item : arr.items()) {
-                if (!(item instanceof Jsonc.Str s)) {
-                    throw at(item, key + ": expected an array of strings, got " + item.kind() + " in it");
-                }
-                handler.accept(item, s.value());
+            return arr.items();
+        }
+
+        /** An item of such an array, which must be a string. */
+        private Jsonc.Str string(Jsonc.Value item, String key) {
+            if (!(item instanceof Jsonc.Str s)) {
+                throw at(item, key + ": expected an array of strings, got " + item.kind() + " in it");
             }
+            return s;
         }
 
         private ConfigException unknown(Jsonc.Member m, String prefix, String known) {

@@ -79,6 +79,6 @@ public final class Main {
 
     /** The command line wired to real signals (also what the startup cache is trained on). */
     static Cli cli(PrintStream out, PrintStream err) {
-        return new Cli(out, err, Signals::onInterrupt);
+        return new Cli(out, err, Signals.ON_INTERRUPT);
     }
 }

@@ -18,9 +18,34 @@ final class Signals {
      * (the JVM's own handling, early in its start, would print Java's words and exit 143).
      */
     static void onInterrupt(Runnable action) {
-        Signal.handle(new Signal("INT"), s -> action.run());
-        Signal.handle(new Signal("TERM"), s -> action.run());
-        Signal.handle(new Signal("HUP"), s -> action.run());
+        // one handler class for the three, not three lambdas (each a class of its own that
+        // the startup cache loads at every start)
+        Handler handler = new Handler(action);
+        Signal.handle(new Signal("INT"), handler);
+        Signal.handle(new Signal("TERM"), handler);
+        Signal.handle(new Signal("HUP"), handler);
         Main.ready();
     }
+
+    /** Runs the action on a signal. */
+    private static final class Handler implements sun.misc.SignalHandler {
+        private final Runnable action;
+
+        Handler(Runnable action) {
+            this.action = action;
+        }
+
+        @Override
+        public void handle(Signal signal) {
+            action.run();
+        }
+    }
+
+    /** {@link #onInterrupt} as the command line takes it. */
+    static final java.util.function.Consumer<Runnable> ON_INTERRUPT = new java.util.function.Consumer<Runnable>() {
+        @Override
+        public void accept(Runnable action) {
+            onInterrupt(action);
+        }
+    };
 }

@@ -13,9 +13,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.Optional;
 
 /**
@@ -66,11 +63,7 @@ final class Trust {
     }
 
     static String sha256(byte[] data) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this Java runtime", e);
-        }
+        return Sha256.hex(data);
     }
 
     static Status status(Environment env, Path file, byte[] content) {
@@ -99,8 +92,11 @@ final class Trust {
      * @return the record file
      */
     static Path record(Environment env, Path file, byte[] content) {
-        Path dir = storeDir(env).orElseThrow(() -> new SandboxException(
-                "cannot record trust: neither XDG_STATE_HOME nor HOME is set", "set HOME"));
+        Optional<Path> store = storeDir(env);
+        if (store.isEmpty()) {
+            throw new SandboxException("cannot record trust: neither XDG_STATE_HOME nor HOME is set", "set HOME");
+        }
+        Path dir = store.get();
         Path key = key(file);
         Path target = dir.resolve(recordName(key));
         String text = MAGIC + "\n"

@@ -420,7 +420,7 @@ final class GitRules {
      * The refusal for git's environment (the first occurrence of each variable, as git
      * reads it), or null. {@code expected} gives the sandbox's own value of a variable.
      */
-    static Refusal checkEnvironment(Map<String, String> env, java.util.function.Function<String, String> expected) {
+    static Refusal checkEnvironment(Map<String, String> env, GitGuard.Probe expected) {
         String count = env.get("GIT_CONFIG_COUNT");
         if (count != null && !count.isBlank()) {
             int n;
@@ -465,7 +465,7 @@ final class GitRules {
         }
         for (String var : List.of("HOME", "XDG_CONFIG_HOME")) {
             String v = env.get(var);
-            String sandbox = expected.apply(var);
+            String sandbox = expected.sandboxEnv(var);
             if (v != null && !v.isEmpty() && !v.equals(sandbox)) {
                 return new Refusal("git with " + var + "=" + v, Effect.CONFIG,
                         "git would read another global config, which can define aliases and hooks",

@@ -67,7 +67,12 @@ final class GuardServer implements AutoCloseable {
     private GuardServer(Path socket, GuardProbe.TempView view) {
         this.socket = socket;
         this.view = view;
-        this.reader = new Thread(this::run, "agent-sandbox-git-guard");
+        this.reader = new Thread(new Runnable() { // not this::run: a lambda class the startup cache loads at every start
+            @Override
+            public void run() {
+                GuardServer.this.run();
+            }
+        }, "agent-sandbox-git-guard");
         this.reader.setDaemon(true);
     }
 

@@ -67,7 +67,12 @@ final class NetworkProxy implements AutoCloseable {
 
     /** Opens the socket and serves it in the background (see {@link GuardServer#listen()} on the cost). */
     void listen() {
-        Thread t = new Thread(this::run, "agent-sandbox-network");
+        Thread t = new Thread(new Runnable() { // not this::run: a lambda class the startup cache loads at every start
+            @Override
+            public void run() {
+                NetworkProxy.this.run();
+            }
+        }, "agent-sandbox-network");
         t.setDaemon(true);
         t.start();
     }

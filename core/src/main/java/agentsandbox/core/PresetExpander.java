@@ -53,7 +53,7 @@ final class PresetExpander {
         for (String t : toggles) {
             Presets.validateToggle(t);
             if (t.startsWith("!")) {
-                leaves(t.substring(1)).forEach(active::remove);
+                active.removeAll(leaves(t.substring(1)));
             } else {
                 active.addAll(leaves(t));
             }
@@ -93,15 +93,18 @@ final class PresetExpander {
                     }
                 }
                 case "@caches", "@agents" -> out.addAll(ToolHomes.rules(leaf, home, o));
+                // no lambdas here (ifPresent): each is a class the startup cache loads at every start
                 case "@git" -> {
-                    git.ifPresent(g -> presetPaths(out, g.gitPaths(), o));
+                    if (git.isPresent()) {
+                        presetPaths(out, git.get().gitPaths(), o);
+                    }
                     otherGitDirs(out, work, git, o);
                 }
                 case "@git-strict" -> {
-                    git.ifPresent(g -> {
-                        presetPaths(out, g.gitPaths(), o);
-                        presetPaths(out, g.strictPaths(), o);
-                    });
+                    if (git.isPresent()) {
+                        presetPaths(out, git.get().gitPaths(), o);
+                        presetPaths(out, git.get().strictPaths(), o);
+                    }
                     if (!active.contains("@git")) {
                         otherGitDirs(out, work, git, o);
                     }
@@ -130,11 +133,11 @@ final class PresetExpander {
      */
     private static void otherGitDirs(List<Rule> out, Path work, Optional<GitLayout> git, Origin o) {
         List<Path> own = new ArrayList<>();
-        git.ifPresent(g -> {
-            for (PresetPath p : g.gitPaths()) {
+        if (git.isPresent()) {
+            for (PresetPath p : git.get().gitPaths()) {
                 own.add(p.path());
             }
-        });
+        }
         for (Path p : GitDirs.recent(work).protectable()) {
             if (!own.contains(p)) {
                 out.add(Rule.literal(p, Access.RO, o));

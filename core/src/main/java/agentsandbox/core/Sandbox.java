@@ -148,10 +148,14 @@ public final class Sandbox {
         Optional<GitLayout> git = Optional.empty();
         if (active.contains("@git") || active.contains("@git-strict")) {
             git = GitLayout.discover(env.workDir());
-            notes.add(git.map(g -> "git: repository " + g.gitDir()
-                            + (g.linkedWorktree() ? " (linked worktree of " + g.commonDir() + ")" : "")
-                            + ", branch " + g.currentBranch().orElse("(detached HEAD)"))
-                    .orElse("git: no repository above " + env.workDir() + "; git presets add nothing"));
+            if (git.isPresent()) { // not map(): a lambda is a class the startup cache loads at every start
+                GitLayout g = git.get();
+                notes.add("git: repository " + g.gitDir()
+                        + (g.linkedWorktree() ? " (linked worktree of " + g.commonDir() + ")" : "")
+                        + ", branch " + g.currentBranch().orElse("(detached HEAD)"));
+            } else {
+                notes.add("git: no repository above " + env.workDir() + "; git presets add nothing");
+            }
         }
         boolean shareTmp = base && policy.shareTmp();
         Path sharedTmp = shareTmp ? Resolver.realPath(env.tempDir()) : null;
@@ -168,7 +172,12 @@ public final class Sandbox {
         if (homeSetup.claude() != ToolHomes.ClaudeStep.NONE) {
             // a symlink into ~/.claude once the run starts, which that directory's rule covers
             Path config = env.home().resolve(ToolHomes.CLAUDE_CONFIG);
-            rules.removeIf(r -> config.equals(r.literal()) && r.origin().layer() == Layer.PRESET);
+            for (java.util.Iterator<Rule> it = rules.iterator(); it.hasNext();) {
+                Rule r = it.next();
+                if (config.equals(r.literal()) && r.origin().layer() == Layer.PRESET) {
+                    it.remove();
+                }
+            }
         }
         for (PolicyLayer layer : policy.layers()) {
             Origin o = layer.origin();
@@ -225,10 +234,12 @@ public final class Sandbox {
         mounts.add(Mount.of(Mount.Kind.DEVICES, null, Path.of("/dev"), Access.RW, sandbox));
         mounts.add(Mount.of(Mount.Kind.PROCESSES, null, Path.of("/proc"), Access.RO, sandbox));
         mounts.add(Mount.of(Mount.Kind.FRESH_DIR, null, Path.of("/run"), Access.RW, sandbox));
-        resolvConfDir().ifPresent(d -> {
+        Optional<Path> dns = resolvConfDir();
+        if (dns.isPresent()) {
+            Path d = dns.get();
             mounts.add(Mount.of(Mount.Kind.READ_ONLY, d, d, Access.RO, new Origin(Layer.PRESET, "dns")));
             notes.add("dns: /etc/resolv.conf points into " + d + ", bound read-only");
-        });
+        }
         List<String> mountNotes = new ArrayList<>();
         int policyFrom = mounts.size();
         mounts.addAll(Planner.plan(decisions, hiddenFile, mountNotes, detail));

@@ -333,7 +333,9 @@ final class ToolHomes {
 
     private static String names(List<Tool> tools) {
         List<String> n = new ArrayList<>();
-        tools.forEach(t -> n.add(t.name()));
+        for (Tool t : tools) {
+            n.add(t.name());
+        }
         return String.join(", ", n);
     }
 
