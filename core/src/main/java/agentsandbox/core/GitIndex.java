@@ -31,6 +31,9 @@ final class GitIndex {
         if (version < 2 || version > 4) {
             return out;
         }
+        if (version != 4) {
+            return gitlinks23(data, count, limit, out);
+        }
         int pos = 12;
         byte[] previous = new byte[0];
         for (long n = 0; n < count && out.size() < limit; n++) {
@@ -81,6 +84,42 @@ final class GitIndex {
             if ((mode & MODE_TYPE) == GITLINK) {
                 out.add(new String(name, StandardCharsets.UTF_8));
             }
+        }
+        return out;
+    }
+
+    /**
+     * Versions 2 and 3: every entry is looked at, in the interpreter, for its type alone
+     * (a large repository's index holds hundreds of thousands), so the loop does no more
+     * than step from entry to entry. An entry: 62 bytes of stat data, hash and flags (two
+     * more with extended flags), the name, NULs up to a multiple of eight; the type is the
+     * top four bits of the mode's third byte.
+     */
+    private static List<String> gitlinks23(byte[] data, long count, int limit, List<String> out) {
+        if (limit <= 0) {
+            return out;
+        }
+        int length = data.length;
+        int pos = 12;
+        for (long n = 0; n < count; n++) {
+            if (pos + 62 > length) {
+                return out;
+            }
+            int flags = ((data[pos + 60] & 0xff) << 8) | (data[pos + 61] & 0xff);
+            int name = (flags & 0x4000) != 0 ? pos + 64 : pos + 62;
+            int length12 = flags & 0xfff;
+            // the name's length is in the flags unless it is 0xfff or more: no byte-by-byte search
+            int end = length12 < 0xfff ? name + length12 : nul(data, name);
+            if (end < 0 || end >= length) {
+                return out;
+            }
+            if ((data[pos + 26] & 0xf0) == 0xe0) { // mode 160000
+                out.add(new String(data, name, end - name, StandardCharsets.UTF_8));
+                if (out.size() >= limit) {
+                    return out;
+                }
+            }
+            pos += (end - pos + 1 + 7) & ~7;
         }
         return out;
     }

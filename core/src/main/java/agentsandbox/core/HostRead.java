@@ -37,6 +37,9 @@ final class HostRead {
      * The file's bytes, or null when it is not a regular file, cannot be read, or is
      * larger than {@code max} bytes.
      */
+    /** The most one read asks for (the JDK's temporary direct buffer is this large at most). */
+    private static final int SLICE = 64 * 1024;
+
     static byte[] bytes(Path file, int max) {
         if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
             return null; // missing, a link, a FIFO…: and asked without an exception, which costs at every start
@@ -47,21 +50,28 @@ final class HostRead {
                 return null;
             }
             // O_NOFOLLOW: the name cannot have become a link to a FIFO since the check
-            try (InputStream in = Files.newInputStream(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-                // the size it had a moment ago, plus one byte to notice that it grew: few reads, one copy
-                byte[] data = new byte[(int) a.size() + 1];
+            try (java.nio.channels.FileChannel in = java.nio.channels.FileChannel.open(file, StandardOpenOption.READ,
+                    LinkOption.NOFOLLOW_LINKS)) {
+                // the size it had a moment ago, read in slices straight into the array (a read
+                // of the whole into a heap buffer goes through a direct buffer of the same size,
+                // zeroed first: a git index of megabytes cost the start milliseconds), then one
+                // byte more to notice that it grew
+                byte[] data = new byte[(int) a.size()];
                 int n = 0;
                 while (n < data.length) {
-                    int r = in.read(data, n, data.length - n);
+                    int r = in.read(java.nio.ByteBuffer.wrap(data, n, Math.min(SLICE, data.length - n)));
                     if (r < 0) {
                         break;
                     }
                     n += r;
                 }
-                if (n > max || n == data.length) {
+                if (n < data.length) {
+                    return java.util.Arrays.copyOf(data, n); // it shrank while read
+                }
+                if (in.read(java.nio.ByteBuffer.allocate(1)) > 0) {
                     return null; // it grew while read: something is writing it
                 }
-                return java.util.Arrays.copyOf(data, n);
+                return data;
             }
         } catch (IOException | SecurityException e) {
             return null;

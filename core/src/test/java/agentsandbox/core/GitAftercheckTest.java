@@ -208,6 +208,43 @@ class GitAftercheckTest {
         }
     }
 
+    /**
+     * Among ordinary entries (files, nested directories, an intent-to-add entry with extended
+     * flags, a name longer than the flags can hold), in every version: exactly the gitlinks,
+     * in index order, up to the limit.
+     */
+    @Test
+    void Index_Gitlinks_Are_Found_Among_Files_Of_Every_Kind() throws IOException {
+        Path r = repo();
+        Path sub = Files.createDirectories(dir.resolve("sub"));
+        git(sub, "init", "-q");
+        git(sub, "commit", "-q", "--allow-empty", "-m", "x");
+        String sha = git(sub, "rev-parse", "HEAD");
+        for (int i = 0; i < 40; i++) {
+            Path f = r.resolve("d" + (i % 7)).resolve("file-" + "x".repeat(i) + ".txt");
+            Files.createDirectories(f.getParent());
+            Files.writeString(f, "content " + i);
+        }
+        git(r, "add", "-A");
+        Files.writeString(r.resolve("later.txt"), "intent");
+        git(r, "add", "-N", "later.txt");
+        String blob = git(r, "hash-object", "-w", "d0/file-.txt");
+        String longName = ("n".repeat(200) + "/").repeat(21) + "last";
+        git(r, "update-index", "--add", "--cacheinfo", "100644," + blob + "," + longName);
+        git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",d3/link-in-the-middle");
+        git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",zz/last-link");
+        git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",0-first-link");
+        for (String version : List.of("2", "3", "4")) {
+            git(r, "update-index", "--index-version", version);
+            byte[] index = Files.readAllBytes(r.resolve(".git/index"));
+            assertThat(GitIndex.gitlinks(index, 100)).as("index version " + version)
+                    .containsExactly("0-first-link", "d3/link-in-the-middle", "zz/last-link");
+            assertThat(GitIndex.gitlinks(index, 2)).as("index version " + version + ", two at most")
+                    .containsExactly("0-first-link", "d3/link-in-the-middle");
+            assertThat(GitIndex.gitlinks(index, 0)).as("index version " + version + ", none asked").isEmpty();
+        }
+    }
+
     @Test
     void Damaged_Index_Gives_No_Error() {
         assertThat(GitIndex.gitlinks(new byte[] {'D', 'I', 'R', 'C', 0, 0, 0, 2, 0x7f, 0, 0, 0, 1}, 10)).isEmpty();
