@@ -92,8 +92,13 @@ final class GitDirs {
     }
 
     static GitDirs find(Path workDir) {
+        return find(workDir, null);
+    }
+
+    /** {@link #find} with the repository above {@code workDir} already found (null: found here). */
+    static GitDirs find(Path workDir, Optional<GitLayout> layout) {
         try {
-            GitDirs g = findNow(workDir);
+            GitDirs g = findNow(workDir, layout);
             last = new Found(workDir, state(g), g);
             return g;
         } finally {
@@ -108,7 +113,7 @@ final class GitDirs {
      */
     static GitDirs fresh(Path workDir) {
         last = null;
-        return findNow(workDir);
+        return findNow(workDir, null);
     }
 
     /** The working directory a {@link #find} announced by {@link #announce} is for, until it is done. */
@@ -146,10 +151,10 @@ final class GitDirs {
         }
     }
 
-    private static GitDirs findNow(Path workDir) {
+    private static GitDirs findNow(Path workDir, Optional<GitLayout> layout) {
         GitDirs g = new GitDirs();
         Path work = workDir.toAbsolutePath().normalize();
-        Optional<GitLayout> top = GitLayout.discover(work);
+        Optional<GitLayout> top = layout != null ? layout : GitLayout.discover(work);
         // a repository created here would take over the user's next git command in this directory
         g.watched.add(work.resolve(".git"));
         if (top.isPresent()) {

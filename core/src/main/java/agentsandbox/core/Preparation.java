@@ -2,6 +2,7 @@ package agentsandbox.core;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What a run needs besides its plan, made on a second thread while the plan is made on
@@ -36,6 +37,9 @@ public final class Preparation implements AutoCloseable {
     /** Whether it has published the state before the run too (it then only warms up sockets). */
     private boolean snapshotted;
     private List<Path> gitLocations;
+    private Optional<GitLayout> gitLayout;
+    /** Whether it has looked for the repository (see {@link #gitLayout()}). */
+    private boolean discovered;
     /** Whether it has looked up git (see {@link #gitLocations()}). */
     private boolean located;
     private boolean taken;
@@ -155,11 +159,47 @@ public final class Preparation implements AutoCloseable {
 
     /** The git dirs {@link #start} announced, found (never throws: the plan finds them itself then). */
     private void findGitDirs() {
+        Optional<GitLayout> layout = null;
         try {
-            GitDirs.find(env.workDir());
+            layout = GitLayout.discover(env.workDir());
+        } catch (RuntimeException e) {
+            // the plan's own search meets the same and says so
+        } finally {
+            synchronized (this) {
+                gitLayout = layout;
+                discovered = true;
+                notifyAll();
+            }
+        }
+        try {
+            GitDirs.find(env.workDir(), layout);
         } catch (RuntimeException e) {
             // the plan's own search meets the same and says so
         }
+    }
+
+    /**
+     * The repository above the working directory ({@link GitLayout#discover}), as the second
+     * thread found it first thing (waiting for it when it is not done yet): the plan's git
+     * presets need the same, and one look is enough before the sandbox runs.
+     */
+    Optional<GitLayout> gitLayout() {
+        Optional<GitLayout> found;
+        synchronized (this) {
+            boolean interrupted = false;
+            while (!discovered && thread.isAlive()) { // a thread that died leaves the search to the plan
+                try {
+                    wait(10);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            found = gitLayout;
+        }
+        return found != null ? found : GitLayout.discover(env.workDir());
     }
 
     /** Waits until the second thread has published the run directory (local file work: never long). */

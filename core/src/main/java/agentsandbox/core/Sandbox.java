@@ -147,7 +147,7 @@ public final class Sandbox {
         }
         Optional<GitLayout> git = Optional.empty();
         if (active.contains("@git") || active.contains("@git-strict")) {
-            git = GitLayout.discover(env.workDir());
+            git = prepared != null ? prepared.gitLayout() : GitLayout.discover(env.workDir());
             if (git.isPresent()) { // not map(): a lambda is a class the startup cache loads at every start
                 GitLayout g = git.get();
                 notes.add("git: repository " + g.gitDir()

@@ -140,4 +140,28 @@ class PreparationTest {
                     .isEqualTo(Wrappers.locations(Wrappers.PREPARED, env));
         }
     }
+
+    /** The plan's git presets use the repository the second thread found first thing, as found. */
+    @Test
+    void The_Repository_Is_Found_Meanwhile_And_Is_The_One_Above_The_Working_Directory() throws IOException {
+        Path dotGit = Files.createDirectories(world.project.resolve(".git"));
+        Files.writeString(dotGit.resolve("HEAD"), "ref: refs/heads/feature\n");
+        Path below = Files.createDirectories(world.project.resolve("src/deep"));
+        Environment env = new Environment(world.home, below,
+                Map.of("PATH", "/nonexistent", "XDG_RUNTIME_DIR", runtime.toString()),
+                world.tmp, uid, "Linux", null, world.root.resolve("no-proc-sys"));
+        try (Preparation prepared = Preparation.start(env)) {
+            java.util.Optional<GitLayout> found = prepared.gitLayout();
+            assertThat(found).isPresent();
+            assertThat(found.get().gitDir()).isEqualTo(GitLayout.discover(below).get().gitDir())
+                    .isEqualTo(world.project.toAbsolutePath().normalize().resolve(".git"));
+            assertThat(found.get().currentBranch()).contains("feature");
+        }
+        Environment outside = new Environment(world.home, world.tmp,
+                Map.of("PATH", "/nonexistent", "XDG_RUNTIME_DIR", runtime.toString()),
+                world.tmp, uid, "Linux", null, world.root.resolve("no-proc-sys"));
+        try (Preparation prepared = Preparation.start(outside)) {
+            assertThat(prepared.gitLayout()).isEqualTo(GitLayout.discover(world.tmp));
+        }
+    }
 }
