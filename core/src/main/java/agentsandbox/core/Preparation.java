@@ -141,20 +141,28 @@ public final class Preparation implements AutoCloseable {
     List<Path> gitLocations() {
         List<Path> found;
         synchronized (this) {
-            boolean interrupted = false;
-            while (!located && thread.isAlive()) { // a thread that died leaves the lookup to the plan
-                try {
-                    wait(10);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            awaitLookup(false);
             found = gitLocations;
         }
         return found != null ? found : Wrappers.locations(Wrappers.PREPARED, env);
+    }
+
+    /**
+     * Waits until the second thread has looked for the repository ({@code repository}) or
+     * for git; a thread that died leaves the lookup to the plan.
+     */
+    private synchronized void awaitLookup(boolean repository) {
+        boolean interrupted = false;
+        while (!(repository ? discovered : located) && thread.isAlive()) {
+            try {
+                wait(10);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** The git dirs {@link #start} announced, found (never throws: the plan finds them itself then). */
@@ -186,17 +194,7 @@ public final class Preparation implements AutoCloseable {
     Optional<GitLayout> gitLayout() {
         Optional<GitLayout> found;
         synchronized (this) {
-            boolean interrupted = false;
-            while (!discovered && thread.isAlive()) { // a thread that died leaves the search to the plan
-                try {
-                    wait(10);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            awaitLookup(true);
             found = gitLayout;
         }
         return found != null ? found : GitLayout.discover(env.workDir());

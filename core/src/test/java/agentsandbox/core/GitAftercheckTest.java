@@ -191,13 +191,18 @@ class GitAftercheckTest {
         assertThat(GitConfigScan.running(text.getBytes(StandardCharsets.UTF_8))).isEmpty();
     }
 
-    @Test
-    void Index_Gitlinks_Are_Read_From_A_Real_Index_In_Every_Version() throws IOException {
-        Path r = repo();
+    /** A commit of a repository of its own, for gitlinks to point at. */
+    private String subCommit() throws IOException {
         Path sub = Files.createDirectories(dir.resolve("sub"));
         git(sub, "init", "-q");
         git(sub, "commit", "-q", "--allow-empty", "-m", "x");
-        String sha = git(sub, "rev-parse", "HEAD");
+        return git(sub, "rev-parse", "HEAD");
+    }
+
+    @Test
+    void Index_Gitlinks_Are_Read_From_A_Real_Index_In_Every_Version() throws IOException {
+        Path r = repo();
+        String sha = subCommit();
         git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",deep/dir/zz");
         git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",a-first");
         for (String version : List.of("2", "3", "4")) {
@@ -216,10 +221,7 @@ class GitAftercheckTest {
     @Test
     void Index_Gitlinks_Are_Found_Among_Files_Of_Every_Kind() throws IOException {
         Path r = repo();
-        Path sub = Files.createDirectories(dir.resolve("sub"));
-        git(sub, "init", "-q");
-        git(sub, "commit", "-q", "--allow-empty", "-m", "x");
-        String sha = git(sub, "rev-parse", "HEAD");
+        String sha = subCommit();
         for (int i = 0; i < 40; i++) {
             Path f = r.resolve("d" + (i % 7)).resolve("file-" + "x".repeat(i) + ".txt");
             Files.createDirectories(f.getParent());
