@@ -92,10 +92,17 @@ final class GitDirs {
     }
 
     static GitDirs find(Path workDir) {
-        return find(workDir, null);
+        Optional<GitLayout> layout;
+        try {
+            layout = GitLayout.discover(workDir);
+        } catch (RuntimeException e) {
+            withdraw(workDir);
+            throw e;
+        }
+        return find(workDir, layout);
     }
 
-    /** {@link #find} with the repository above {@code workDir} already found (null: found here). */
+    /** {@link #find} with the repository above {@code workDir} already found. */
     static GitDirs find(Path workDir, Optional<GitLayout> layout) {
         try {
             GitDirs g = findNow(workDir, layout);
@@ -113,7 +120,7 @@ final class GitDirs {
      */
     static GitDirs fresh(Path workDir) {
         last = null;
-        return findNow(workDir, null);
+        return findNow(workDir, GitLayout.discover(workDir));
     }
 
     /** The working directory a {@link #find} announced by {@link #announce} is for, until it is done. */
@@ -154,7 +161,7 @@ final class GitDirs {
     private static GitDirs findNow(Path workDir, Optional<GitLayout> layout) {
         GitDirs g = new GitDirs();
         Path work = workDir.toAbsolutePath().normalize();
-        Optional<GitLayout> top = layout != null ? layout : GitLayout.discover(work);
+        Optional<GitLayout> top = layout;
         // a repository created here would take over the user's next git command in this directory
         g.watched.add(work.resolve(".git"));
         if (top.isPresent()) {

@@ -179,6 +179,10 @@ public final class Preparation implements AutoCloseable {
                 notifyAll();
             }
         }
+        if (layout == null) {
+            GitDirs.withdraw(env.workDir()); // the search failed: the plan's own meets the same and says so
+            return;
+        }
         try {
             GitDirs.find(env.workDir(), layout);
         } catch (RuntimeException e) {
