@@ -247,6 +247,41 @@ class GitAftercheckTest {
         }
     }
 
+    /**
+     * An index the sandbox wrote is read on the host: whatever its bytes (a real index of
+     * every version with random bytes changed, cut short, or with random counts and name
+     * lengths), the scan ends without an error and within its limit.
+     */
+    @Test
+    void Any_Damage_To_An_Index_Gives_No_Error_And_At_Most_The_Limit() throws IOException {
+        Path r = repo();
+        String sha = subCommit();
+        for (int i = 0; i < 30; i++) {
+            Files.writeString(r.resolve("f" + i), "x");
+        }
+        git(r, "add", "-A");
+        for (int i = 0; i < 5; i++) {
+            git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",link" + i);
+        }
+        java.util.Random random = new java.util.Random(11);
+        for (String version : List.of("2", "3", "4")) {
+            git(r, "update-index", "--index-version", version);
+            byte[] index = Files.readAllBytes(r.resolve(".git/index"));
+            for (int round = 0; round < 20_000; round++) {
+                byte[] damaged = java.util.Arrays.copyOf(index, 13 + random.nextInt(index.length - 12));
+                for (int k = random.nextInt(6); k >= 0; k--) {
+                    damaged[12 + random.nextInt(damaged.length - 12)] = (byte) random.nextInt(256);
+                }
+                if (random.nextInt(4) == 0) {
+                    damaged[8 + random.nextInt(4)] = (byte) random.nextInt(256); // the entry count
+                }
+                int limit = random.nextInt(4);
+                assertThat(GitIndex.gitlinks(damaged, limit)).as("index version %s, round %d", version, round)
+                        .hasSizeLessThanOrEqualTo(limit);
+            }
+        }
+    }
+
     @Test
     void Damaged_Index_Gives_No_Error() {
         assertThat(GitIndex.gitlinks(new byte[] {'D', 'I', 'R', 'C', 0, 0, 0, 2, 0x7f, 0, 0, 0, 1}, 10)).isEmpty();
