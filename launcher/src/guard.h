@@ -79,6 +79,20 @@
  * goes on from there, so that it holds at most this many descriptors (RunDir.MAX_DEPTH). */
 #define REMOVE_MAX_DEPTH 256
 
+/* The sandbox's mounts, checked where they landed (mount_check.h): the tool writes
+ * MOUNT_CHECKS in the run directory, the launcher writes MOUNT_IDENTITIES beside it just
+ * before bwrap starts, and the sandbox's first program reads that at RUNTIME_MOUNTS
+ * (below the runtime). A record's kind: a bind that may be writable, a read-only one,
+ * an empty directory of the sandbox's own, the working directory (entered, not a mount). */
+#define MOUNT_CHECKS "mount-checks"
+#define MOUNT_IDENTITIES "mounts"
+#define RUNTIME_MOUNTS "mounts"
+#define MOUNT_BIND 'b'
+#define MOUNT_READ_ONLY 'r'
+#define MOUNT_EMPTY_DIR 'e'
+#define MOUNT_WORKDIR 'w'
+#define MOUNT_KINDS "brew"
+
 /* The first field of a request. */
 #define GUARD_MAGIC "AGS2"
 /* Longest answer line the launcher reads. */

@@ -70,6 +70,7 @@
 #define PROGRAM "agent-sandbox"
 
 #include "guard.h"
+#include "mount_check.h"
 
 /* Present, read-only, inside every sandbox: its existence is the answer to `check`. */
 #define SANDBOX_MARKER "/run/agent-sandbox/agent-sandbox"
@@ -2056,6 +2057,16 @@ static void exec_bwrap(const char *log_path, char *const bwrap_argv[], char *con
         die("cannot prepare bwrap's stderr: %s", strerror(errno));
     }
     close(log);
+    /* the identity of every mount's source as found now, for the sandbox's first
+     * program to find again at the mount's target (mount_check.h); a failure goes into
+     * LOG, the reason the sandbox did not start */
+    char run_dir[PATH_MAX];
+    format_path(run_dir, "%s", log_path);
+    strip_last_component(run_dir);
+    char reason[PATH_MAX + 256];
+    if (mount_identify(run_dir, reason, sizeof reason) != 0) {
+        die("%s", reason);
+    }
     execve(bwrap_argv[0], bwrap_argv, bwrap_env);
     /* into LOG: the tool reports it as the reason the sandbox did not start */
     die("cannot run %s: %s", bwrap_argv[0], strerror(errno));
@@ -2668,6 +2679,12 @@ static void restore_stderr(void)
 __attribute__((noreturn))
 static void start_command(int argc, char *argv[])
 {
+    /* Before anything else, while stderr is still bwrap's log: every mount where it was
+     * planned, showing what was checked (mount_check.h), or the command never runs. */
+    char reason[PATH_MAX + 256];
+    if (mount_verify(RUNTIME "/" RUNTIME_MOUNTS, reason, sizeof reason) != 0) {
+        die("%s", reason);
+    }
     restore_stderr();
     int alive = take_alive();
     char **command = argc >= 2 ? &argv[1] : read_spilled_command();

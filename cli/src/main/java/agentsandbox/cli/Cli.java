@@ -114,12 +114,17 @@ final class Cli {
             return 0;
         }
         Environment effective = withCwd(args.cwd(), env);
+        Sandbox.prepareHost(effective);
         // Ctrl-C from here on ends the run the agent-sandbox way: nothing left behind
         Interrupt interrupt = new Interrupt();
         interrupts.accept(interrupt);
         // the run directory and the checks before the run, on the second core while planning
         try (Preparation prepared = Preparation.start(effective)) {
             Plan plan = plan(args, env, args.command(), debug, prepared).plan();
+            if (args.cwd() == null && effective.workDir().toString().equals(System.getProperty("user.dir"))) {
+                // the working directory is this process's own, as the kernel knows it
+                checkWorkDirIsCurrent(plan.checkedWorkDir());
+            }
             for (String hint : args.hints()) {
                 err.println("agent-sandbox: " + oneLine(hint));
             }
@@ -377,6 +382,33 @@ final class Cli {
         }
         out.println("  recorded in " + record + "; any change to the file makes it untrusted again");
         return 0;
+    }
+
+    /**
+     * The directory the plan resolved the working directory to must be the one this
+     * process was started in, as the kernel knows it (the path was taken from it when the
+     * tool started): otherwise something renamed it, or put a link at its path, meanwhile.
+     */
+    private static void checkWorkDirIsCurrent(Path planned) {
+        if (planned == null) {
+            return;
+        }
+        Object here;
+        Object there;
+        try {
+            // the kernel's own link to this process's directory: "." would be resolved
+            // against the path the JVM noted at its start, when that no longer leads here
+            here = Files.readAttributes(Path.of("/proc/self/cwd"), "unix:dev,ino");
+            there = Files.readAttributes(planned, "unix:dev,ino");
+        } catch (java.io.IOException | UnsupportedOperationException e) {
+            here = null;
+            there = e;
+        }
+        if (!there.equals(here)) {
+            throw new SandboxException("the working directory " + planned + " changed while the sandbox was being"
+                    + " set up: it is no longer the directory agent-sandbox was started in (a concurrent process"
+                    + " renamed it, or put a link in its place); nothing ran, start again");
+        }
     }
 
     private static Environment withCwd(String cwd, Environment env) {

@@ -227,6 +227,13 @@ public final class Execution implements AutoCloseable {
         if (machine != null) {
             return machine;
         }
+        for (String line : messages.split("\n")) {
+            // the sandbox's first program found a mount that is not what was checked
+            // (MountChecks): its own words, not bwrap's
+            if (line.startsWith("agent-sandbox: ") && line.contains(MountChecks.CHANGED)) {
+                return new SandboxException(line.substring("agent-sandbox: ".length()).strip());
+            }
+        }
         StringBuilder said = new StringBuilder();
         for (String line : messages.split("\n")) {
             String l = line.strip();

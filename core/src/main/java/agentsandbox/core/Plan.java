@@ -27,10 +27,13 @@ import java.util.List;
  * @param homeSetup  what the run creates in the home before the sandbox starts: the
  *                   missing directories of the tools it starts (see {@link ToolHomes})
  * @param explanation what the sandbox shows at each path and why; written for {@code explain} inside
+ * @param checkedWorkDir the working directory (symlinks resolved) that the sandbox's first
+ *                   program checks and enters before the command starts ({@link MountChecks}),
+ *                   or null
  */
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
         Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand, Path netSocket,
-        List<Integer> hostPorts, ToolHomes.Setup homeSetup, Explanation explanation) {
+        List<Integer> hostPorts, ToolHomes.Setup homeSetup, Explanation explanation, Path checkedWorkDir) {
 
     public Plan {
         argv = List.copyOf(argv);
@@ -43,7 +46,7 @@ public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path 
     /** A copy with another explanation (the CLI adds what it knows of the config files). */
     public Plan withExplanation(Explanation e) {
         return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilledCommand,
-                netSocket, hostPorts, homeSetup, e);
+                netSocket, hostPorts, homeSetup, e, checkedWorkDir);
     }
 
     /** The command line as one shell-quoted line that can be pasted into a shell. */

@@ -62,6 +62,15 @@ final class Resolver {
      */
     private final java.util.Map<Path, Path> literals;
 
+    /**
+     * This resolver with {@code literal} taken to resolve to {@code real}, as found once for
+     * the whole plan (the working directory: every rule on it means the same directory).
+     */
+    Resolver resolvedAs(Path literal, Path real) {
+        literals.put(literal, real);
+        return this;
+    }
+
     private Path realLiteral(Path p) {
         Path real = literals.get(p);
         if (real == null && !literals.containsKey(p)) {

@@ -57,6 +57,9 @@ public final class RunDir implements AutoCloseable {
     static final String HIDDEN = "hidden";
     static final String COMMAND = "command";
     static final String POLICY = "policy";
+    /** The mounts the sandbox's first program checks ({@link MountChecks}), and their identities. */
+    static final String MOUNT_CHECKS = "mount-checks";
+    static final String MOUNT_IDENTITIES = "mounts";
     static final String GUARD = "guard";
     static final String NET = "net";
     static final String SOCKET = "socket";
@@ -152,6 +155,14 @@ public final class RunDir implements AutoCloseable {
 
     static Path policy(Path run) {
         return run.resolve(POLICY);
+    }
+
+    static Path mountChecks(Path run) {
+        return run.resolve(MOUNT_CHECKS);
+    }
+
+    static Path mountIdentities(Path run) {
+        return run.resolve(MOUNT_IDENTITIES);
     }
 
     static Path guardSocket(Path sockets) {

@@ -50,6 +50,11 @@ public final class Sandbox {
      */
     public static final Path POLICY = RUNTIME.resolve("policy");
     /**
+     * The identities of the plan's mounts, which the sandbox's first program checks before
+     * the command starts ({@link MountChecks}).
+     */
+    static final Path MOUNTS = RUNTIME.resolve("mounts");
+    /**
      * The launcher's argument that makes it start bwrap with bwrap's setup messages kept
      * apart (the same in the launcher's {@code guard.h}).
      */
@@ -83,6 +88,17 @@ public final class Sandbox {
     /** The symlink-resolved path, or null when it does not exist (or is a dangling symlink). */
     public static Path realPath(Path p) {
         return Resolver.realPath(p);
+    }
+
+    /**
+     * Creates what agent-sandbox keeps on the host before a run, outside any sandbox, where
+     * it is missing: the global config's directory, so that no sandbox can be the one to
+     * create it (see {@link OwnState}).
+     */
+    public static void prepareHost(Environment env) {
+        if (!isInside()) {
+            OwnState.create(env);
+        }
     }
 
     /** True when this process runs inside an agent-sandbox sandbox. */
@@ -139,11 +155,15 @@ public final class Sandbox {
                     + " does not exist, and preset @base makes it read-only",
                     "set HOME to an existing directory, or turn @base off with \"presets\": [\"!@base\"]");
         }
-        if (!Files.isDirectory(env.workDir())) {
+        // The working directory, resolved once: every rule on it, the checks below and the
+        // sandbox's first program use this very path (a concurrent process that swaps a
+        // directory on the way for a link cannot make one rule mean another directory).
+        Path realWork = Resolver.realPath(env.workDir());
+        if (realWork == null || !Files.isDirectory(realWork)) {
             throw new SandboxException("working directory " + env.workDir() + " does not exist");
         }
         if (base) {
-            checkWorkDirCanBeWritable(env.workDir());
+            checkWorkDirCanBeWritable(realWork);
         }
         Optional<GitLayout> git = Optional.empty();
         if (active.contains("@git") || active.contains("@git-strict")) {
@@ -211,7 +231,7 @@ public final class Sandbox {
         }
         Path hiddenFile = RunDir.hidden(runDir);
         java.util.Set<Path> created = java.util.Set.copyOf(homeSetup.directories());
-        Resolver roots = new Resolver(env, notes, created, List.of(), detail);
+        Resolver roots = new Resolver(env, notes, created, List.of(), detail).resolvedAs(env.workDir(), realWork);
         List<Path> writableRoots = roots.writableRoots(rules);
         List<Candidate> candidates = new ArrayList<>(roots.withWritable(writableRoots).resolve(rules));
         if (base && !shareTmp) {
@@ -221,7 +241,7 @@ public final class Sandbox {
             notes.add("tmp: /tmp is private to this run (" + RunDir.tmp(runDir) + "), removed when it ends");
         }
         List<Specificity.Decision> decisions = new ArrayList<>(Specificity.decide(candidates));
-        checkWorkDirNotExcluded(env.workDir(), decisions);
+        checkWorkDirNotExcluded(env.workDir(), realWork, decisions);
         if (shareTmp) {
             decisions.addAll(mirror(decisions, sharedTmp, TMP));
             notes.add("tmp: /tmp is the host temp dir " + sharedTmp + " (shared), every rule below it applies at"
@@ -244,6 +264,7 @@ public final class Sandbox {
         int policyFrom = mounts.size();
         mounts.addAll(Planner.plan(decisions, hiddenFile, mountNotes, detail));
         int policyTo = mounts.size();
+        policyTo += OwnState.pin(mounts, policyTo, env);
 
         // What no rule may open up: agent-sandbox's own state (every run's directory, the
         // trust store), the host session's sockets.
@@ -352,6 +373,9 @@ public final class Sandbox {
             mounts.add(Mount.of(Mount.Kind.READ_ONLY, hiddenFile, ENTRY_POINT, Access.RO, runtime));
         }
         mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunDir.policy(runDir), POLICY, Access.RO, runtime));
+        if (env.installation() != null) {
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunDir.mountIdentities(runDir), MOUNTS, Access.RO, runtime));
+        }
         if (nested) {
             // the outer sandbox's runtime: its wrappers' rules and real binaries, its git guard
             mounts.add(Mount.of(Mount.Kind.READ_ONLY, RUNTIME, Wrappers.OUTER, Access.RO, runtime));
@@ -440,7 +464,7 @@ public final class Sandbox {
         Explanation explanation = Explanation.of(env, policy, mounts, policyFrom, policyTo, decisions,
                 base && !shareTmp ? RunDir.tmp(runDir) : null, own, session);
         return new Plan(argv, mounts, runDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilled, netSocket,
-                policy.hostPorts(), homeSetup, explanation);
+                policy.hostPorts(), homeSetup, explanation, base ? realWork : null);
     }
 
     /** The variables that point clients at the proxy. */
@@ -601,6 +625,11 @@ public final class Sandbox {
             for (String failure : ToolHomes.apply(plan.homeSetup(), env.home())) {
                 System.err.println("agent-sandbox: " + failure);
             }
+            if (env.installation() != null) {
+                // after the home's set-up: what it creates is mounted too
+                RunDir.createFile(RunDir.mountChecks(run.path()), "r--------",
+                        MountChecks.render(plan.mounts(), plan.checkedWorkDir()));
+            }
             Bwrap bwrap = null;
             if (setupLog != null && inherits(in) && inherits(out) && inherits(err)) {
                 BwrapStarter starter = BwrapStarter.take(env.installation().starter());
@@ -732,11 +761,7 @@ public final class Sandbox {
      * run is refused, with the fix. The same goes for the other paths no rule may make
      * writable ({@link Resolver#refusal}): {@code /proc/...}, {@code /dev}, {@code /run}.
      */
-    private static void checkWorkDirCanBeWritable(Path workDir) {
-        Path real = Resolver.realPath(workDir);
-        if (real == null) {
-            real = workDir;
-        }
+    private static void checkWorkDirCanBeWritable(Path real) {
         String why = Resolver.refusal(real, Access.RW);
         if (why == null) {
             return;
@@ -748,11 +773,7 @@ public final class Sandbox {
                 "cd into a project directory first, or name one with -C DIR");
     }
 
-    private static void checkWorkDirNotExcluded(Path workDir, List<Specificity.Decision> decisions) {
-        Path real = Resolver.realPath(workDir);
-        if (real == null) {
-            real = workDir;
-        }
+    private static void checkWorkDirNotExcluded(Path workDir, Path real, List<Specificity.Decision> decisions) {
         for (Specificity.Decision d : decisions) {
             Candidate w = d.winner();
             if (w.access() == Access.EXCLUDE && real.startsWith(w.path())) {
