@@ -74,7 +74,7 @@ public final class Sandbox {
      * @return one line per file moved, for the user
      */
     public static List<String> afterRun(Plan plan) {
-        return ToolHomes.quarantine(plan.homeSetup());
+        return ToolHomes.quarantine(plan.homeSetup(), plan.runtimeDir().getParent().getParent());
     }
 
     /**
@@ -98,6 +98,7 @@ public final class Sandbox {
     public static void prepareHost(Environment env) {
         if (!isInside()) {
             OwnState.create(env);
+            Unsettled.check(RunDir.stateDir(env));
         }
     }
 
@@ -265,6 +266,14 @@ public final class Sandbox {
         mounts.addAll(Planner.plan(decisions, hiddenFile, mountNotes, detail));
         int policyTo = mounts.size();
         policyTo += OwnState.pin(mounts, policyTo, env);
+        if (detail) {
+            for (Mount m : mounts) {
+                if (m.origin() == OwnState.PINNED) {
+                    notes.add("pinned: " + m.target() + " is a mount point of its own, so that no sandbox can rename"
+                            + " it: agent-sandbox's own state lies below");
+                }
+            }
+        }
 
         // What no rule may open up: agent-sandbox's own state (every run's directory, the
         // trust store), the host session's sockets.

@@ -41,6 +41,21 @@ class GuardContractTest {
     }
 
     @Test
+    void The_Mount_Checks_Are_Spelled_The_Same_On_Both_Sides() throws IOException {
+        assertThat(define("MOUNT_CHECKS")).isEqualTo(RunDir.MOUNT_CHECKS);
+        assertThat(define("MOUNT_IDENTITIES")).isEqualTo(RunDir.MOUNT_IDENTITIES);
+        assertThat(define("RUNTIME") + "/" + define("RUNTIME_MOUNTS")).isEqualTo(Sandbox.MOUNTS.toString());
+        assertThat(define("MOUNT_BIND")).isEqualTo("'" + MountChecks.BIND + "'");
+        assertThat(define("MOUNT_READ_ONLY")).isEqualTo("'" + MountChecks.READ_ONLY + "'");
+        assertThat(define("MOUNT_EMPTY_DIR")).isEqualTo("'" + MountChecks.EMPTY_DIR + "'");
+        assertThat(define("MOUNT_WORKDIR")).isEqualTo("'" + MountChecks.WORKDIR + "'");
+        assertThat(define("MOUNT_KINDS")).isEqualTo("" + MountChecks.BIND + MountChecks.READ_ONLY
+                + MountChecks.EMPTY_DIR + MountChecks.WORKDIR);
+        // the launcher's message, which the tool passes on as its own line
+        assertThat(Files.readString(Path.of("..", "launcher", "src", "mount_check.c"))).contains(MountChecks.CHANGED);
+    }
+
+    @Test
     void The_Protocol_Is_The_Same_On_Both_Sides() {
         assertThat(define("GUARD_MAGIC")).isEqualTo(GuardProtocol.MAGIC);
         assertThat(number("GUARD_MAX_LINE")).isEqualTo(GuardProtocol.MAX_LINE);

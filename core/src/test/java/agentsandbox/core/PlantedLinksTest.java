@@ -1,6 +1,7 @@
 package agentsandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -127,13 +128,31 @@ class PlantedLinksTest {
         assertThat(ToolHomes.apply(s, w.home)).isEmpty();
         assertThat(w.home.resolve(".cargo/bin")).isEmptyDirectory();
         Files.writeString(w.home.resolve(".cargo/config.toml"), "[build]\nrustc-wrapper = \"/x\"\n");
-        List<String> moved = ToolHomes.quarantine(s);
+        List<String> moved = ToolHomes.quarantine(s, w.home.resolve(".local/state/agent-sandbox"));
         assertThat(moved).hasSize(1);
         assertThat(moved.get(0)).contains("the sandbox created " + w.home.resolve(".cargo/config.toml"));
         assertThat(w.home.resolve(".cargo/config.toml")).doesNotExist();
         try (var left = Files.list(w.home.resolve(".cargo"))) {
             assertThat(left.map(f -> f.getFileName().toString()))
                     .anyMatch(n -> n.startsWith("config.toml.agent-sandbox-"));
+        }
+    }
+
+    @Test
+    void A_Plant_That_Could_Not_Be_Moved_Aside_Stops_The_Next_Run_Until_It_Is_Gone() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Path state = w.home.resolve(".local/state/agent-sandbox");
+        Path plant = Files.writeString(w.home.resolve("planted.toml"), "[build]\n");
+        Unsettled.record(state, plant, ToolHomes.identity(plant));
+        assertThatThrownBy(() -> Unsettled.check(state)).isInstanceOf(SandboxException.class)
+                .hasMessageContaining(plant + " was written by a sandbox");
+        assertThatThrownBy(() -> Unsettled.check(state)).isInstanceOf(SandboxException.class);
+        Files.delete(plant);
+        Unsettled.check(state); // gone: the record is forgotten
+        Files.writeString(plant, "[build]\n");
+        Unsettled.check(state); // made again later, outside: not the file that was left
+        try (var left = Files.list(state.resolve("unsettled"))) {
+            assertThat(left).isEmpty();
         }
     }
 }

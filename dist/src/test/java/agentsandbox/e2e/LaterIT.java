@@ -455,6 +455,21 @@ class LaterIT {
     }
 
     @Test
+    void A_Cache_Setting_Planted_In_A_Directory_The_Sandbox_Made_Read_Only_Is_Still_Moved_Aside() {
+        sandbox.mkdirs(sandbox.home(".cargo/registry"));
+        sandbox.chownAll();
+        Result run = sandbox.run("--", "sh", "-c", """
+                printf '[build]\\nrustc-wrapper = "/bin/evil"\\n' > ~/.cargo/config.toml && chmod a-w ~/.cargo && echo planted
+                """).succeeds().stdoutContains("planted")
+                .stderrContains("the sandbox created " + sandbox.home(".cargo/config.toml"), "moved to");
+        boolean stayed = Files.exists(sandbox.home(".cargo/config.toml"));
+        attempt("plant ~/.cargo/config.toml and take the write bit off ~/.cargo", stayed);
+        assertThat(stayed).as(run.describe("the planted config moved aside")).isFalse();
+        // and the next run starts as usual
+        sandbox.run("--", "true").succeeds();
+    }
+
+    @Test
     void A_Sandbox_With_The_Home_Writable_Cannot_Swap_The_Global_Config_Directory() {
         sandbox.write(sandbox.home(".config/agent-sandbox/config.jsonc"), "{\"network\": false}\n");
         sandbox.chownAll();
@@ -537,11 +552,52 @@ class LaterIT {
                   && echo '{"filesystem": {"rw": ["~/.ssh"]}}' > .config/agent-sandbox/config.json && echo forged-config
                 true
                 """).succeeds();
-        run.stderrContains("after the run: agent-sandbox's state directory", "after the run: the global config directory");
+        // every directory on the way is a mount point in the sandbox: the renames fail at once
+        run.stdoutDoesNotContain("forged-trust", "forged-config");
         Result later = sandbox.run("--", "sh", "-c", "cat ~/.ssh/id_rsa 2>/dev/null; true");
         boolean took = later.stdout().contains("SECRET-KEY");
         attempt("a forged trust record or global config after --rw ~", took);
         assertThat(took).as(later.describe("the next default run keeps ~/.ssh hidden")).isFalse();
+    }
+
+    @Test
+    void A_Run_Started_While_A_Sandbox_With_The_Home_Writable_Forges_State_Obeys_Only_The_Users_Policy() {
+        sandbox.write(sandbox.home(".ssh/id_rsa"), "SECRET-KEY\n");
+        sandbox.mkdirs(sandbox.home(".local/state"));
+        sandbox.chownAll();
+        SandboxCli.Started forger = sandbox.command("--rw", "~", "--", "sh", "-c", """
+                cd ~ && for d in .local/state .local .config; do mv "$d" "$d.x" 2>/dev/null && echo "renamed $d"; done
+                mkdir -p ~/.config/agent-sandbox ~/.local/state/agent-sandbox/trust 2>/dev/null
+                echo '{"filesystem": {"rw": ["~/.ssh"]}, "hostPorts": [22]}' > ~/.config/agent-sandbox/config.json \
+                  2>/dev/null && echo forged-config
+                echo forged > ~/.local/state/agent-sandbox/trust/x 2>/dev/null && echo forged-trust
+                touch forger-ready
+                while [ ! -e forger-go ]; do sleep 0.1; done
+                """).start();
+        forger.awaitFile(sandbox.project("forger-ready"), java.time.Duration.ofSeconds(30));
+        Result during = sandbox.run("--", "sh", "-c", "cat ~/.ssh/id_rsa 2>/dev/null; echo ran");
+        sandbox.write("forger-go", "");
+        Result forged = forger.waitFor(java.time.Duration.ofSeconds(60)).succeeds();
+        boolean took = during.stdout().contains("SECRET-KEY");
+        attempt("state forged by a running --rw ~ sandbox, obeyed by a run started meanwhile", took);
+        forged.stdoutDoesNotContain("renamed", "forged-config", "forged-trust");
+        during.succeeds().stdoutContains("ran").stdoutDoesNotContain("SECRET-KEY");
+    }
+
+    @Test
+    void The_Users_Own_Edits_Of_The_Global_Config_Outside_Any_Sandbox_Are_Obeyed_At_Once() {
+        sandbox.write(sandbox.home("notes/todo"), "NOTE\n");
+        sandbox.chownAll();
+        sandbox.run("--", "cat", sandbox.home("notes/todo").toString()).succeeds().stdoutContains("NOTE");
+        // the first run made the directory, owner-only; the user edits the file there by hand
+        Path dir = sandbox.home(".config/agent-sandbox");
+        assertThat(dir).isDirectory();
+        sandbox.runOnHost("sh", "-c", "echo '{\"filesystem\": {\"exclude\": [\"~/notes\"]}}' > "
+                + dir.resolve("config.json")).succeeds();
+        Result hidden = sandbox.run("--", "sh", "-c", "cat ~/notes/todo 2>&1; true").succeeds();
+        hidden.stdoutDoesNotContain("NOTE");
+        sandbox.runOnHost("sh", "-c", "echo '{}' > " + dir.resolve("config.json")).succeeds();
+        sandbox.run("--", "cat", sandbox.home("notes/todo").toString()).succeeds().stdoutContains("NOTE");
     }
 
     @Test
