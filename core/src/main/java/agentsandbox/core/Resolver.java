@@ -106,6 +106,7 @@ final class Resolver {
                 skipPlanted(r, r.literal(), link);
                 return;
             }
+            sameWalk(r.literal(), real);
         }
         checkTarget(r, real, real);
         Path source = r.source() == null ? real : realPath(r.source());
@@ -152,6 +153,7 @@ final class Resolver {
                     skipPlanted(r, m, link);
                     continue;
                 }
+                sameWalk(m, real);
             }
             checkTarget(r, m, real);
             checkNameRepresentable(r, m, real);
@@ -317,7 +319,9 @@ final class Resolver {
      * restricts); showing and opening up follow only links the host made.
      */
     Path plantedLink(Path p) {
+        walked = null;
         if (writable.isEmpty()) {
+            walked = p;
             return null;
         }
         java.util.ArrayDeque<String> todo = new java.util.ArrayDeque<>();
@@ -365,7 +369,24 @@ final class Resolver {
                 current = ROOT;
             }
         }
+        walked = current;
         return null;
+    }
+
+    /** Where the last {@link #plantedLink} walk that found no planted link ended. */
+    private Path walked;
+
+    /**
+     * The path was resolved twice, once by the kernel and once by {@link #plantedLink}'s
+     * walk, which decided that no link on the way was planted: both must end at the same
+     * file. Otherwise a concurrent process swapped a link in or out meanwhile, and the
+     * first resolution may have gone through a link the walk would have refused.
+     */
+    private void sameWalk(Path p, Path real) {
+        if (walked == null || !real.equals(realPath(walked))) {
+            throw new SandboxException(p + " " + MountChecks.CHANGED + " (it led to " + real + ", then elsewhere): a"
+                    + " concurrent process put a link in its place or took one away; nothing ran, start again");
+        }
     }
 
     /** Where a path the run will create will be: its nearest existing parent, resolved, and the rest. */

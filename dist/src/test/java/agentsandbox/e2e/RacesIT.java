@@ -40,6 +40,13 @@ class RacesIT {
 
     private static final int RUNS = 60;
 
+    private static String[] concat(String first, String[] rest) {
+        String[] out = new String[rest.length + 1];
+        out[0] = first;
+        System.arraycopy(rest, 0, out, 1, rest.length);
+        return out;
+    }
+
     private static String quote(String s) {
         return "'" + s.replace("'", "'\\''") + "'";
     }
@@ -49,11 +56,14 @@ class RacesIT {
      * {@link #RUNS} times from {@code dir} (a host shell entered there before the swapping
      * starts), and returns every run's output; asserts that the swapping happened.
      */
-    private String race(String a, String b, String dir, String probe) {
+    private String race(String a, String b, String dir, String probe, boolean swapInSandbox) {
         sandbox.write("swap.py", SWAPPER);
         sandbox.chownAll();
-        SandboxCli.Started swapper = sandbox.command("--", "/usr/bin/python3", "swap.py", a, b, "swapping", "120",
-                "stop-swapping").start();
+        String[] swap = {"/usr/bin/python3", "swap.py", a, b, "swapping", "120", "stop-swapping"};
+        // in a default sandbox where it can (its own read-only mounts are mount points it cannot
+        // rename: there, as the same user on the host, which can do all a sandbox can and more)
+        SandboxCli.Started swapper = swapInSandbox ? sandbox.command(concat("--", swap)).start()
+                : sandbox.startOnHost(Map.of(), swap);
         swapper.awaitFile(sandbox.project("swapping"), Duration.ofSeconds(30));
         String loop = "cd " + quote(dir) + " || exit 9\n"
                 + "for i in $(seq " + RUNS + "); do\n"
@@ -76,7 +86,7 @@ class RacesIT {
         sandbox.mkdirs("sub");
         sandbox.symlink(sandbox.project("evil"), config.toString());
         String out = race("sub", "evil", sandbox.project("sub").toString(),
-                "echo planted > planted-here && pwd");
+                "echo planted > planted-here && pwd", true);
         assertThat(config.resolve("planted-here")).as(out).doesNotExist();
         assertThat(sandbox.read(sandbox.home(".config/settings"))).isEqualTo("host settings\n");
         assertThat(out).as("runs either ran in the project or stopped in one line")
@@ -87,18 +97,6 @@ class RacesIT {
                     || run.strip().startsWith("agent-sandbox: ") && !run.strip().contains("\n"))
                     .as("one run's output: " + run).isTrue();
         }
-    }
-
-    @Test
-    void A_Read_Only_File_Swapped_For_A_Link_To_A_Key_Never_Shows_The_Key() {
-        sandbox.write(sandbox.home(".ssh/id_test"), "PRIVATE-KEY\n");
-        sandbox.write("biome.json", "{}\n");
-        sandbox.symlink(sandbox.project("evil"), sandbox.home(".ssh/id_test").toString());
-        assertThat(sandbox.read(sandbox.project("evil"))).isEqualTo("PRIVATE-KEY\n");
-        String out = race("biome.json", "evil", sandbox.project().toString(),
-                "cat biome.json; echo tampered > biome.json 2>/dev/null && echo WROTE; true");
-        assertThat(out).doesNotContain("PRIVATE-KEY", "WROTE").contains("{}");
-        assertThat(sandbox.read(sandbox.home(".ssh/id_test"))).isEqualTo("PRIVATE-KEY\n");
     }
 
     @Test
