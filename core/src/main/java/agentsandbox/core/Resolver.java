@@ -321,7 +321,7 @@ final class Resolver {
     Path plantedLink(Path p) {
         walked = null;
         if (writable.isEmpty()) {
-            walked = p;
+            walked = realPath(p); // no directory is writable: no link on the way can be planted
             return null;
         }
         java.util.ArrayDeque<String> todo = new java.util.ArrayDeque<>();
@@ -383,7 +383,7 @@ final class Resolver {
      * first resolution may have gone through a link the walk would have refused.
      */
     private void sameWalk(Path p, Path real) {
-        if (walked == null || !real.equals(realPath(walked))) {
+        if (walked == null || !real.equals(walked)) {
             throw new SandboxException(p + " " + MountChecks.CHANGED + " (it led to " + real + ", then elsewhere): a"
                     + " concurrent process put a link in its place or took one away; nothing ran, start again");
         }

@@ -22,30 +22,40 @@ class RacesIT {
     @RegisterExtension
     final SandboxCli sandbox = new SandboxCli();
 
-    /** Swaps two names atomically (renameat2 RENAME_EXCHANGE) for a while; prints the count. */
+    /**
+     * Swaps two names atomically (renameat2 RENAME_EXCHANGE) for a while and prints how many
+     * times. Arguments: A, what A is when missing ("dir", or a file's text), B, the target
+     * of the link B is when missing, a file to create once swapping, seconds, a stop file. A
+     * name that is gone (a run moved a planted settings file aside) is made again.
+     */
     private static final String SWAPPER = """
             import ctypes, os, sys, time
             libc = ctypes.CDLL(None, use_errno=True)
-            a, b = sys.argv[1].encode(), sys.argv[2].encode()
-            open(sys.argv[3], "w").close()
-            n, end = 0, time.time() + float(sys.argv[4])
-            while time.time() < end and not os.path.exists(sys.argv[5]):
-                if libc.renameat2(-100, a, -100, b, 2) != 0:
-                    print("swap failed:", os.strerror(ctypes.get_errno())); sys.exit(1)
+            a, kind, b, target, ready, seconds, stop = sys.argv[1:8]
+            def make():
+                if not os.path.lexists(a):
+                    if kind == "dir":
+                        os.mkdir(a)
+                    else:
+                        with open(a, "w") as f: f.write(kind)
+                if not os.path.lexists(b):
+                    os.symlink(target, b)
+            make()
+            open(ready, "w").close()
+            n, end = 0, time.time() + float(seconds)
+            while time.time() < end and not os.path.exists(stop):
+                if libc.renameat2(-100, a.encode(), -100, b.encode(), 2) != 0:
+                    if ctypes.get_errno() != 2:
+                        print("swap failed:", os.strerror(ctypes.get_errno())); sys.exit(1)
+                    make()
+                    continue
                 n += 1
-            if n % 2:
-                libc.renameat2(-100, a, -100, b, 2)
+            if os.path.islink(a) and not os.path.islink(b):
+                libc.renameat2(-100, a.encode(), -100, b.encode(), 2)
             print("swaps", n)
             """;
 
     private static final int RUNS = 60;
-
-    private static String[] concat(String first, String[] rest) {
-        String[] out = new String[rest.length + 1];
-        out[0] = first;
-        System.arraycopy(rest, 0, out, 1, rest.length);
-        return out;
-    }
 
     private static String quote(String s) {
         return "'" + s.replace("'", "'\\''") + "'";
@@ -56,14 +66,11 @@ class RacesIT {
      * {@link #RUNS} times from {@code dir} (a host shell entered there before the swapping
      * starts), and returns every run's output; asserts that the swapping happened.
      */
-    private String race(String a, String b, String dir, String probe, boolean swapInSandbox) {
+    private String race(String a, String kind, String b, String target, String dir, String probe) {
         sandbox.write("swap.py", SWAPPER);
         sandbox.chownAll();
-        String[] swap = {"/usr/bin/python3", "swap.py", a, b, "swapping", "120", "stop-swapping"};
-        // in a default sandbox where it can (its own read-only mounts are mount points it cannot
-        // rename: there, as the same user on the host, which can do all a sandbox can and more)
-        SandboxCli.Started swapper = swapInSandbox ? sandbox.command(concat("--", swap)).start()
-                : sandbox.startOnHost(Map.of(), swap);
+        SandboxCli.Started swapper = sandbox.command("--", "/usr/bin/python3", "swap.py", a, kind, b, target,
+                "swapping", "120", "stop-swapping").start();
         swapper.awaitFile(sandbox.project("swapping"), Duration.ofSeconds(30));
         String loop = "cd " + quote(dir) + " || exit 9\n"
                 + "for i in $(seq " + RUNS + "); do\n"
@@ -84,9 +91,8 @@ class RacesIT {
         Path config = sandbox.mkdirs(sandbox.home(".config"));
         sandbox.write(sandbox.home(".config/settings"), "host settings\n");
         sandbox.mkdirs("sub");
-        sandbox.symlink(sandbox.project("evil"), config.toString());
-        String out = race("sub", "evil", sandbox.project("sub").toString(),
-                "echo planted > planted-here && pwd", true);
+        String out = race("sub", "dir", "evil", config.toString(), sandbox.project("sub").toString(),
+                "echo planted > planted-here && pwd");
         assertThat(config.resolve("planted-here")).as(out).doesNotExist();
         assertThat(sandbox.read(sandbox.home(".config/settings"))).isEqualTo("host settings\n");
         assertThat(out).as("runs either ran in the project or stopped in one line")
@@ -97,6 +103,29 @@ class RacesIT {
                     || run.strip().startsWith("agent-sandbox: ") && !run.strip().contains("\n"))
                     .as("one run's output: " + run).isTrue();
         }
+    }
+
+    @Test
+    void A_Read_Only_File_Swapped_For_A_Link_To_A_Key_Never_Shows_The_Key() {
+        Path key = sandbox.write(sandbox.home(".ssh/id_test"), "PRIVATE-KEY\n");
+        // made by the swapping sandbox itself: one it found would be a read-only mount point there
+        String out = race("biome.json", "{}\n", "evil", key.toString(), sandbox.project().toString(),
+                "cat biome.json; echo tampered > biome.json 2>/dev/null; true");
+        // a write through the link lands, at most, in the sandbox's own empty ~/.ssh
+        assertThat(out).doesNotContain("PRIVATE-KEY").contains("{}");
+        assertThat(sandbox.read(key)).isEqualTo("PRIVATE-KEY\n");
+    }
+
+    @Test
+    void A_Watched_Cache_Setting_Swapped_For_A_Link_To_A_Key_Never_Shows_It_Or_Takes_A_Write() {
+        Path key = sandbox.write(sandbox.home(".ssh/id_test"), "PRIVATE-KEY\n");
+        sandbox.mkdirs(sandbox.home(".cargo/registry"));
+        Path cargo = sandbox.home(".cargo");
+        String out = race(cargo.resolve("config.toml").toString(), "[build]\n", cargo.resolve("evil").toString(),
+                key.toString(), sandbox.project().toString(),
+                "cat ~/.cargo/config.toml; echo '[x]' >> ~/.cargo/config.toml 2>/dev/null; true");
+        assertThat(out).doesNotContain("PRIVATE-KEY").contains("[build]");
+        assertThat(sandbox.read(key)).isEqualTo("PRIVATE-KEY\n");
     }
 
     @Test
