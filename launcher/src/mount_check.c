@@ -25,6 +25,11 @@
 #define NO_SYMLINKS 0x04             /* RESOLVE_NO_SYMLINKS */
 #define NO_MAGICLINKS 0x02           /* RESOLVE_NO_MAGICLINKS */
 #define MOUNT_ROOT_ATTRIBUTE 0x2000  /* STATX_ATTR_MOUNT_ROOT */
+/* What every message about a mount that is not what was checked says after its path
+ * (MountChecks.CHANGED on the Java side, which passes the line on as its own). */
+#define CHANGED_BECAUSE \
+    " changed while the sandbox was being set up (%s): a concurrent process replaced it or a directory" \
+    " above it; nothing ran, start again"
 #ifndef SYS_openat2
 #define SYS_openat2 437 /* the same number on every architecture */
 #endif
@@ -238,10 +243,8 @@ int mount_identify(const char *run_dir, char *reason, size_t capacity)
             int fd = open_without_links(source);
             struct stat info;
             if (fd < 0 || fstat(fd, &info) != 0) {
-                status = fail(reason, capacity,
-                              "%s changed while the sandbox was being set up (%s): a concurrent process"
-                              " replaced it or a directory above it; nothing ran, start again",
-                              source, errno == ELOOP ? "a symbolic link is on its way now" : strerror(errno));
+                status = fail(reason, capacity, "%s" CHANGED_BECAUSE, source,
+                              errno == ELOOP ? "a symbolic link is on its way now" : strerror(errno));
                 if (fd >= 0) {
                     close(fd);
                 }
@@ -303,10 +306,8 @@ static int verify_one(char kind, unsigned long long device, unsigned long long i
 {
     int fd = open_without_links(target);
     if (fd < 0) {
-        return fail(reason, capacity,
-                    "%s changed while the sandbox was being set up (%s): a concurrent process replaced it or a"
-                    " directory above it; nothing ran, start again",
-                    target, errno == ELOOP ? "a symbolic link is on its way now" : strerror(errno));
+        return fail(reason, capacity, "%s" CHANGED_BECAUSE, target,
+                    errno == ELOOP ? "a symbolic link is on its way now" : strerror(errno));
     }
     struct stat info;
     const char *wrong = NULL;
@@ -334,10 +335,7 @@ static int verify_one(char kind, unsigned long long device, unsigned long long i
     }
     close(fd);
     if (wrong != NULL) {
-        return fail(reason, capacity,
-                    "%s changed while the sandbox was being set up (%s): a concurrent process replaced it or a"
-                    " directory above it; nothing ran, start again",
-                    target, wrong);
+        return fail(reason, capacity, "%s" CHANGED_BECAUSE, target, wrong);
     }
     return 0;
 }

@@ -106,19 +106,10 @@ final class OwnState {
 
     /** Inserts a pin at {@code a} when its parent is a writable host directory; its index, or -1. */
     private static int insertPin(List<Mount> mounts, Path a) {
-        int covering = -1;
-        for (int i = 0; i < mounts.size(); i++) {
-            Mount m = mounts.get(i);
-            if (m.target().equals(a) && m.kind() != Mount.Kind.REMOUNT_READ_ONLY) {
-                return -1; // a mount point already
-            }
-            if (a.startsWith(m.target()) && m.kind() != Mount.Kind.REMOUNT_READ_ONLY
-                    && (covering < 0 || m.target().getNameCount() >= mounts.get(covering).target().getNameCount())) {
-                covering = i;
-            }
-        }
-        if (covering < 0 || mounts.get(covering).kind() != Mount.Kind.READ_WRITE) {
-            return -1; // a read-only or fresh parent: nothing there reaches the host's directories
+        int covering = showing(a, mounts);
+        if (covering < 0 || mounts.get(covering).kind() != Mount.Kind.READ_WRITE
+                || mounts.get(covering).target().equals(a)) {
+            return -1; // a mount point already, or a read-only or fresh parent: nothing to rename there
         }
         Mount m = mounts.get(covering);
         Path source = m.source().resolve(m.target().relativize(a).toString());
@@ -127,6 +118,19 @@ final class OwnState {
         }
         mounts.add(covering + 1, Mount.of(Mount.Kind.READ_WRITE, source, a, Access.RW, PINNED));
         return covering + 1;
+    }
+
+    /** The index of the mount whose content is seen at {@code p} (the deepest at or above it, then the last); -1 for none. */
+    private static int showing(Path p, List<Mount> mounts) {
+        int shows = -1;
+        for (int i = 0; i < mounts.size(); i++) {
+            Mount m = mounts.get(i);
+            if (p.startsWith(m.target()) && m.kind() != Mount.Kind.REMOUNT_READ_ONLY
+                    && (shows < 0 || m.target().getNameCount() >= mounts.get(shows).target().getNameCount())) {
+                shows = i;
+            }
+        }
+        return shows;
     }
 
     /** Refuses a symbolic link on the way to {@code dir} that sits in a directory the sandbox can write. */
@@ -147,15 +151,9 @@ final class OwnState {
         }
     }
 
-    /** Whether the mount that shows {@code p} inside (the deepest covering it) is a writable host directory. */
+    /** Whether the mount that shows {@code p} inside is a writable host directory. */
     private static boolean writable(Path p, List<Mount> mounts) {
-        Mount shows = null;
-        for (Mount m : mounts) {
-            if (p.startsWith(m.target()) && m.kind() != Mount.Kind.REMOUNT_READ_ONLY
-                    && (shows == null || m.target().getNameCount() >= shows.target().getNameCount())) {
-                shows = m;
-            }
-        }
-        return shows != null && shows.kind() == Mount.Kind.READ_WRITE;
+        int shows = showing(p, mounts);
+        return shows >= 0 && mounts.get(shows).kind() == Mount.Kind.READ_WRITE;
     }
 }

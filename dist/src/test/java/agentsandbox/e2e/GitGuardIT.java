@@ -423,12 +423,13 @@ class GitGuardIT {
     void Without_The_Guard_Process_Git_Is_Refused_Not_Run() {
         // The line --dry-run prints has no guard behind it: git must fail closed.
         String line = sandbox.run("--dry-run", "--", "git", "status").succeeds().stdout().strip();
-        // what the run would have created: its directory (private /tmp, stand-in file) and its sockets' one
+        // what the run would have created: its directory (private /tmp, stand-in file, the mounts' identities,
+        // here none to check) and its sockets' one
         String id = line.replaceAll(".*agent-sandbox/run/([0-9a-f]{16}).*", "$1");
         String dir = sandbox.home(".local/state/agent-sandbox/run/" + id).toString();
         String sockets = "/tmp/agent-sandbox-" + sandbox.uid() + "/" + id;
         sandbox.runOnHost("sh", "-c", "mkdir -p -m 700 " + dir + "/tmp " + sockets + "/guard " + sockets + "/net && : > "
-                + dir + "/hidden && chmod 000 " + dir + "/hidden && : > " + dir + "/policy && " + line + "; s=$?; rm -rf " + dir + " " + sockets
+                + dir + "/hidden && chmod 000 " + dir + "/hidden && : > " + dir + "/policy && : > " + dir + "/mounts && " + line + "; s=$?; rm -rf " + dir + " " + sockets
                 + "; exit $s")
                 .fails()
                 .stderrContains("git guard unavailable", "refusing to run git");
