@@ -536,7 +536,8 @@ final class ToolHomes {
     static Setup setup(Set<String> active, Environment env, List<String> command, List<PolicyLayer> layers,
             List<String> notes) {
         Path home = env.home();
-        if (home == null || !(active.contains("@caches") || active.contains("@agents"))) {
+        // no home (possible with @base off): nothing to create in it, and nothing there to protect
+        if (home == null || !Files.isDirectory(home) || !(active.contains("@caches") || active.contains("@agents"))) {
             return Setup.NONE;
         }
         List<Tool> tools = started(command, env, notes);

@@ -53,7 +53,7 @@ class DetectionIT {
 
         sandbox.run("--", "sh", "-c", script)
                 .succeeds()
-                .stdoutIs(sha256(sandbox.launcher()) + "  -\nagent-sandbox\napp\ncmd\nexec\nguard\nnet\npolicy\nreal\nagent-sandbox\ninside sandbox\n");
+                .stdoutIs(sha256(sandbox.launcher()) + "  -\nagent-sandbox\napp\ncmd\nexec\nguard\nmounts\nnet\npolicy\nreal\nagent-sandbox\ninside sandbox\n");
     }
 
     @Test

@@ -82,10 +82,12 @@ class DryRunIT {
         assertThat(runtime.find()).as("a runtime dir in the line %s", line).isTrue();
         String dir = runtime.group(1);
         // What agent-sandbox creates before it starts bwrap: the run's directory with the empty
-        // mode-000 stand-in, the policy record and the private /tmp, and its sockets' directory.
+        // mode-000 stand-in, the policy record, the mounts' identities (none to check: a line pasted
+        // by hand has no launcher to record them) and the private /tmp, and its sockets' directory.
         String sockets = "/tmp/agent-sandbox-" + sandbox.uid() + "/" + Path.of(dir).getFileName();
         Result pasted = sandbox.runOnHost("sh", "-c", "mkdir -p -m 700 " + dir + "/tmp " + sockets + "/guard " + sockets
-                + "/net && : > " + dir + "/hidden && chmod 000 " + dir + "/hidden && : > " + dir + "/policy && " + line);
+                + "/net && : > " + dir + "/hidden && chmod 000 " + dir + "/hidden && : > " + dir + "/policy && : > " + dir
+                + "/mounts && " + line);
 
         assertProbedSandbox(pasted);
         assertThat(pasted.exitCode()).isEqualTo(direct.exitCode());

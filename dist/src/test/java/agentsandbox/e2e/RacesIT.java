@@ -62,27 +62,35 @@ class RacesIT {
     }
 
     /**
-     * Starts the swapper in a default sandbox in the project, then runs {@code probe}
-     * {@link #RUNS} times from {@code dir} (a host shell entered there before the swapping
-     * starts), and returns every run's output; asserts that the swapping happened.
+     * Enters {@code dir} in a host shell (before any swapping: the shell then really is in
+     * the directory, as a user's would be), starts the swapper in a default sandbox in the
+     * project, and from that shell runs {@code probe} {@link #RUNS} times; returns every
+     * run's output, and asserts that the swapping happened.
      */
     private String race(String a, String kind, String b, String target, String dir, String probe) {
         sandbox.write("swap.py", SWAPPER);
         sandbox.chownAll();
-        SandboxCli.Started swapper = sandbox.command("--", "/usr/bin/python3", "swap.py", a, kind, b, target,
-                "swapping", "120", "stop-swapping").start();
-        swapper.awaitFile(sandbox.project("swapping"), Duration.ofSeconds(30));
+        String project = sandbox.project().toString();
         String loop = "cd " + quote(dir) + " || exit 9\n"
+                + "touch " + quote(project + "/entered") + "\n"
+                + "while [ ! -e " + quote(project + "/swapping") + " ]; do sleep 0.05; done\n"
                 + "for i in $(seq " + RUNS + "); do\n"
                 + "  " + quote(sandbox.launcher().toString()) + " -- sh -c " + quote(probe)
                 + " 2>&1; echo \"[status $?]\"\n"
                 + "done\n";
-        Result runs = sandbox.runOnHost(Map.of(), "sh", "-c", loop);
+        SandboxCli.Started runner = sandbox.startOnHost(Map.of(), "sh", "-c", loop);
+        runner.awaitFile(sandbox.project("entered"), Duration.ofSeconds(30));
+        SandboxCli.Started swapper = sandbox.command("--", "/usr/bin/python3", "swap.py", a, kind, b, target,
+                "swapping", "120", "stop-swapping").start();
+        Result runs = runner.waitFor(Duration.ofSeconds(180));
         sandbox.write("stop-swapping", "");
         Result swapped = swapper.waitFor(Duration.ofSeconds(60)).succeeds();
         long count = Long.parseLong(swapped.stdout().replaceAll("(?s).*swaps (\\d+).*", "$1"));
         assertThat(count).as(swapped.describe("the swapper's exchanges")).isGreaterThan(10_000);
         assertThat(runs.stdout().split("\\[status ", -1)).as(runs.describe("every run started")).hasSize(RUNS + 1);
+        long ran = runs.stdout().lines().filter(l -> l.equals("[status 0]")).count();
+        System.out.println("race " + a + " <-> " + b + ": " + count + " swaps; of " + RUNS + " runs " + ran
+                + " ran, the others stopped before their command");
         return runs.stdout();
     }
 
