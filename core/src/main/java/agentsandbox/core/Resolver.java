@@ -68,7 +68,28 @@ final class Resolver {
      */
     Resolver resolvedAs(Path literal, Path real) {
         literals.put(literal, real);
+        workReal = real;
         return this;
+    }
+
+    /**
+     * The working directory, resolved once for the plan ({@link #resolvedAs}): it has no
+     * link on its path, so a link found there later can only be a concurrent swap.
+     */
+    private Path workReal;
+
+    /**
+     * For a rule resolved through a link, where the rule's path lies in the working
+     * directory: the walk finds every link on the way, and one at the working directory or
+     * above it stops the run (see {@link #plantedLink}); the walk must end where the
+     * kernel's resolution did. Rules of every level, hidden ones included: a swap must not
+     * move an exclusion away from the file it hides either.
+     */
+    private void checkInWorkDir(Path p, Path real) {
+        if (workReal != null && p.startsWith(workReal) && !real.equals(p)) {
+            walk(p, false);
+            sameWalk(p, real);
+        }
     }
 
     private Path realLiteral(Path p) {
@@ -107,6 +128,8 @@ final class Resolver {
                 return;
             }
             sameWalk(r.literal(), real);
+        } else {
+            checkInWorkDir(r.literal(), real);
         }
         checkTarget(r, real, real);
         Path source = r.source() == null ? real : realPath(r.source());
@@ -154,6 +177,8 @@ final class Resolver {
                     continue;
                 }
                 sameWalk(m, real);
+            } else {
+                checkInWorkDir(m, real);
             }
             checkTarget(r, m, real);
             checkNameRepresentable(r, m, real);
@@ -319,8 +344,17 @@ final class Resolver {
      * restricts); showing and opening up follow only links the host made.
      */
     Path plantedLink(Path p) {
+        return walk(p, true);
+    }
+
+    /**
+     * Resolves {@code p} one component at a time, noting where it ends in {@link #walked};
+     * returns the first link found in a writable directory when {@code stopAtPlanted}
+     * (leaving {@link #walked} null), else follows it like any other.
+     */
+    private Path walk(Path p, boolean stopAtPlanted) {
         walked = null;
-        if (writable.isEmpty()) {
+        if (writable.isEmpty() && workReal == null) {
             walked = realPath(p); // no directory is writable: no link on the way can be planted
             return null;
         }
@@ -344,7 +378,12 @@ final class Resolver {
                 current = next;
                 continue;
             }
-            for (Path w : writable) {
+            if (workReal != null && workReal.startsWith(next)) {
+                throw new SandboxException(next + " " + MountChecks.CHANGED + " (the working directory, or a directory"
+                        + " above it, is a symbolic link now): a concurrent process put a link in its place; nothing"
+                        + " ran, start again");
+            }
+            for (Path w : stopAtPlanted ? writable : List.<Path>of()) {
                 if (current.startsWith(w)) {
                     return next;
                 }

@@ -155,4 +155,22 @@ class PlantedLinksTest {
             assertThat(left).isEmpty();
         }
     }
+
+    @Test
+    void A_Working_Directory_That_Became_A_Link_During_The_Plan_Stops_It_For_Rules_Of_Every_Level() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Path elsewhere = Files.createDirectories(w.root.resolve("elsewhere"));
+        Files.writeString(elsewhere.resolve(".env"), "not the project's\n");
+        Files.writeString(w.project.resolve(".env"), "SECRET\n");
+        // resolved once at the plan's start, then swapped for a link by a concurrent process
+        Path real = w.project;
+        Files.move(w.project, w.root.resolve("moved"));
+        Files.createSymbolicLink(w.project, elsewhere);
+        for (Access level : Access.values()) {
+            Resolver r = new Resolver(env(w), new ArrayList<>(), Set.of(), List.of(real), false).resolvedAs(real, real);
+            assertThatThrownBy(() -> r.resolve(List.of(Rule.literal(real.resolve(".env"), level,
+                    new Origin(Layer.PROJECT, "test")))))
+                    .as(level.word()).isInstanceOf(SandboxException.class).hasMessageContaining(MountChecks.CHANGED);
+        }
+    }
 }
