@@ -90,7 +90,7 @@ run_id=$(grep -o "agent-sandbox/run/[0-9a-f]\{16\}" <<<"$dry_run" | head -n 1 | 
 if [[ -n $run_id ]]; then
     runtime_dir=$work/home/.local/state/agent-sandbox/run/$run_id
     sockets_dir=$(grep -o "[^ ]*/$run_id/guard" <<<"$dry_run" | head -n 1 | sed 's|/guard$||' || true)
-    run sh -c 'mkdir -p -m 700 "$1/tmp" && : >"$1/hidden" && chmod 000 "$1/hidden" && : >"$1/policy" && if [ -n "$2" ]; then
+    run sh -c 'mkdir -p -m 700 "$1/tmp" && : >"$1/hidden" && chmod 000 "$1/hidden" && : >"$1/policy" && : >"$1/mounts" && if [ -n "$2" ]; then
         mkdir -p -m 700 "$2/guard" "$2/net"; fi' sh "$runtime_dir" "$sockets_dir"
     # the sockets' directory lies outside $work (in the sockets' short base): remove it too
     [[ -z $sockets_dir ]] || trap 'rm -rf "$work" "$sockets_dir"' EXIT
