@@ -587,6 +587,24 @@ class LaterIT {
     }
 
     @Test
+    void A_Link_On_The_Way_To_The_Global_Config_In_A_Writable_Directory_Refuses_The_Run() {
+        sandbox.write(sandbox.home("dotfiles/config/agent-sandbox/config.json"), "{}\n");
+        sandbox.symlink(sandbox.home(".config"), "dotfiles/config");
+        sandbox.chownAll();
+        // the link itself cannot be pinned: with the home writable a sandbox could point it elsewhere
+        sandbox.run("--rw", "~", "--", "true").failsWithOneLineError()
+                .stderrContains(sandbox.home(".config") + " is a symbolic link in a directory this sandbox can write");
+        // with the directory it points to writable, that directory is pinned and the config stays read-only
+        Result run = sandbox.run("--rw", "~/dotfiles", "--", "sh", "-c",
+                "mv ~/dotfiles/config ~/dotfiles/c2 2>/dev/null && echo renamed;"
+                        + " echo '{\"network\": true}' > ~/.config/agent-sandbox/config.json 2>/dev/null && echo wrote; true");
+        attempt("a global config behind a link, with the link's target writable", run.stdout().contains("wrote")
+                || run.stdout().contains("renamed"));
+        run.succeeds().stdoutDoesNotContain("renamed", "wrote");
+        assertThat(sandbox.read(sandbox.home("dotfiles/config/agent-sandbox/config.json"))).isEqualTo("{}\n");
+    }
+
+    @Test
     void The_Users_Own_Edits_Of_The_Global_Config_Outside_Any_Sandbox_Are_Obeyed_At_Once() {
         sandbox.write(sandbox.home("notes/todo"), "NOTE\n");
         sandbox.chownAll();
