@@ -79,14 +79,14 @@ final class Resolver {
     private Path workReal;
 
     /**
-     * For a rule resolved through a link, where the rule's path lies in the working
-     * directory: the walk finds every link on the way, and one at the working directory or
-     * above it stops the run (see {@link #plantedLink}); the walk must end where the
+     * For a rule resolved through a link: the walk finds every link on the way, and one at
+     * the working directory or above it (the repository's git dir above a subdirectory, the
+     * project's own rules) stops the run (see {@link #walk}); the walk must end where the
      * kernel's resolution did. Rules of every level, hidden ones included: a swap must not
      * move an exclusion away from the file it hides either.
      */
-    private void checkInWorkDir(Path p, Path real) {
-        if (workReal != null && p.startsWith(workReal) && !real.equals(p)) {
+    private void checkLinkedPath(Path p, Path real) {
+        if (workReal != null && !real.equals(p)) {
             walk(p, false);
             sameWalk(p, real);
         }
@@ -129,7 +129,7 @@ final class Resolver {
             }
             sameWalk(r.literal(), real);
         } else {
-            checkInWorkDir(r.literal(), real);
+            checkLinkedPath(r.literal(), real);
         }
         checkTarget(r, real, real);
         Path source = r.source() == null ? real : realPath(r.source());
@@ -178,7 +178,7 @@ final class Resolver {
                 }
                 sameWalk(m, real);
             } else {
-                checkInWorkDir(m, real);
+                checkLinkedPath(m, real);
             }
             checkTarget(r, m, real);
             checkNameRepresentable(r, m, real);
