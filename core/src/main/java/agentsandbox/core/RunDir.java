@@ -118,7 +118,9 @@ public final class RunDir implements AutoCloseable {
     public static Path stateDir(Environment env) {
         String xdg = env.env("XDG_STATE_HOME").orElse("");
         if (xdg.startsWith("/")) {
-            return Path.of(xdg).normalize().resolve("agent-sandbox");
+            // as the config reader and the trust store name it, not normalized: "link/.." leads
+            // where the kernel says, and what is protected must be what is read
+            return Path.of(xdg, "agent-sandbox");
         }
         if (env.home() != null && Files.isDirectory(env.home())) {
             return env.home().resolve(".local/state/agent-sandbox");

@@ -265,12 +265,13 @@ public final class Sandbox {
         int policyFrom = mounts.size();
         mounts.addAll(Planner.plan(decisions, hiddenFile, mountNotes, detail));
         int policyTo = mounts.size();
-        policyTo += OwnState.pin(mounts, policyTo, env);
+        OwnState.refuseLinks(env, mounts);
+        policyTo += Pins.pin(mounts, policyFrom, policyTo, env, realWork);
         if (detail) {
             for (Mount m : mounts) {
-                if (m.origin() == OwnState.PINNED) {
+                if (m.origin() == Pins.PINNED) {
                     notes.add("pinned: " + m.target() + " is a mount point of its own, so that no sandbox can rename"
-                            + " it: agent-sandbox's own state lies below");
+                            + " it: a protected path lies below");
                 }
             }
         }

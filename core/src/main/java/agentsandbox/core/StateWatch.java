@@ -48,7 +48,9 @@ final class StateWatch {
     static Path globalConfigDir(Environment env) {
         String xdg = env.env("XDG_CONFIG_HOME").orElse("");
         if (xdg.startsWith("/")) {
-            return Path.of(xdg).normalize().resolve("agent-sandbox");
+            // as the config reader and the trust store name it, not normalized: "link/.." leads
+            // where the kernel says, and what is protected must be what is read
+            return Path.of(xdg, "agent-sandbox");
         }
         return env.home() == null ? null : env.home().resolve(".config").resolve("agent-sandbox");
     }

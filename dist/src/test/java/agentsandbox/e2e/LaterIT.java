@@ -470,6 +470,28 @@ class LaterIT {
     }
 
     @Test
+    void A_Protected_Directory_Of_A_Granted_Cache_Cannot_Be_Replaced_By_Renaming_Its_Parent() {
+        sandbox.mkdirs(sandbox.home(".sbt/1.0/plugins"));
+        sandbox.mkdirs(sandbox.home(".bun/install/global"));
+        sandbox.chownAll();
+        Result run = sandbox.run("--", "sh", "-c", """
+                cd ~/.sbt && mv 1.0 x 2>/dev/null && mkdir -p evil/plugins && echo planted > evil/plugins/evil.sbt \
+                  && echo planted > evil/global.sbt && ln -s evil 1.0 && echo replaced-sbt
+                cd ~/.bun && mv install x 2>/dev/null && mkdir -p evil/global && echo planted > evil/global/x \
+                  && ln -s evil install && echo replaced-bun
+                echo cache > ~/.sbt/note && echo sbt-writable
+                true
+                """).succeeds();
+        boolean took = run.stdout().contains("replaced");
+        attempt("replace ~/.sbt/1.0 or ~/.bun/install by renaming the directory on the way", took);
+        run.stdoutContains("sbt-writable").stdoutDoesNotContain("replaced-sbt", "replaced-bun");
+        assertThat(sandbox.home(".sbt/1.0")).isDirectory();
+        assertThat(Files.isSymbolicLink(sandbox.home(".sbt/1.0"))).isFalse();
+        assertThat(Files.isSymbolicLink(sandbox.home(".bun/install"))).isFalse();
+        assertThat(sandbox.home(".sbt/1.0/global.sbt")).doesNotExist();
+    }
+
+    @Test
     void A_Sandbox_With_The_Home_Writable_Cannot_Swap_The_Global_Config_Directory() {
         sandbox.write(sandbox.home(".config/agent-sandbox/config.jsonc"), "{\"network\": false}\n");
         sandbox.chownAll();
