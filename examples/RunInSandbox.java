@@ -1,9 +1,3 @@
-import agentsandbox.core.Environment;
-import agentsandbox.core.Layer;
-import agentsandbox.core.Plan;
-import agentsandbox.core.Policy;
-import agentsandbox.core.PolicyLayer;
-import agentsandbox.core.Sandbox;
 import java.nio.file.Path;
 import java.util.List;
 

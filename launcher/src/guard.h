@@ -16,7 +16,7 @@
 /* Below a runtime: the bundled Java runtime and the jar of the in-sandbox guard. */
 #define GUARD_JAVA "app/runtime/bin/java"
 #define GUARD_JAR "app/lib/agent-sandbox-core.jar"
-#define GUARD_FALLBACK_CLASS "agentsandbox.core.GuardFallback"
+#define GUARD_FALLBACK_CLASS "agentsandbox.core.guard.GuardFallback"
 
 /* bwrap's setup messages (see start_bwrap in launcher.c and Execution.java): the
  * tool starts bwrap through the launcher as `agent-sandbox START_BWRAP LOG bwrap ...`;

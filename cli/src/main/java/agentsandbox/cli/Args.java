@@ -1,8 +1,9 @@
 package agentsandbox.cli;
 
-import agentsandbox.core.CommandRule;
-import agentsandbox.core.Layer;
-import agentsandbox.core.PolicyLayer;
+import agentsandbox.core.rules.CommandRule;
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.rules.PolicyLayer;
+
 import java.util.List;
 import java.util.Map;
 

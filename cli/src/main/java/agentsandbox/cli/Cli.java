@@ -1,18 +1,19 @@
 package agentsandbox.cli;
 
-import agentsandbox.core.CommandRule;
+import agentsandbox.core.plan.Inside;
+import agentsandbox.core.rules.CommandRule;
 import agentsandbox.core.Environment;
-import agentsandbox.core.Execution;
-import agentsandbox.core.Explanation;
-import agentsandbox.core.GitAftercheck;
-import agentsandbox.core.Layer;
-import agentsandbox.core.Loosening;
+import agentsandbox.core.run.Execution;
+import agentsandbox.core.plan.Explanation;
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.rules.Loosening;
 import agentsandbox.core.Plan;
-import agentsandbox.core.Policy;
-import agentsandbox.core.PolicyLayer;
-import agentsandbox.core.Preparation;
+import agentsandbox.core.rules.Policy;
+import agentsandbox.core.rules.PolicyLayer;
+import agentsandbox.core.run.Preparation;
 import agentsandbox.core.Sandbox;
 import agentsandbox.core.SandboxException;
+
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +31,6 @@ final class Cli {
     /** Exit status after SIGINT or SIGTERM. */
     static final int INTERRUPTED = 130;
     /** The check of git metadata after a run never holds the terminal longer than this. */
-    static final java.time.Duration GIT_CHECK_LIMIT = java.time.Duration.ofSeconds(5);
 
     private final PrintStream out;
     private final PrintStream err;
@@ -134,52 +134,19 @@ final class Cli {
             try (Execution execution = Sandbox.start(plan, effective, prepared)) {
                 interrupt.attach(execution);
                 execution.sweep(); // stale runs' directories, while bwrap sets the sandbox up
-                // the check of the git metadata: its thread made while the sandbox runs, let go
-                // as soon as bwrap has ended, while the servers stop, the run directory goes and
-                // the stale ones are swept
-                AfterRun after = new AfterRun(prepared.gitBefore());
-                try {
-                    int status = execution.waitForEnd(after);
-                    for (String line : execution.bwrapMessages()) {
-                        err.println(oneLine(line)); // what bwrap wrote, so no terminal control sequences
-                    }
-                    List<String> changed = execution.afterRun();
-                    execution.closeAtExit(); // the tool ends next
-                    List<GitAftercheck.Finding> found = after.findings();
-                    for (GitAftercheck.Finding f : found) {
-                        err.println("agent-sandbox: after the run: " + oneLine(f.message()));
-                    }
-                    for (String line : changed) {
-                        err.println("agent-sandbox: after the run: " + oneLine(line));
-                    }
-                    return execution.terminated() ? INTERRUPTED : status;
-                } finally {
-                    after.cancel(); // a check never let go (bwrap could not set the sandbox up) ends
+                // the check of the git metadata is let go as soon as bwrap has ended, while the
+                // servers stop, the run directory goes and the stale ones are swept
+                int status = execution.waitForEnd();
+                for (String line : execution.bwrapMessages()) {
+                    err.println(oneLine(line)); // what bwrap wrote, so no terminal control sequences
                 }
+                execution.afterRun(); // files moved aside before the run directory goes
+                execution.closeAtExit(); // the tool ends next
+                for (String line : execution.findings()) {
+                    err.println("agent-sandbox: after the run: " + oneLine(line));
+                }
+                return execution.terminated() ? INTERRUPTED : status;
             }
-        }
-    }
-
-    /** Lets the check of the git metadata go when bwrap has ended; its findings after that. */
-    private static final class AfterRun implements Runnable {
-        private final GitAftercheck.Running running;
-
-        AfterRun(GitAftercheck git) {
-            running = git.ready();
-        }
-
-        @Override
-        public void run() {
-            running.go();
-        }
-
-        /** What the check found (let go now if bwrap's end did not). */
-        List<GitAftercheck.Finding> findings() {
-            return running.findings(GIT_CHECK_LIMIT);
-        }
-
-        void cancel() {
-            running.cancel();
         }
     }
 
@@ -282,7 +249,7 @@ final class Cli {
     /**
      * {@code agent-sandbox [flags] explain PATH...}: outside, for the plan a run with these
      * flags would make here (nothing is started); inside, for the sandbox it runs in, from
-     * the record its run left at {@link Sandbox#POLICY}.
+     * the record its run left at {@link Inside#POLICY}.
      */
     private int explain(Args args, Environment env) {
         List<String> paths = args.command();
@@ -293,7 +260,7 @@ final class Cli {
                         + " would change");
             }
             Explain.validate(paths, env);
-            Explanation here = Explain.read(Sandbox.POLICY);
+            Explanation here = Explain.read(Inside.POLICY);
             Explanation outer = Files.exists(Explain.OUTER_POLICY) ? Explain.read(Explain.OUTER_POLICY) : null;
             out.print(new Explain(here, outer, true, env).answer(paths));
             return 0;
@@ -444,7 +411,7 @@ final class Cli {
         if (!l.exclude().isEmpty()) {
             sb.append(" exclude ").append(l.exclude());
         }
-        for (Map.Entry<String, agentsandbox.core.CommandRule> c : l.commands().entrySet()) {
+        for (Map.Entry<String, agentsandbox.core.rules.CommandRule> c : l.commands().entrySet()) {
             sb.append(" command ").append(c.getKey()).append("=").append(c.getValue().describe());
         }
         if (l.network() != null) {

@@ -1,6 +1,7 @@
 package agentsandbox.cli;
 
 import agentsandbox.core.SandboxException;
+
 import java.nio.file.Path;
 
 /** A config file that cannot be used; the message starts with {@code file[:line:column]:}. */

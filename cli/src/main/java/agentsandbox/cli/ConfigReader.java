@@ -1,11 +1,13 @@
 package agentsandbox.cli;
 
-import agentsandbox.core.CommandRule;
+import agentsandbox.core.rules.CommandRule;
+import agentsandbox.core.text.DidYouMean;
 import agentsandbox.core.Environment;
-import agentsandbox.core.Layer;
-import agentsandbox.core.PathPattern;
-import agentsandbox.core.PolicyLayer;
-import agentsandbox.core.Presets;
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.rules.PathPattern;
+import agentsandbox.core.rules.PolicyLayer;
+import agentsandbox.core.rules.Presets;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -395,7 +397,7 @@ final class ConfigReader {
         }
 
         private ConfigException unknown(Jsonc.Member m, String prefix, String known) {
-            String meant = agentsandbox.core.DidYouMean.closest(m.key(), List.of(known.split(", *")));
+            String meant = agentsandbox.core.text.DidYouMean.closest(m.key(), List.of(known.split(", *")));
             return at(m, "unknown key \"" + prefix + m.key() + "\" (" + (meant == null ? ""
                     : "did you mean \"" + prefix + meant + "\"? ") + "known here: " + known + ")");
         }

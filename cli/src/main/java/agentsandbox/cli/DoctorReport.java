@@ -2,9 +2,10 @@ package agentsandbox.cli;
 
 import agentsandbox.core.Doctor;
 import agentsandbox.core.Environment;
-import agentsandbox.core.Layer;
-import agentsandbox.core.PolicyLayer;
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.rules.PolicyLayer;
 import agentsandbox.core.SandboxException;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -1,12 +1,14 @@
 package agentsandbox.cli;
 
-import agentsandbox.core.Access;
+import agentsandbox.core.plan.Inside;
+import agentsandbox.core.rules.Access;
 import agentsandbox.core.Environment;
-import agentsandbox.core.Explanation;
-import agentsandbox.core.Layer;
+import agentsandbox.core.plan.Explanation;
+import agentsandbox.core.rules.Layer;
 import agentsandbox.core.Sandbox;
 import agentsandbox.core.SandboxException;
-import agentsandbox.core.ShellQuote;
+import agentsandbox.core.text.ShellQuote;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -32,11 +34,11 @@ import java.util.List;
  *
  * Blocks are separated by a blank line. The answer comes from an {@link Explanation}:
  * outside, of the plan a run here would make; inside, of the record the sandbox's run
- * left at {@link Sandbox#POLICY}, which is only displayed, never trusted for anything.
+ * left at {@link Inside#POLICY}, which is only displayed, never trusted for anything.
  */
 final class Explain {
-    /** The record of the sandbox the current one runs in (see {@link Sandbox#POLICY}). */
-    static final Path OUTER_POLICY = Sandbox.RUNTIME.resolve("outer").resolve("policy");
+    /** The record of the sandbox the current one runs in (see {@link Inside#POLICY}). */
+    static final Path OUTER_POLICY = Inside.RUNTIME.resolve("outer").resolve("policy");
 
     private static final String PAD = "  ";
 

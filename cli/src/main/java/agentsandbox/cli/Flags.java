@@ -1,7 +1,9 @@
 package agentsandbox.cli;
 
-import agentsandbox.core.CommandRule;
-import agentsandbox.core.PathPattern;
+import agentsandbox.core.rules.CommandRule;
+import agentsandbox.core.text.DidYouMean;
+import agentsandbox.core.rules.PathPattern;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
@@ -331,12 +333,12 @@ final class Flags {
             int eq = arg.indexOf('=');
             String name = eq > 0 ? arg.substring(0, eq) : arg;
             if (name.startsWith("--")) {
-                return agentsandbox.core.DidYouMean.closest(name, LONG_FLAGS);
+                return agentsandbox.core.text.DidYouMean.closest(name, LONG_FLAGS);
             }
             if (name.length() > 2) {
                 // -network: one dash too few
                 String asLong = "-" + name;
-                return LONG_FLAGS.contains(asLong) ? asLong : agentsandbox.core.DidYouMean.closest(asLong, LONG_FLAGS);
+                return LONG_FLAGS.contains(asLong) ? asLong : agentsandbox.core.text.DidYouMean.closest(asLong, LONG_FLAGS);
             }
             return null;
         }

@@ -1,7 +1,8 @@
 package agentsandbox.cli;
 
 import agentsandbox.core.Environment;
-import agentsandbox.core.Execution;
+import agentsandbox.core.run.Execution;
+
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -1,6 +1,7 @@
 package agentsandbox.cli;
 
-import agentsandbox.core.Presets;
+import agentsandbox.core.rules.Presets;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

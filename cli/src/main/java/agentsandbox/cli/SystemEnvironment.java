@@ -1,6 +1,7 @@
 package agentsandbox.cli;
 
 import agentsandbox.core.Environment;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,7 +1,9 @@
 package agentsandbox.cli;
 
 import agentsandbox.core.Environment;
+import agentsandbox.core.Sandbox;
 import agentsandbox.core.SandboxException;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

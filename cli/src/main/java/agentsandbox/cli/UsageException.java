@@ -2,6 +2,7 @@ package agentsandbox.cli;
 
 import agentsandbox.core.SandboxException;
 
+
 /** A mistake on the command line: an unknown flag, a missing value, no command. */
 final class UsageException extends SandboxException {
     UsageException(String message) {

@@ -2,6 +2,7 @@ package agentsandbox.cli;
 
 import agentsandbox.core.Doctor;
 import agentsandbox.core.Environment;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -1,6 +1,7 @@
 package agentsandbox.cli;
 
 import agentsandbox.core.Environment;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

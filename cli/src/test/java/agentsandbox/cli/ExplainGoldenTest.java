@@ -1,8 +1,14 @@
 package agentsandbox.cli;
 
+import agentsandbox.core.plan.Explanation;
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.Plan;
+import agentsandbox.core.rules.Policy;
+import agentsandbox.core.rules.PolicyLayer;
+import agentsandbox.core.Sandbox;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-import agentsandbox.core.Explanation;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -159,8 +165,8 @@ class ExplainGoldenTest {
         }
         List<String> paths = List.of(".env", "~/.ssh", "~/.m2", "docs/a.md", "/tmp/x", "/usr", "link", "missing/x");
         // the record of a run with these flags, through its text, as a sandbox reads it
-        agentsandbox.core.Plan plan = agentsandbox.core.Sandbox.plan(agentsandbox.core.Policy.builder()
-                .layer(agentsandbox.core.PolicyLayer.builder(agentsandbox.core.Layer.FLAG, "flags")
+        agentsandbox.core.Plan plan = agentsandbox.core.Sandbox.plan(agentsandbox.core.rules.Policy.builder()
+                .layer(agentsandbox.core.rules.PolicyLayer.builder(agentsandbox.core.rules.Layer.FLAG, "flags")
                         .rw("~/.m2").exclude(".env").ro("docs").build())
                 .build(), w.environment(), List.of("true"));
         Explanation read = Explanation.parse(plan.explanation().format());

@@ -1,11 +1,12 @@
 package agentsandbox.cli;
 
+import agentsandbox.core.rules.CommandRule;
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.rules.PolicyLayer;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import agentsandbox.core.CommandRule;
-import agentsandbox.core.Layer;
-import agentsandbox.core.PolicyLayer;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,9 +1,10 @@
 package agentsandbox.cli;
 
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.SandboxException;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-import agentsandbox.core.Layer;
-import agentsandbox.core.SandboxException;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import java.nio.file.Path;

@@ -1,8 +1,9 @@
 package agentsandbox.cli;
 
+import agentsandbox.core.rules.Presets;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-import agentsandbox.core.Presets;
 import java.nio.file.Path;
 import java.util.LinkedHashSet;
 import java.util.Set;

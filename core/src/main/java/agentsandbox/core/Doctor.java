@@ -1,5 +1,7 @@
 package agentsandbox.core;
 
+import agentsandbox.core.host.Preflight;
+
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,7 @@
 package agentsandbox.core;
 
+import agentsandbox.core.run.BwrapStarter;
+
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Objects;

@@ -1,5 +1,12 @@
 package agentsandbox.core;
 
+import agentsandbox.core.plan.Explanation;
+import agentsandbox.core.plan.Mount;
+import agentsandbox.core.plan.MountChecks;
+import agentsandbox.core.run.RunDir;
+import agentsandbox.core.text.ShellQuote;
+import agentsandbox.core.run.ToolHomes;
+
 import java.nio.file.Path;
 import java.util.List;
 

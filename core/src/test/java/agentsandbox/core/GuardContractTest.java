@@ -1,5 +1,14 @@
 package agentsandbox.core;
 
+import agentsandbox.core.run.Launch;
+import agentsandbox.core.plan.Inside;
+import agentsandbox.core.run.BwrapStarter;
+import agentsandbox.core.guard.GuardFallback;
+import agentsandbox.core.guard.GuardProtocol;
+import agentsandbox.core.plan.MountChecks;
+import agentsandbox.core.run.RunDir;
+import agentsandbox.core.guard.Wrappers;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
@@ -44,7 +53,7 @@ class GuardContractTest {
     void The_Mount_Checks_Are_Spelled_The_Same_On_Both_Sides() throws IOException {
         assertThat(define("MOUNT_CHECKS")).isEqualTo(RunDir.MOUNT_CHECKS);
         assertThat(define("MOUNT_IDENTITIES")).isEqualTo(RunDir.MOUNT_IDENTITIES);
-        assertThat(define("RUNTIME") + "/" + define("RUNTIME_MOUNTS")).isEqualTo(Sandbox.MOUNTS.toString());
+        assertThat(define("RUNTIME") + "/" + define("RUNTIME_MOUNTS")).isEqualTo(Inside.MOUNTS.toString());
         assertThat(define("MOUNT_BIND")).isEqualTo("'" + MountChecks.BIND + "'");
         assertThat(define("MOUNT_READ_ONLY")).isEqualTo("'" + MountChecks.READ_ONLY + "'");
         assertThat(define("MOUNT_EMPTY_DIR")).isEqualTo("'" + MountChecks.EMPTY_DIR + "'");
@@ -70,9 +79,9 @@ class GuardContractTest {
 
     @Test
     void Starting_Bwrap_With_Its_Setup_Messages_Apart_Is_Spelled_The_Same_On_Both_Sides() {
-        assertThat(define("START_BWRAP")).isEqualTo(Sandbox.START_BWRAP);
-        assertThat(define("STDERR_VARIABLE")).isEqualTo(Sandbox.STDERR_VARIABLE);
-        assertThat(define("STARTED_MARK")).isEqualTo(Sandbox.STARTED_MARK);
+        assertThat(define("START_BWRAP")).isEqualTo(Launch.START_BWRAP);
+        assertThat(define("STDERR_VARIABLE")).isEqualTo(Launch.STDERR_VARIABLE);
+        assertThat(define("STARTED_MARK")).isEqualTo(Launch.STARTED_MARK);
     }
 
     @Test
@@ -102,17 +111,17 @@ class GuardContractTest {
 
     @Test
     void The_Paths_Inside_The_Sandbox_Are_The_Same_On_Both_Sides() {
-        assertThat(Path.of(define("RUNTIME"))).isEqualTo(Sandbox.RUNTIME);
-        assertThat(Sandbox.RUNTIME.resolve(define("RUNTIME_COMMANDS"))).isEqualTo(Wrappers.COMMANDS);
-        assertThat(Sandbox.RUNTIME.resolve(define("RUNTIME_OUTER"))).isEqualTo(Wrappers.OUTER);
-        assertThat(Sandbox.RUNTIME.resolve(define("GUARD_SOCKET")))
+        assertThat(Path.of(define("RUNTIME"))).isEqualTo(Inside.RUNTIME);
+        assertThat(Inside.RUNTIME.resolve(define("RUNTIME_COMMANDS"))).isEqualTo(Wrappers.COMMANDS);
+        assertThat(Inside.RUNTIME.resolve(define("RUNTIME_OUTER"))).isEqualTo(Wrappers.OUTER);
+        assertThat(Inside.RUNTIME.resolve(define("GUARD_SOCKET")))
                 .isEqualTo(Wrappers.GUARD.resolve(RunDir.SOCKET));
-        assertThat(Sandbox.RUNTIME.resolve(define("GUARD_SOCKET")).getParent().getFileName().toString())
+        assertThat(Inside.RUNTIME.resolve(define("GUARD_SOCKET")).getParent().getFileName().toString())
                 .isEqualTo(RunDir.GUARD);
-        assertThat(Sandbox.RUNTIME.resolve(define("GUARD_JAR")))
-                .isEqualTo(Sandbox.APP.resolve("lib").resolve("agent-sandbox-core.jar"));
-        assertThat(Sandbox.RUNTIME.resolve(define("GUARD_JAVA")))
-                .isEqualTo(Sandbox.APP.resolve("runtime").resolve("bin").resolve("java"));
+        assertThat(Inside.RUNTIME.resolve(define("GUARD_JAR")))
+                .isEqualTo(Inside.APP.resolve("lib").resolve("agent-sandbox-core.jar"));
+        assertThat(Inside.RUNTIME.resolve(define("GUARD_JAVA")))
+                .isEqualTo(Inside.APP.resolve("runtime").resolve("bin").resolve("java"));
         assertThat(define("GUARD_FALLBACK_CLASS")).isEqualTo(GuardFallback.class.getName());
     }
 }

@@ -1,5 +1,15 @@
 package agentsandbox.core;
 
+import agentsandbox.core.rules.Access;
+import agentsandbox.core.rules.Candidate;
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.plan.Mount;
+import agentsandbox.core.rules.Origin;
+import agentsandbox.core.rules.PathPattern;
+import agentsandbox.core.rules.Policy;
+import agentsandbox.core.rules.Resolver;
+import agentsandbox.core.rules.Rule;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;

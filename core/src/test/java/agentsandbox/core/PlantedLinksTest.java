@@ -1,5 +1,17 @@
 package agentsandbox.core;
 
+import agentsandbox.core.aftercheck.Quarantine;
+import agentsandbox.core.rules.Access;
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.plan.MountChecks;
+import agentsandbox.core.rules.Origin;
+import agentsandbox.core.rules.Policy;
+import agentsandbox.core.rules.PolicyLayer;
+import agentsandbox.core.rules.Resolver;
+import agentsandbox.core.rules.Rule;
+import agentsandbox.core.run.ToolHomes;
+import agentsandbox.core.run.Unsettled;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -128,7 +140,7 @@ class PlantedLinksTest {
         assertThat(ToolHomes.apply(s, w.home)).isEmpty();
         assertThat(w.home.resolve(".cargo/bin")).isEmptyDirectory();
         Files.writeString(w.home.resolve(".cargo/config.toml"), "[build]\nrustc-wrapper = \"/x\"\n");
-        List<String> moved = ToolHomes.quarantine(s, w.home.resolve(".local/state/agent-sandbox"));
+        List<String> moved = Quarantine.moveAside(s, w.home.resolve(".local/state/agent-sandbox"));
         assertThat(moved).hasSize(1);
         assertThat(moved.get(0)).contains("the sandbox created " + w.home.resolve(".cargo/config.toml"));
         assertThat(w.home.resolve(".cargo/config.toml")).doesNotExist();

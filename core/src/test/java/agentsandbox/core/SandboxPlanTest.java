@@ -1,5 +1,13 @@
 package agentsandbox.core;
 
+import agentsandbox.core.plan.BwrapCommand;
+import agentsandbox.core.rules.Access;
+import agentsandbox.core.rules.CommandRule;
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.plan.Mount;
+import agentsandbox.core.rules.Policy;
+import agentsandbox.core.rules.PolicyLayer;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -349,13 +357,13 @@ class SandboxPlanTest {
         Environment env = new Environment(w.home, w.project, Map.of(), w.tmp, 1000, "Linux",
                 new Environment.Installation(launcher, w.root.resolve("app")));
         List<String> command = new java.util.ArrayList<>(List.of("echo"));
-        for (int i = 0; i < Sandbox.BWRAP_MAX_ARGS; i++) {
+        for (int i = 0; i < BwrapCommand.MAX_ARGS; i++) {
             command.add("word " + i);
         }
 
         Plan spilled = Sandbox.plan(Policy.builder().build(), env, command);
         assertThat(spilled.spilledCommand()).isEqualTo(command);
-        assertThat(spilled.argv().size()).isLessThan(Sandbox.BWRAP_MAX_ARGS);
+        assertThat(spilled.argv().size()).isLessThan(BwrapCommand.MAX_ARGS);
         assertThat(String.join(" ", spilled.argv())).contains("--ro-bind " + spilled.runtimeDir().resolve("command")
                 + " /run/agent-sandbox/command --remount-ro /run/agent-sandbox ");
         assertThat(spilled.argv()).endsWith("--chdir", w.project.toString(), "--", "/run/agent-sandbox/exec");

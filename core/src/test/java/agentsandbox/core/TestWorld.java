@@ -1,5 +1,9 @@
 package agentsandbox.core;
 
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.rules.Policy;
+import agentsandbox.core.rules.PolicyLayer;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -8,13 +12,13 @@ import java.util.List;
 import java.util.Map;
 
 /** A small real directory tree: a home, a project inside it, and a temp dir. */
-final class TestWorld {
-    final Path root;
-    final Path home;
-    final Path project;
-    final Path tmp;
+public final class TestWorld {
+    public final Path root;
+    public final Path home;
+    public final Path project;
+    public final Path tmp;
 
-    TestWorld(Path root) {
+    public TestWorld(Path root) {
         try {
             this.root = root.toRealPath();
             this.home = Files.createDirectories(this.root.resolve("home"));
@@ -25,15 +29,15 @@ final class TestWorld {
         }
     }
 
-    Environment env() {
+    public Environment env() {
         return env(project);
     }
 
-    Environment env(Path workDir) {
+    public Environment env(Path workDir) {
         return new Environment(home, workDir, Map.of("PATH", "/usr/bin:/bin"), tmp, 1000, "Linux", null);
     }
 
-    Path dir(String relative) {
+    public Path dir(String relative) {
         try {
             return Files.createDirectories(root.resolve(relative));
         } catch (IOException e) {
@@ -41,7 +45,7 @@ final class TestWorld {
         }
     }
 
-    Path file(String relative) {
+    public Path file(String relative) {
         try {
             Path p = root.resolve(relative);
             Files.createDirectories(p.getParent());
@@ -51,11 +55,11 @@ final class TestWorld {
         }
     }
 
-    Plan plan(PolicyLayer... layers) {
+    public Plan plan(PolicyLayer... layers) {
         return plan(env(), layers);
     }
 
-    Plan plan(Environment env, PolicyLayer... layers) {
+    public Plan plan(Environment env, PolicyLayer... layers) {
         Policy.Builder b = Policy.builder();
         for (PolicyLayer l : layers) {
             b.layer(l);
@@ -63,11 +67,11 @@ final class TestWorld {
         return Sandbox.plan(b.build(), env, List.of("true"));
     }
 
-    static PolicyLayer.Builder project() {
+    public static PolicyLayer.Builder project() {
         return PolicyLayer.builder(Layer.PROJECT, "project.json");
     }
 
-    static PolicyLayer.Builder flags() {
+    public static PolicyLayer.Builder flags() {
         return PolicyLayer.builder(Layer.FLAG, "flags");
     }
 }

@@ -1,5 +1,7 @@
 package agentsandbox.e2e;
 
+import agentsandbox.core.Sandbox;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;

@@ -1,5 +1,7 @@
 package agentsandbox.e2e;
 
+import agentsandbox.core.Sandbox;
+
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -1,5 +1,7 @@
 package agentsandbox.e2e;
 
+import agentsandbox.core.Sandbox;
+
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,0 +1,362 @@
+package agentsandbox.core.git;
+
+import agentsandbox.core.host.HostRead;
+import agentsandbox.core.rules.Resolver;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The git directories whose config and hooks the user's next git command in a working
+ * directory will use, found where git looks, not by walking the tree: the repository
+ * around the working directory (its git dir and, for a linked worktree, the shared
+ * one), its submodules' git dirs under {@code modules/} (nested too), the worktrees'
+ * {@code config.worktree}, and the repositories at the gitlinks of its index and the
+ * paths of its {@code .gitmodules} (git status recurses into them), to a bounded depth.
+ * Outside any repository: the repositories directly below the working directory.
+ *
+ * <p>Everything read here may have been written by a sandbox: reads are bounded
+ * ({@link HostRead}), and counts and depths are capped.
+ */
+public final class GitDirs {
+    /** Nested repositories are followed this many levels below the top one. */
+    static final int MAX_DEPTH = 3;
+    /** At most this many git dirs are looked at. */
+    static final int MAX_DIRS = 256;
+    /** An index larger than this is not read for gitlinks (.gitmodules still is). */
+    static final int MAX_INDEX = 32 * 1024 * 1024;
+    public static final int MAX_SMALL = 1024 * 1024;
+    private static final int MAX_LIST = 1000;
+
+    /** Git dirs, top repository first. */
+    final Set<Path> dirs = new LinkedHashSet<>();
+    /** Files whose content decides what git runs (config, config.worktree, hooks dirs, .gitmodules, .git files, indexes). */
+    public final Set<Path> watched = new LinkedHashSet<>();
+
+    private GitDirs() {}
+
+    /** The last result of {@link #find}, and the state it depends on most: the top git dir and index. */
+    private record Found(Path workDir, List<Object> state, GitDirs dirs) {}
+
+    private static volatile Found last;
+
+    /**
+     * {@link #find}, or its last result for the same directory when the repository's
+     * index, {@code .gitmodules}, {@code .git} and {@code modules/} look the same: one
+     * start asks for the policy's rules and again for the snapshot of the check after
+     * the run. Never for the check after the run itself, which must see what is there.
+     */
+    public static GitDirs recent(Path workDir) {
+        awaitAnnounced(workDir);
+        Found f = last;
+        if (f != null && f.workDir().equals(workDir) && f.state().equals(state(f.dirs()))) {
+            return f.dirs();
+        }
+        return find(workDir);
+    }
+
+    private static List<Object> state(GitDirs g) {
+        List<Object> out = new ArrayList<>();
+        int n = 0;
+        for (Path p : g.watched) {
+            String name = p.getFileName().toString();
+            if (name.equals("index") || name.equals(".gitmodules") || name.equals(".git")) {
+                out.add(stat(p));
+            }
+            if (++n > 16) {
+                break;
+            }
+        }
+        for (Path d : g.dirs) {
+            out.add(stat(d.resolve("modules")));
+            break;
+        }
+        return out;
+    }
+
+    private static Object stat(Path p) {
+        try {
+            java.nio.file.attribute.BasicFileAttributes a = Files.readAttributes(p,
+                    java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            Object key = a.fileKey(); // device and inode, compared as they are (no text made of them)
+            return List.of(key == null ? "no key" : key, a.size(), a.lastModifiedTime());
+        } catch (IOException e) {
+            return "absent";
+        }
+    }
+
+    public static GitDirs find(Path workDir) {
+        Optional<GitLayout> layout;
+        try {
+            layout = GitLayout.discover(workDir);
+        } catch (RuntimeException e) {
+            withdraw(workDir);
+            throw e;
+        }
+        return find(workDir, layout);
+    }
+
+    /** {@link #find} with the repository above {@code workDir} already found. */
+    public static GitDirs find(Path workDir, Optional<GitLayout> layout) {
+        try {
+            GitDirs g = findNow(workDir, layout);
+            last = new Found(workDir, state(g), g);
+            return g;
+        } finally {
+            withdraw(workDir);
+        }
+    }
+
+    /**
+     * {@link #find} for the check after a run: what is there now. The last result is
+     * forgotten, not replaced (nothing after a run asks {@link #recent}), which spares the
+     * look at the state a reuse would compare.
+     */
+    public static GitDirs fresh(Path workDir) {
+        last = null;
+        return findNow(workDir, GitLayout.discover(workDir));
+    }
+
+    /** The working directory a {@link #find} announced by {@link #announce} is for, until it is done. */
+    private static Path announced;
+
+    /**
+     * Says that another thread is about to {@link #find} the git dirs of {@code workDir}
+     * (a run's preparation does it beside the plan): {@link #recent} for the same
+     * directory then waits for that result rather than finding them a second time.
+     * The caller must make sure that {@link #find} follows.
+     */
+    public static synchronized void announce(Path workDir) {
+        announced = workDir;
+    }
+
+    /** Takes back what {@link #announce} said, when no {@link #find} follows after all. */
+    public static synchronized void withdraw(Path workDir) {
+        if (workDir.equals(announced)) {
+            announced = null;
+            GitDirs.class.notifyAll();
+        }
+    }
+
+    private static synchronized void awaitAnnounced(Path workDir) {
+        boolean interrupted = false;
+        while (workDir.equals(announced)) {
+            try {
+                GitDirs.class.wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static GitDirs findNow(Path workDir, Optional<GitLayout> layout) {
+        GitDirs g = new GitDirs();
+        Path work = workDir.toAbsolutePath().normalize();
+        Optional<GitLayout> top = layout;
+        // a repository created here would take over the user's next git command in this directory
+        g.watched.add(work.resolve(".git"));
+        if (top.isPresent()) {
+            GitLayout t = top.get();
+            g.repo(t.workTree(), t.gitDir(), t.commonDir(), 0);
+        } else {
+            g.childRepos(work);
+        }
+        return g;
+    }
+
+    /** The paths of {@link #watched} that are a git dir's {@code config}, {@code config.worktree} or {@code hooks}. */
+    public List<Path> protectable() {
+        List<Path> out = new ArrayList<>();
+        for (Path p : watched) {
+            String name = p.getFileName().toString();
+            if ((name.equals("config") || name.equals("config.worktree") || name.equals("hooks"))
+                    && Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    private void childRepos(Path work) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(work)) {
+            int n = 0;
+            for (Path e : entries) {
+                if (++n > MAX_LIST) {
+                    break;
+                }
+                Path dotGit = e.resolve(".git");
+                if (Files.exists(dotGit, LinkOption.NOFOLLOW_LINKS)) {
+                    nested(e, 1);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // unreadable: nothing of it to protect
+        }
+    }
+
+    private void repo(Path workTree, Path gitDir, Path commonDir, int depth) {
+        if (dirs.size() >= MAX_DIRS || !dirs.add(gitDir)) {
+            return;
+        }
+        gitDirFiles(gitDir);
+        if (!commonDir.equals(gitDir) && dirs.add(commonDir)) {
+            gitDirFiles(commonDir);
+        }
+        if (workTree != null && depth < MAX_DEPTH) {
+            // first, so that a submodule's git dir is reached with its work tree
+            nestedRepos(workTree, gitDir, depth);
+        }
+        modules(commonDir.resolve("modules"), depth, 0);
+        worktrees(commonDir.resolve("worktrees"));
+    }
+
+    /** The repositories at the gitlinks of the index and the paths of .gitmodules. */
+    private void nestedRepos(Path workTree, Path gitDir, int depth) {
+        watched.add(workTree.resolve(".git"));
+        Path gitmodules = workTree.resolve(".gitmodules");
+        watched.add(gitmodules);
+        Set<String> paths = new LinkedHashSet<>();
+        paths.addAll(gitlinks(gitDir.resolve("index")));
+        byte[] modules = HostRead.bytes(gitmodules, MAX_SMALL);
+        if (modules != null) {
+            for (GitConfigScan.Setting s : GitConfigScan.parse(new String(modules, StandardCharsets.UTF_8))) {
+                if (s.section().equals("submodule") && s.key().equals("path") && s.value() != null) {
+                    paths.add(s.value().strip());
+                }
+            }
+        }
+        for (String p : paths) {
+            if (p.isEmpty() || p.startsWith("/")) {
+                continue;
+            }
+            Path nested = workTree.resolve(p).normalize();
+            if (nested.startsWith(workTree) && !nested.equals(workTree)) {
+                nested(nested, depth + 1);
+            }
+        }
+    }
+
+    /** An index read earlier in this process, and the file state it was read at. */
+    private record Read(Object state, List<String> gitlinks) {}
+
+    /** One start looks several times (policy, its comparison, the snapshot): the index is read once. */
+    private static final java.util.Map<Path, Read> INDEXES = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static List<String> gitlinks(Path index) {
+        if (!Files.exists(index, LinkOption.NOFOLLOW_LINKS)) {
+            return List.of();
+        }
+        Object state;
+        try {
+            // the change time too: a sandbox can set the modification time back, not that one
+            state = Files.readAttributes(index, "unix:ino,dev,size,ctime,lastModifiedTime", LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException | RuntimeException e) {
+            return List.of();
+        }
+        Read cached = INDEXES.get(index);
+        if (cached != null && cached.state().equals(state)) {
+            return cached.gitlinks();
+        }
+        List<String> links = GitIndex.gitlinks(HostRead.bytes(index, MAX_INDEX), MAX_DIRS);
+        if (INDEXES.size() < MAX_DIRS) {
+            INDEXES.put(index, new Read(state, List.copyOf(links)));
+        }
+        return links;
+    }
+
+    /** The repository whose {@code .git} is in {@code workTree}, if it is one. */
+    private void nested(Path workTree, int depth) {
+        Path dotGit = workTree.resolve(".git");
+        watched.add(dotGit);
+        Path gitDir = dotGit;
+        if (Files.isRegularFile(dotGit, LinkOption.NOFOLLOW_LINKS)) {
+            byte[] text = HostRead.bytes(dotGit, 4096);
+            String s = text == null ? "" : new String(text, StandardCharsets.UTF_8).strip();
+            if (!s.startsWith("gitdir:") || s.length() == "gitdir:".length()) {
+                return;
+            }
+            gitDir = workTree.resolve(s.substring("gitdir:".length()).strip()).normalize();
+        } else if (!Resolver.isRealDirectory(dotGit)) {
+            return;
+        }
+        if (!Files.isDirectory(gitDir) || !Files.isRegularFile(gitDir.resolve("HEAD"))) {
+            return; // not a git dir: a .git file may name any directory
+        }
+        Path common = commonDir(gitDir);
+        if (!common.equals(gitDir) && !GitLayout.isWorktreeOf(workTree, gitDir, common)) {
+            common = gitDir;
+        }
+        repo(workTree, gitDir, common, depth);
+    }
+
+    private static Path commonDir(Path gitDir) {
+        byte[] text = HostRead.bytes(gitDir.resolve("commondir"), 4096);
+        if (text == null) {
+            return gitDir;
+        }
+        String s = new String(text, StandardCharsets.UTF_8).strip();
+        return s.isEmpty() ? gitDir : gitDir.resolve(s).normalize();
+    }
+
+    private void gitDirFiles(Path gitDir) {
+        watched.add(gitDir.resolve("config"));
+        watched.add(gitDir.resolve("config.worktree"));
+        watched.add(gitDir.resolve("hooks"));
+        watched.add(gitDir.resolve("index"));
+    }
+
+    /** Submodules' git dirs: {@code modules/NAME}, where a name may hold slashes, and their own modules. */
+    private void modules(Path dir, int depth, int level) {
+        if (level > 8 || !Resolver.isRealDirectory(dir)) {
+            return;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            int n = 0;
+            for (Path e : entries) {
+                if (++n > MAX_LIST || dirs.size() >= MAX_DIRS) {
+                    break;
+                }
+                if (!Resolver.isRealDirectory(e)) {
+                    continue;
+                }
+                if (Files.isRegularFile(e.resolve("HEAD"), LinkOption.NOFOLLOW_LINKS)) {
+                    // its work tree is reached through the gitlinks; here only its own files
+                    repo(null, e, e, depth + 1);
+                } else {
+                    modules(e, depth, level + 1);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // unreadable: nothing more to find here
+        }
+    }
+
+    private void worktrees(Path dir) {
+        if (!Resolver.isRealDirectory(dir)) {
+            return;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            int n = 0;
+            for (Path e : entries) {
+                if (++n > MAX_LIST) {
+                    break;
+                }
+                watched.add(e.resolve("config.worktree"));
+            }
+        } catch (IOException | RuntimeException e) {
+            // unreadable: nothing more to find here
+        }
+    }
+}

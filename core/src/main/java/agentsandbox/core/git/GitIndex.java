@@ -1,0 +1,157 @@
+package agentsandbox.core.git;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The gitlinks (submodule entries, mode 160000) of a git index file: the paths where
+ * git looks into another repository when it runs in this one ({@code git status}
+ * recurses into each). Versions 2, 3 and 4 of the index format; anything else, or a
+ * damaged file, gives what was read up to the damage.
+ */
+public final class GitIndex {
+    private GitIndex() {}
+
+    /** Entry mode of a gitlink. */
+    private static final int GITLINK = 0160000;
+    private static final int MODE_TYPE = 0170000;
+
+    /**
+     * @param data  the index file's content
+     * @param limit at most this many gitlinks are returned
+     */
+    public static List<String> gitlinks(byte[] data, int limit) {
+        List<String> out = new ArrayList<>();
+        if (data == null || data.length < 12 || data[0] != 'D' || data[1] != 'I' || data[2] != 'R' || data[3] != 'C') {
+            return out;
+        }
+        int version = int32(data, 4);
+        long count = int32(data, 8) & 0xffffffffL;
+        if (version < 2 || version > 4) {
+            return out;
+        }
+        if (version != 4) {
+            return gitlinks23(data, count, limit, out);
+        }
+        int pos = 12;
+        byte[] previous = new byte[0];
+        for (long n = 0; n < count && out.size() < limit; n++) {
+            int start = pos;
+            if (pos + 62 > data.length) {
+                return out;
+            }
+            int mode = int32(data, pos + 24);
+            int flags = ((data[pos + 60] & 0xff) << 8) | (data[pos + 61] & 0xff);
+            pos += 62;
+            if ((flags & 0x4000) != 0) {
+                pos += 2; // extended flags (version 3 and later)
+            }
+            byte[] name;
+            if (version == 4) {
+                int[] varint = varint(data, pos);
+                if (varint == null) {
+                    return out;
+                }
+                int strip = varint[0];
+                pos = varint[1];
+                int end = nul(data, pos);
+                if (end < 0 || strip > previous.length) {
+                    return out;
+                }
+                int keep = previous.length - strip;
+                name = new byte[keep + (end - pos)];
+                System.arraycopy(previous, 0, name, 0, keep);
+                System.arraycopy(data, pos, name, keep, end - pos);
+                pos = end + 1;
+            } else {
+                // the name's length is in the flags unless it is 0xfff or more: no byte-by-byte search
+                int length12 = flags & 0xfff;
+                int end = length12 < 0xfff ? pos + length12 : nul(data, pos);
+                if (end < 0 || end >= data.length) {
+                    return out;
+                }
+                if ((mode & MODE_TYPE) != GITLINK) {
+                    pos = start + ((end - start + 1 + 7) & ~7);
+                    continue;
+                }
+                name = java.util.Arrays.copyOfRange(data, pos, end);
+                // entries are padded with NULs to a multiple of eight bytes
+                int length = end - start + 1;
+                pos = start + ((length + 7) & ~7);
+            }
+            previous = name;
+            if ((mode & MODE_TYPE) == GITLINK) {
+                out.add(new String(name, StandardCharsets.UTF_8));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Versions 2 and 3: every entry is looked at, in the interpreter, for its type alone
+     * (a large repository's index holds hundreds of thousands), so the loop does no more
+     * than step from entry to entry. An entry: 62 bytes of stat data, hash and flags (two
+     * more with extended flags), the name, NULs up to a multiple of eight; the type is the
+     * top four bits of the mode's third byte.
+     */
+    private static List<String> gitlinks23(byte[] data, long count, int limit, List<String> out) {
+        if (limit <= 0) {
+            return out;
+        }
+        int length = data.length;
+        int pos = 12;
+        for (long n = 0; n < count; n++) {
+            if (pos + 62 > length) {
+                return out;
+            }
+            int flags = ((data[pos + 60] & 0xff) << 8) | (data[pos + 61] & 0xff);
+            int name = (flags & 0x4000) != 0 ? pos + 64 : pos + 62;
+            int length12 = flags & 0xfff;
+            // the name's length is in the flags unless it is 0xfff or more: no byte-by-byte search
+            int end = length12 < 0xfff ? name + length12 : nul(data, name);
+            if (end < 0 || end >= length) {
+                return out;
+            }
+            if ((data[pos + 26] & 0xf0) == 0xe0) { // mode 160000
+                out.add(new String(data, name, end - name, StandardCharsets.UTF_8));
+                if (out.size() >= limit) {
+                    return out;
+                }
+            }
+            pos += (end - pos + 1 + 7) & ~7;
+        }
+        return out;
+    }
+
+    private static int int32(byte[] d, int p) {
+        return ((d[p] & 0xff) << 24) | ((d[p + 1] & 0xff) << 16) | ((d[p + 2] & 0xff) << 8) | (d[p + 3] & 0xff);
+    }
+
+    private static int nul(byte[] d, int from) {
+        for (int i = from; i < d.length; i++) {
+            if (d[i] == 0) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** git's offset varint: value and the position after it, or null. */
+    private static int[] varint(byte[] d, int p) {
+        if (p >= d.length) {
+            return null;
+        }
+        int c = d[p++] & 0xff;
+        long value = c & 0x7f;
+        while ((c & 0x80) != 0) {
+            if (p >= d.length || value > Integer.MAX_VALUE >> 7) {
+                return null;
+            }
+            value += 1;
+            c = d[p++] & 0xff;
+            value = (value << 7) + (c & 0x7f);
+        }
+        return value > Integer.MAX_VALUE ? null : new int[] {(int) value, p};
+    }
+}

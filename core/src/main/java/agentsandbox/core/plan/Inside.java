@@ -1,0 +1,56 @@
+package agentsandbox.core.plan;
+
+import agentsandbox.core.rules.Resolver;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Where agent-sandbox puts its own things inside every sandbox. The launcher's
+ * {@code guard.h} names the same paths; the contract test holds both to one value.
+ */
+public final class Inside {
+    private Inside() {}
+
+    /** The sandbox's own runtime directory; also the marker that says "inside". */
+    public static final Path RUNTIME = Resolver.RESERVED;
+    /** The entry point present in every sandbox. */
+    public static final Path ENTRY_POINT = RUNTIME.resolve("agent-sandbox");
+    /** Where the application directory is mounted inside. */
+    public static final Path APP = RUNTIME.resolve("app");
+    /**
+     * The sandbox's first program: the launcher, started under this name in place of the
+     * command, installs a seccomp filter that refuses the TIOCSTI and TIOCLINUX ioctls
+     * (pushing input into the caller's terminal, which the caller's shell would run
+     * after the sandbox ends) and then execs the command, same pid and arguments.
+     */
+    public static final Path COMMAND_START = RUNTIME.resolve("exec");
+    /**
+     * Where the command is, one NUL-terminated word after another, when it has more
+     * arguments than bwrap's command line takes; {@link #COMMAND_START} started without
+     * a command reads it from there.
+     */
+    public static final Path SPILLED_COMMAND = RUNTIME.resolve("command");
+    /**
+     * The run's {@link Explanation} (what it shows at each path, and why), read-only: what
+     * {@code agent-sandbox explain} reads inside. Written by the host side before bwrap
+     * starts and never read back there.
+     */
+    public static final Path POLICY = RUNTIME.resolve("policy");
+    /**
+     * The identities of the plan's mounts, which the sandbox's first program checks before
+     * the command starts ({@link MountChecks}).
+     */
+    public static final Path MOUNTS = RUNTIME.resolve("mounts");
+    /** Where the network proxy's socket and the first program's listen file are inside. */
+    public static final Path NET = RUNTIME.resolve("net");
+    /** Where the sandbox's private temp dir is, inside. */
+    public static final Path TMP = Path.of("/tmp");
+
+    /** True when this process runs inside an agent-sandbox sandbox. */
+    public static boolean isInside() {
+        // following links: no exception for the missing entry point outside (asked a few
+        // times a start); only root could put a dangling link there outside a sandbox
+        return Files.exists(ENTRY_POINT);
+    }
+}

@@ -1,0 +1,482 @@
+package agentsandbox.core.plan;
+
+import agentsandbox.core.Environment;
+import agentsandbox.core.Plan;
+import agentsandbox.core.SandboxException;
+import agentsandbox.core.git.GitLayout;
+import agentsandbox.core.guard.Wrappers;
+import agentsandbox.core.host.GpgAgent;
+import agentsandbox.core.host.HostServices;
+import agentsandbox.core.host.HostSockets;
+import agentsandbox.core.host.NetworkProxy;
+import agentsandbox.core.host.Preflight;
+import agentsandbox.core.rules.Access;
+import agentsandbox.core.rules.Candidate;
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.rules.Origin;
+import agentsandbox.core.rules.Policy;
+import agentsandbox.core.rules.PolicyLayer;
+import agentsandbox.core.rules.PresetExpander;
+import agentsandbox.core.rules.Resolver;
+import agentsandbox.core.rules.Rule;
+import agentsandbox.core.rules.Specificity;
+import agentsandbox.core.run.OwnState;
+import agentsandbox.core.run.Preparation;
+import agentsandbox.core.run.RunDir;
+import agentsandbox.core.run.ToolHomes;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Makes the {@link Plan} for one command, one stage after another ({@link #build}):
+ * presets, the working directory, git, the rules of every layer, the decision at each
+ * path, the fixed mounts, the policy's mounts, what no rule opens up, the host's services,
+ * agent-sandbox's runtime inside, and the bwrap command line. Creates nothing.
+ */
+public final class PlanBuilder {
+    private final Policy policy;
+    private final Environment env;
+    private final List<String> command;
+    private final boolean detail;
+    private final Preparation prepared;
+
+    private final List<String> notes = new ArrayList<>();
+    /** Notes on the mounts, which come after the other notes. */
+    private final List<String> mountNotes = new ArrayList<>();
+    private final List<String> wrapperNotes = new ArrayList<>();
+    private final List<Mount> mounts = new ArrayList<>();
+    private final boolean nested;
+
+    private Set<String> active;
+    private boolean base;
+    private Path realWork;
+    private Optional<GitLayout> git = Optional.empty();
+    private boolean shareTmp;
+    private Path sharedTmp;
+    private ToolHomes.Setup homeSetup;
+    private final List<Rule> rules = new ArrayList<>();
+    private Path agentSocket;
+    private Path stateDir;
+    private Path runDir;
+    private Path hiddenFile;
+    private List<Specificity.Decision> decisions;
+    private int policyFrom;
+    private int policyTo;
+    private Origin own;
+    private Origin session;
+    private HostSockets.Found sockets;
+    private List<Wrappers.Wrapper> wrappers;
+    private Path guardSocket;
+    private boolean network;
+    private Path netSocket;
+    private Path outerNet;
+    private Path bwrap;
+
+    /**
+     * @param detail   a note for every path a rule matched and every path decided (what
+     *                 {@code --debug} shows); every other note is made in any case
+     * @param prepared the preparation of the same environment's run, whose run directory
+     *                 and git layout the plan uses; null for none
+     */
+    public PlanBuilder(Policy policy, Environment env, List<String> command, boolean detail, Preparation prepared) {
+        this.policy = policy;
+        this.env = env;
+        this.command = command;
+        this.detail = detail;
+        this.prepared = prepared;
+        this.nested = Inside.isInside();
+    }
+
+    /**
+     * The plan.
+     *
+     * @throws SandboxException for an unusable policy or environment
+     */
+    public Plan build() {
+        if (command.isEmpty()) {
+            throw new SandboxException("no command given");
+        }
+        presets();
+        workDir();
+        git();
+        temp();
+        homes();
+        rules();
+        decide();
+        fixedMounts();
+        policyMounts();
+        ownState();
+        hostServices();
+        wrappers();
+        runtime();
+        return commandLine();
+    }
+
+    /** The active presets. */
+    private void presets() {
+        try {
+            active = PresetExpander.activeLeaves(policy.layers());
+        } catch (IllegalArgumentException e) {
+            throw new SandboxException(e.getMessage());
+        }
+        notes.add("presets: " + (active.isEmpty() ? "none" : String.join(", ", active)));
+        base = active.contains("@base");
+        if (base && (env.home() == null || !Files.isDirectory(env.home()))) {
+            throw new SandboxException("home directory " + (env.home() == null ? "(unset)" : env.home())
+                    + " does not exist, and preset @base makes it read-only",
+                    "set HOME to an existing directory, or turn @base off with \"presets\": [\"!@base\"]");
+        }
+    }
+
+    /**
+     * The working directory, resolved once: every rule on it, the checks and the sandbox's
+     * first program use this very path (a concurrent process that swaps a directory on the
+     * way for a link cannot make one rule mean another directory).
+     */
+    private void workDir() {
+        realWork = Resolver.realPath(env.workDir());
+        if (realWork == null || !Files.isDirectory(realWork)) {
+            throw new SandboxException("working directory " + env.workDir() + " does not exist");
+        }
+        if (base) {
+            WorkDirChecks.canBeWritable(realWork);
+        }
+    }
+
+    /** The project's repository, for the git presets. */
+    private void git() {
+        if (!active.contains("@git") && !active.contains("@git-strict")) {
+            return;
+        }
+        git = prepared != null ? prepared.gitLayout() : GitLayout.discover(env.workDir());
+        if (git.isPresent()) {
+            GitLayout g = git.get();
+            notes.add("git: repository " + g.gitDir()
+                    + (g.linkedWorktree() ? " (linked worktree of " + g.commonDir() + ")" : "")
+                    + ", branch " + g.currentBranch().orElse("(detached HEAD)"));
+        } else {
+            notes.add("git: no repository above " + env.workDir() + "; git presets add nothing");
+        }
+    }
+
+    /** Whether /tmp is the host's temp dir. */
+    private void temp() {
+        shareTmp = base && policy.shareTmp();
+        sharedTmp = shareTmp ? Resolver.realPath(env.tempDir()) : null;
+        if (shareTmp && sharedTmp == null) {
+            throw new SandboxException("the host temp dir " + env.tempDir()
+                    + " (shared with the sandbox) does not exist",
+                    "create it, set TMPDIR to an existing directory, or do not share it");
+        }
+    }
+
+    /**
+     * What the run creates in the home for the tools it starts. Inside another sandbox the
+     * home is as the outer run left it (read-only but for its grants), and the outer run
+     * created what its tools need: nothing to create here.
+     */
+    private void homes() {
+        homeSetup = nested ? ToolHomes.Setup.NONE : ToolHomes.setup(active, env, command, policy.layers(), notes);
+    }
+
+    /** Every rule: the presets', each layer's, the flags', and the config files' protection. */
+    private void rules() {
+        rules.addAll(PresetExpander.rules(active, env, git));
+        if (homeSetup.claude() != ToolHomes.ClaudeStep.NONE) {
+            // a symlink into ~/.claude once the run starts, which that directory's rule covers
+            Path config = env.home().resolve(ToolHomes.CLAUDE_CONFIG);
+            for (Iterator<Rule> it = rules.iterator(); it.hasNext();) {
+                Rule r = it.next();
+                if (config.equals(r.literal()) && r.origin().layer() == Layer.PRESET) {
+                    it.remove();
+                }
+            }
+        }
+        for (PolicyLayer layer : policy.layers()) {
+            Origin o = layer.origin();
+            for (String p : layer.ro()) {
+                rules.add(Rule.pattern(p, Access.RO, o));
+            }
+            for (String p : layer.rw()) {
+                rules.add(Rule.pattern(p, Access.RW, o));
+            }
+            for (String p : layer.exclude()) {
+                rules.add(Rule.pattern(p, Access.EXCLUDE, o));
+            }
+        }
+        if (policy.sshAgent()) {
+            agentSocket = HostServices.sshAgentSocket(env);
+            Origin o = new Origin(Layer.FLAG, "--ssh-agent");
+            if (env.home() != null) {
+                rules.add(Rule.literal(env.home().resolve(".ssh/known_hosts"), Access.RO, o));
+                rules.add(Rule.literal(env.home().resolve(".ssh/config"), Access.RO, o));
+            }
+        }
+        if (shareTmp) {
+            rules.add(Rule.literal(sharedTmp, Access.RW, new Origin(Layer.PRESET, "@base (shared temp dir)")));
+        }
+        rules.addAll(ConfigProtection.rules(policy, env));
+    }
+
+    /** The run directory, then the rule that decides each path. */
+    private void decide() {
+        stateDir = RunDir.stateDir(env);
+        runDir = prepared != null ? prepared.runDir() : RunDir.newPath(stateDir, RunDir.randomName());
+        if (!RunDir.runsDir(stateDir).equals(runDir.getParent())) {
+            throw new IllegalArgumentException("the preparation was made for another environment: " + runDir);
+        }
+        hiddenFile = RunDir.hidden(runDir);
+        Set<Path> created = Set.copyOf(homeSetup.directories());
+        Resolver roots = new Resolver(env, notes, created, List.of(), detail).resolvedAs(env.workDir(), realWork);
+        List<Path> writableRoots = roots.writableRoots(rules);
+        List<Candidate> candidates = new ArrayList<>(roots.withWritable(writableRoots).resolve(rules));
+        if (base && !shareTmp) {
+            // a contender like any rule's: a rule on /tmp itself can still show the host's
+            candidates.add(new Candidate(Inside.TMP, RunDir.tmp(runDir), Access.RW, Origin.preset("@base"), true,
+                    "a private temp dir"));
+            notes.add("tmp: /tmp is private to this run (" + RunDir.tmp(runDir) + "), removed when it ends");
+        }
+        decisions = new ArrayList<>(Specificity.decide(candidates));
+        WorkDirChecks.notExcluded(env.workDir(), realWork, decisions);
+        if (shareTmp) {
+            decisions.addAll(Views.mirror(decisions, sharedTmp, Inside.TMP));
+            notes.add("tmp: /tmp is the host temp dir " + sharedTmp + " (shared), every rule below it applies at"
+                    + " /tmp too");
+        }
+    }
+
+    /** What every sandbox has: the host read-only, its own /dev, /proc and /run, the DNS config. */
+    private void fixedMounts() {
+        Origin sandbox = new Origin(Layer.PRESET, "sandbox");
+        mounts.add(Mount.of(Mount.Kind.ROOT, Path.of("/"), Path.of("/"), Access.RO, sandbox));
+        mounts.add(Mount.of(Mount.Kind.DEVICES, null, Path.of("/dev"), Access.RW, sandbox));
+        mounts.add(Mount.of(Mount.Kind.PROCESSES, null, Path.of("/proc"), Access.RO, sandbox));
+        mounts.add(Mount.of(Mount.Kind.FRESH_DIR, null, Path.of("/run"), Access.RW, sandbox));
+        Optional<Path> dns = HostServices.resolvConfDir();
+        if (dns.isPresent()) {
+            Path d = dns.get();
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, d, d, Access.RO, new Origin(Layer.PRESET, "dns")));
+            notes.add("dns: /etc/resolv.conf points into " + d + ", bound read-only");
+        }
+    }
+
+    /** The decisions as mounts, and the pins that keep a protected path where it is. */
+    private void policyMounts() {
+        policyFrom = mounts.size();
+        mounts.addAll(Planner.plan(decisions, hiddenFile, mountNotes, detail));
+        policyTo = mounts.size();
+        OwnState.refuseLinks(env, mounts);
+        policyTo += Pins.pin(mounts, policyFrom, policyTo, env, realWork);
+        if (detail) {
+            for (Mount m : mounts) {
+                if (m.origin() == Pins.PINNED) {
+                    notes.add("pinned: " + m.target() + " is a mount point of its own, so that no sandbox can rename"
+                            + " it: a protected path lies below");
+                }
+            }
+        }
+    }
+
+    /**
+     * What no rule may open up: agent-sandbox's own state (every run's directory, the trust
+     * store), and the private /tmp at its own path.
+     */
+    private void ownState() {
+        own = new Origin(Layer.PRESET, "agent-sandbox's own state, hidden in every sandbox");
+        for (Path dir : List.of(stateDir, RunDir.socketsBase(env))) {
+            for (Path inside : Views.of(dir, mounts)) {
+                // an empty file system of this sandbox's own: what a nested agent-sandbox keeps
+                // there (or anything else written there) stays in memory and goes with the sandbox
+                mounts.add(Mount.of(Mount.Kind.EMPTY_DIR, inside, inside, Access.EXCLUDE, own));
+                mountNotes.add(Planner.pad("exclude") + inside + "  <- " + own);
+            }
+        }
+        if (base && !shareTmp) {
+            // The private /tmp also at its own path: a program that looks up where /tmp comes
+            // from (/proc/self/mountinfo) and mounts there finds it. Codex's own sandbox hides
+            // its runtime dir under every path /tmp is known by, and fails on a missing one.
+            Path privateTmp = RunDir.tmp(runDir);
+            Origin tmpOrigin = new Origin(Layer.PRESET, "@base (the private /tmp at its own path)");
+            mounts.add(Mount.of(Mount.Kind.READ_WRITE, privateTmp, privateTmp, Access.RW, tmpOrigin));
+            mountNotes.add(Planner.pad("rw") + privateTmp + "  <- " + tmpOrigin);
+        }
+    }
+
+    /**
+     * The host session's sockets hidden; the ssh-agent, the gpg-agent and Docker as the
+     * flags say. Nothing is mounted over /proc/keys: the kernel refuses a nested sandbox a
+     * /proc of its own once anything in /proc is covered, and the key calls themselves are
+     * refused.
+     */
+    private void hostServices() {
+        Set<String> keep = agentSocket != null ? Set.of("SSH_AUTH_SOCK") : Set.of();
+        sockets = HostSockets.find(env, keep, sharedTmp);
+        notes.addAll(sockets.notes());
+        session = new Origin(Layer.PRESET, "host session sockets");
+        for (Path d : sockets.directories()) {
+            for (Path inside : Views.of(d, mounts)) {
+                mounts.add(Mount.of(Mount.Kind.EMPTY_DIR, inside, inside, Access.EXCLUDE, session));
+                mountNotes.add(Planner.pad("exclude") + inside + "  <- " + session);
+            }
+        }
+        for (Path f : sockets.sockets()) {
+            for (Path inside : Views.of(f, mounts)) {
+                mounts.add(Mount.of(Mount.Kind.NULL_DEVICE, null, inside, Access.EXCLUDE, session));
+                mountNotes.add(Planner.pad("exclude") + inside + "  <- " + session);
+            }
+        }
+        if (agentSocket != null) {
+            mounts.add(Mount.of(Mount.Kind.READ_WRITE, agentSocket, agentSocket, Access.RW,
+                    new Origin(Layer.FLAG, "--ssh-agent")));
+            mountNotes.add(Planner.pad("rw") + agentSocket + "  <- flag --ssh-agent");
+            notes.add("ssh-agent: " + agentSocket + " reachable (--ssh-agent); ~/.ssh/known_hosts and ~/.ssh/config"
+                    + " readable, the keys stay hidden");
+        }
+        if (policy.gpgAgent()) {
+            GpgAgent.Found gpg = GpgAgent.find(env);
+            for (Mount m : GpgAgent.mounts(gpg)) {
+                mounts.add(m);
+                mountNotes.add(Planner.pad(m.access().word()) + m.target() + "  <- flag --gpg-agent");
+            }
+            notes.add("gpg-agent: its restricted socket " + gpg.socket() + " at " + gpg.home().resolve("S.gpg-agent")
+                    + " (--gpg-agent); " + gpg.home() + " shows only its public keyring, trust database and"
+                    + " configuration");
+        }
+        mounts.addAll(HostServices.dockerMounts(policy.docker(), env, notes));
+    }
+
+    /** The command wrappers, and the sockets of the git guard and the network proxy. */
+    private void wrappers() {
+        wrappers = Wrappers.discover(policy, env, nested ? Inside.RUNTIME : null, wrapperNotes, prepared);
+        boolean guard = false;
+        for (Wrappers.Wrapper w : wrappers) {
+            guard |= w.needsGuard();
+        }
+        Path socketsDir = RunDir.socketsDir(RunDir.socketsBase(env), runDir);
+        guardSocket = guard ? RunDir.guardSocket(socketsDir) : null;
+        network = policy.network();
+        if (network && nested) {
+            outerNet = Files.exists(Inside.NET.resolve(RunDir.SOCKET)) ? Inside.NET : null;
+            if (outerNet == null) {
+                network = false;
+                notes.add("network: off, since the outer sandbox has none");
+            } else if (!policy.hostPorts().isEmpty()) {
+                notes.add("network: through the outer sandbox's proxy; host ports are those the outer sandbox grants");
+            }
+        } else if (network && env.installation() == null) {
+            network = false;
+            notes.add("network: off, since only the agent-sandbox launcher can connect the sandbox to the proxy"
+                    + " (no installation given)");
+        } else if (network) {
+            netSocket = RunDir.netSocket(socketsDir);
+        }
+        for (Path socket : new Path[] {guardSocket, netSocket}) {
+            if (socket != null && socket.toString().getBytes(StandardCharsets.UTF_8).length
+                    > RunDir.MAX_SOCKET_PATH) {
+                throw new SandboxException("the path of agent-sandbox's socket " + socket + " is too long for a Unix"
+                        + " socket", "set XDG_RUNTIME_DIR to a shorter directory of your own, or unset it");
+            }
+        }
+    }
+
+    /** agent-sandbox's runtime directory inside: the launcher, the app, the run's files, the sockets. */
+    private void runtime() {
+        Origin runtime = new Origin(Layer.PRESET, "agent-sandbox runtime");
+        if (env.installation() != null) {
+            mounts.addAll(Wrappers.overlayMounts(wrappers, env.installation().launcher()));
+        }
+        mounts.add(Mount.of(Mount.Kind.FRESH_DIR, null, Inside.RUNTIME, Access.RO, runtime));
+        if (env.installation() != null) {
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, env.installation().launcher(), Inside.ENTRY_POINT, Access.RO,
+                    runtime));
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, env.installation().appHome(), Inside.APP, Access.RO, runtime));
+            mounts.add(Mount.of(Mount.Kind.SYMLINK, Inside.ENTRY_POINT.getFileName(), Inside.COMMAND_START, Access.RO,
+                    runtime));
+        } else {
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, hiddenFile, Inside.ENTRY_POINT, Access.RO, runtime));
+        }
+        mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunDir.policy(runDir), Inside.POLICY, Access.RO, runtime));
+        if (env.installation() != null) {
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunDir.mountIdentities(runDir), Inside.MOUNTS, Access.RO,
+                    runtime));
+        }
+        if (nested) {
+            // the outer sandbox's runtime: its wrappers' rules and real binaries, its git guard
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, Inside.RUNTIME, Wrappers.OUTER, Access.RO, runtime));
+            notes.add("nested: inside another sandbox, whose runtime stays reachable at " + Wrappers.OUTER);
+        }
+        mounts.addAll(Wrappers.runtimeMounts(wrappers, guardSocket == null ? null : guardSocket.getParent()));
+        if (netSocket != null) {
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, netSocket.getParent(), Inside.NET, Access.RO,
+                    new Origin(Layer.PRESET, "network proxy")));
+        } else if (outerNet != null) {
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, outerNet, Inside.NET, Access.RO,
+                    new Origin(Layer.PRESET, "network proxy of the outer sandbox")));
+        }
+    }
+
+    /** The bwrap command line, and the plan. */
+    private Plan commandLine() {
+        bwrap = Preflight.findBwrap(env);
+        // Without the launcher to seal the terminal with (see Inside.COMMAND_START), a
+        // session of its own keeps the command from pushing input into the caller's terminal.
+        BwrapCommand line = new BwrapCommand(bwrap == null ? "bwrap" : bwrap.toString(), env.installation() == null);
+        line.mount(mounts);
+        line.remountReadOnly(Inside.RUNTIME);
+        for (String v : sockets.dropped()) {
+            line.unsetenv(v);
+        }
+        if (base) {
+            line.setenv("TMPDIR", "/tmp");
+        }
+        Path claudeDir = ToolHomes.claudeConfigDir(active, env, homeSetup);
+        if (claudeDir != null) {
+            line.setenv("CLAUDE_CONFIG_DIR", claudeDir.toString());
+            notes.add("home: CLAUDE_CONFIG_DIR=" + claudeDir + " inside, the directory of the config "
+                    + env.home().resolve(ToolHomes.CLAUDE_CONFIG) + " points to");
+        }
+        if (network) {
+            String proxy = "http://127.0.0.1:" + NetworkProxy.PROXY_PORT;
+            for (String v : HostServices.PROXY_VARIABLES) {
+                line.setenv(v, proxy);
+            }
+            line.setenv("NO_PROXY", HostServices.NO_PROXY);
+            line.setenv("no_proxy", HostServices.NO_PROXY);
+        }
+        line.start(env.workDir(), env.installation() != null ? Inside.COMMAND_START : null);
+        Mount spill = null;
+        Origin runtime = new Origin(Layer.PRESET, "agent-sandbox runtime");
+        Mount spillMount = Mount.of(Mount.Kind.READ_ONLY, RunDir.command(runDir), Inside.SPILLED_COMMAND, Access.RO,
+                runtime);
+        if (env.installation() != null && line.spills(command, spillMount)) {
+            // More arguments than bwrap takes: they go to a file that the sandbox's first
+            // program reads, so the command gets them all, as the kernel allows.
+            spill = spillMount;
+            mounts.add(spill);
+            notes.add("command: " + command.size() + " words, more than bwrap's command line takes: passed in "
+                    + Inside.SPILLED_COMMAND);
+        }
+        mounts.add(Mount.of(Mount.Kind.REMOUNT_READ_ONLY, null, Inside.RUNTIME, Access.RO, runtime));
+        List<String> argv = line.finish(command, spill, mounts.size());
+
+        notes.add("network: " + (network ? "on, through agent-sandbox's proxy at http://127.0.0.1:"
+                + NetworkProxy.PROXY_PORT + " (no host loopback, no host abstract sockets"
+                + (policy.hostPorts().isEmpty() || netSocket == null ? "" : "; host ports " + policy.hostPorts())
+                + ")" : "off (only loopback)"));
+        notes.addAll(mountNotes);
+        notes.addAll(wrapperNotes);
+        Path tmpSource = shareTmp ? sharedTmp : base ? RunDir.tmp(runDir) : Inside.TMP;
+        Explanation explanation = Explanation.of(env, policy, mounts, policyFrom, policyTo, decisions,
+                base && !shareTmp ? RunDir.tmp(runDir) : null, own, session);
+        return new Plan(argv, mounts, runDir, hiddenFile, notes, bwrap, guardSocket, tmpSource,
+                spill == null ? List.of() : command, netSocket, policy.hostPorts(), homeSetup, explanation,
+                base ? realWork : null);
+    }
+}

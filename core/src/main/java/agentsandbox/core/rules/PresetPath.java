@@ -1,0 +1,6 @@
+package agentsandbox.core.rules;
+
+import java.nio.file.Path;
+
+/** One absolute path a preset names, with the access level it gives. */
+public record PresetPath(Path path, Access access) {}

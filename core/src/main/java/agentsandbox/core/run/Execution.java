@@ -1,0 +1,355 @@
+package agentsandbox.core.run;
+
+import agentsandbox.core.Environment;
+import agentsandbox.core.guard.GuardServer;
+import agentsandbox.core.plan.MountChecks;
+import agentsandbox.core.host.NetworkProxy;
+import agentsandbox.core.Plan;
+import agentsandbox.core.host.Preflight;
+import agentsandbox.core.Sandbox;
+import agentsandbox.core.SandboxException;
+import agentsandbox.core.aftercheck.GitAftercheck;
+import agentsandbox.core.aftercheck.Quarantine;
+import agentsandbox.core.aftercheck.StateWatch;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * A running sandbox. {@link #waitFor()} returns the command's exit status, stops the
+ * host-side servers (git guard, network proxy) and removes the run directory (with the
+ * private {@code /tmp}), whatever happened. A caller with its own work after the run
+ * calls {@link #waitForEnd()} and then {@link #close()} instead: the run directory is
+ * removed (by the launcher's starter, in native code) while that work runs.
+ * {@link #terminate()} is what the caller does on SIGINT/SIGTERM: the first call sends
+ * SIGTERM to bwrap and SIGKILL after a grace period; a second call kills at once.
+ */
+public final class Execution implements AutoCloseable {
+    /** How long bwrap gets to end after SIGTERM before it is killed. */
+    public static final long GRACE_MILLIS = 10_000;
+    /** How long the end of a run waits for the check of the git metadata. */
+    public static final java.time.Duration GIT_CHECK_LIMIT = java.time.Duration.ofSeconds(5);
+
+    private final Bwrap bwrap;
+    private final Plan plan;
+    private final RunDir run;
+    private final GuardServer guard;
+    private final NetworkProxy proxy;
+    private final java.nio.channels.FileChannel setupLog;
+    private final Path procSys;
+    private final StateWatch state;
+    private final int uid;
+    /** The check of the git metadata after the run, let go when bwrap has ended; null for none. */
+    private final GitAftercheck.Running gitCheck;
+    private List<String> changed;
+    private final Object sweeping = new Object();
+    private boolean swept; // under sweeping
+    /** Whether {@link #closeAtExit()} was called. */
+    private volatile boolean atExit;
+    private volatile boolean terminated;
+    private List<String> bwrapMessages = List.of();
+
+    /**
+     * @param setupLog the file bwrap's messages go to until the command starts (see below),
+     *                 opened before bwrap started, so that it is that file that is read even
+     *                 if a sandbox renames a directory above it; or {@code null} when bwrap
+     *                 writes to the caller's stderr directly (the library without the launcher)
+     */
+    public Execution(Bwrap bwrap, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy,
+            java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state, int uid, GitAftercheck git) {
+        this.gitCheck = git == null ? null : git.ready();
+        this.state = state;
+        this.uid = uid;
+        this.bwrap = bwrap;
+        this.plan = plan;
+        this.run = run;
+        this.guard = guard;
+        this.proxy = proxy;
+        this.setupLog = setupLog;
+        this.procSys = procSys;
+    }
+
+    /**
+     * What bwrap said on a run whose command did start (normally nothing): shown once,
+     * after the run, by the caller. A failed setup is the {@link SandboxException} of
+     * {@link #waitFor()} instead.
+     */
+    public List<String> bwrapMessages() {
+        return bwrapMessages;
+    }
+
+    /**
+     * After the run: what the host found changed that a later run would obey (see
+     * {@link StateWatch}, and the watched settings files of {@link Quarantine}),
+     * each moved aside; one line each, for the user.
+     */
+    public synchronized List<String> afterRun() {
+        if (changed == null) {
+            List<String> out = new java.util.ArrayList<>(state == null ? List.of() : state.after());
+            out.addAll(Quarantine.moveAside(plan.homeSetup(), plan.runtimeDir().getParent().getParent()));
+            changed = List.copyOf(out);
+        }
+        return changed;
+    }
+
+    /**
+     * After the run ({@link #waitFor()} or {@link #waitForEnd()}): everything the host's
+     * checks found, one line each for the user: what the run left in the git metadata that
+     * a later git command would run ({@link GitAftercheck}), then what {@link #afterRun()}
+     * moved aside. Waits for the git check at most {@link #GIT_CHECK_LIMIT}.
+     */
+    public List<String> findings() {
+        List<String> out = new java.util.ArrayList<>();
+        if (gitCheck != null) {
+            for (GitAftercheck.Finding f : gitCheck.findings(GIT_CHECK_LIMIT)) {
+                out.add(f.message());
+            }
+        }
+        out.addAll(afterRun());
+        return out;
+    }
+
+    /** True once {@link #terminate()} was called. */
+    public boolean terminated() {
+        return terminated;
+    }
+
+    /** The bwrap process id. */
+    public long pid() {
+        return bwrap.pid();
+    }
+
+    /**
+     * Waits for the sandbox to end and cleans up.
+     *
+     * @return the command's exit status (128 + signal number when it was killed by a signal)
+     * @throws SandboxException when bwrap itself could not create the sandbox
+     */
+    public int waitFor() {
+        try {
+            return waitForEnd();
+        } finally {
+            close();
+        }
+    }
+
+    /**
+     * Removes the run directory, once the removal that {@link #waitForEnd()} started is
+     * done (or at once, and then bwrap with it: call this after bwrap has ended), and waits
+     * until the git guard has closed its socket. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (gitCheck != null) {
+            gitCheck.cancel(); // a check never let go (bwrap could not set the sandbox up) ends
+        }
+        sweep();
+        run.close();
+        if (guard != null && !atExit) {
+            guard.close();
+        }
+    }
+
+    /**
+     * {@link #close()} as the last step of a process that ends right after it (the command
+     * line tool): the run directory's removal, when the launcher's starter does it, is not
+     * waited for here but by the launcher, after this JVM has gone (see
+     * {@link RunDir#closeAtExit()}). Idempotent, and {@link #close()} after it does nothing more.
+     */
+    public void closeAtExit() {
+        sweep();
+        run.closeAtExit();
+        // the git guard was stopped at bwrap's end (its thread closes the socket by itself):
+        // nothing is served any more, and the process ends next, so it is not waited for
+        atExit = true;
+    }
+
+    /**
+     * Whether a {@link #closeAtExit()} in this JVM left the removal of its run directory
+     * to the launcher's starter, which the launcher must then wait for
+     * ({@link Environment#STATUS_STARTER_REMOVING}).
+     */
+    public static boolean starterStillRemoving() {
+        return RunDir.leftToStarter;
+    }
+
+    /**
+     * Removes, once, what runs killed outright left (see {@link RunDir#removeStaleBeside});
+     * {@link #close()} and {@link #closeAtExit()} do it when nobody did before. The command
+     * line tool calls it once bwrap has been started and the servers listen: the JVM has
+     * nothing else to do until bwrap ends, and bwrap's set-up leaves a core idle.
+     */
+    public void sweep() {
+        synchronized (sweeping) { // not this object's lock: terminate() must not wait for a sweep
+            if (!swept) {
+                swept = true;
+                run.removeStaleBeside(uid);
+            }
+        }
+    }
+
+
+    /**
+     * Waits for the sandbox to end, stops the host-side servers and starts removing the
+     * run directory; {@link #close()} finishes that.
+     *
+     * @return the command's exit status (128 + signal number when it was killed by a signal)
+     * @throws SandboxException when bwrap itself could not create the sandbox
+     */
+    public int waitForEnd() {
+        return waitForEnd(null);
+    }
+
+    /**
+     * {@link #waitForEnd()}, running {@code atEnd} (when not null) as soon as bwrap has
+     * ended, before the servers are stopped: work of the caller's own that then runs
+     * beside the cleanup (the CLI starts its check of the git metadata there).
+     */
+    public int waitForEnd(Runnable atEnd) {
+        int status;
+        String log = null;
+        try {
+            try {
+                status = waitUninterruptibly();
+            } finally {
+                // first: the starter removes the run directory while the rest below runs (the
+                // setup log is read through the channel opened before bwrap started)
+                run.startClosing(bwrap);
+            }
+            if (gitCheck != null) {
+                gitCheck.go(); // beside the cleanup below
+            }
+            if (atEnd != null) {
+                atEnd.run();
+            }
+            log = setupLog == null ? null : readSetupLog(setupLog);
+        } finally {
+            if (guard != null) {
+                guard.stop(); // close() below waits for it, usually long done by then
+            }
+            if (proxy != null) {
+                proxy.close();
+            }
+        }
+        if (log != null) {
+            // With the launcher, bwrap's messages go to the setup log until the sandbox's
+            // first program marks the command's start and gives it the caller's stderr
+            // (launcher.c, start_bwrap): no mark, a failure status and a message mean bwrap
+            // could not set the sandbox up, and its words become one line of ours.
+            int mark = log.indexOf(Launch.STARTED_MARK + "\n");
+            String before = mark < 0 ? log : log.substring(0, mark);
+            String after = mark < 0 ? "" : log.substring(mark + Launch.STARTED_MARK.length() + 1);
+            if (mark < 0 && status != 0 && !terminated && !before.isBlank()) {
+                throw setupFailure(before);
+            }
+            List<String> messages = new java.util.ArrayList<>();
+            for (String l : (before + after).split("\n")) {
+                if (!l.isBlank()) {
+                    messages.add(l);
+                }
+            }
+            bwrapMessages = List.copyOf(messages);
+            return status;
+        }
+        if (status == 1 && !terminated && plan.bwrap() != null) {
+            // bwrap reports its own failures with status 1, like many commands do: only
+            // when a minimal sandbox cannot start either is it bwrap's failure.
+            SandboxException why = Preflight.explainFailure(plan.bwrap(), Path.of("/proc/sys"));
+            if (why != null) {
+                throw why;
+            }
+        }
+        return status;
+    }
+
+    /** The reason bwrap gave for a failed setup, as one exception. */
+    private SandboxException setupFailure(String messages) {
+        // a machine that cannot run any sandbox (user namespaces, AppArmor) has a fix of its own
+        SandboxException machine = plan.bwrap() == null ? null : Preflight.explainFailure(plan.bwrap(), procSys);
+        if (machine != null) {
+            return machine;
+        }
+        for (String line : messages.split("\n")) {
+            // the sandbox's first program found a mount that is not what was checked
+            // (MountChecks): its own words, not bwrap's
+            if (line.startsWith("agent-sandbox: ") && line.contains(MountChecks.CHANGED)) {
+                return new SandboxException(line.substring("agent-sandbox: ".length()).strip());
+            }
+        }
+        StringBuilder said = new StringBuilder();
+        for (String line : messages.split("\n")) {
+            String l = line.strip();
+            for (String prefix : List.of("bwrap: ", "agent-sandbox: ")) {
+                if (l.startsWith(prefix)) {
+                    l = l.substring(prefix.length());
+                }
+            }
+            if (!l.isEmpty()) {
+                said.append(said.isEmpty() ? "" : "; ").append(l);
+            }
+        }
+        return new SandboxException("bwrap could not set up the sandbox: " + said,
+                "run with --debug to see every mount and the rule behind it");
+    }
+
+    /** The setup log, at most 64 KiB of it, through the channel opened when it was made. */
+    private static String readSetupLog(java.nio.channels.FileChannel log) {
+        try (log) {
+            java.nio.ByteBuffer buffer = java.nio.ByteBuffer.allocate(64 * 1024);
+            while (buffer.hasRemaining() && log.read(buffer, buffer.position()) > 0) {
+                // reads on until the buffer is full or the file ends
+            }
+            return new String(buffer.array(), 0, buffer.position(), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private int waitUninterruptibly() {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return bwrap.waitFor();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** SIGTERM to bwrap, SIGKILL after the grace period; a second call kills at once. */
+    public synchronized void terminate() {
+        if (terminated) {
+            bwrap.kill();
+            return;
+        }
+        terminated = true;
+        bwrap.terminate();
+        Thread killer = new Thread(() -> {
+            try {
+                if (!bwrap.waitFor(GRACE_MILLIS)) {
+                    bwrap.kill();
+                }
+            } catch (InterruptedException e) {
+                bwrap.kill();
+            }
+        }, "agent-sandbox-grace");
+        killer.setDaemon(true);
+        killer.start();
+    }
+
+    public static void deleteQuietly(Path p) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException e) {
+            // best effort: a leftover empty file in a private temp dir harms nothing
+        }
+    }
+}

@@ -1,0 +1,214 @@
+package agentsandbox.core.run;
+
+import agentsandbox.core.Environment;
+import agentsandbox.core.Plan;
+import agentsandbox.core.SandboxException;
+import agentsandbox.core.aftercheck.GitAftercheck;
+import agentsandbox.core.aftercheck.StateWatch;
+import agentsandbox.core.guard.GuardServer;
+import agentsandbox.core.host.NetworkProxy;
+import agentsandbox.core.host.Preflight;
+import agentsandbox.core.plan.MountChecks;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Starts a plan: the run directory and its files, the home's set-up, the git guard and the
+ * network proxy, then bwrap, through the launcher's starter when there is one.
+ */
+public final class Launch {
+    private Launch() {}
+
+    /**
+     * The launcher's argument that makes it start bwrap with bwrap's setup messages kept
+     * apart (the same in the launcher's {@code guard.h}).
+     */
+    public static final String START_BWRAP = "--internal-start-bwrap";
+    /** What the sandbox's first program writes to the setup log just before the command starts. */
+    public static final String STARTED_MARK = "agent-sandbox: the command starts";
+    /** Where the first program finds the caller's stderr (the variable holds its descriptor). */
+    public static final String STDERR_VARIABLE = "AGENT_SANDBOX_STDERR_FD";
+
+    /**
+     * Starts the plan with the given standard streams (null: the caller's own), using what
+     * {@code prepared} made meanwhile (null: made now).
+     *
+     * @throws SandboxException when the machine cannot run a sandbox (root, no bwrap, …)
+     */
+    public static Execution start(Plan plan, Environment env, Preparation prepared, ProcessBuilder.Redirect in,
+            ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
+        // the machine's check first: as root or without bwrap, nothing is created
+        RunDir run;
+        StateWatch state;
+        GitAftercheck git = null; // taken below from the preparation, before bwrap starts
+        if (prepared != null) {
+            run = prepared.take(plan); // throws what the preparation's check found
+            state = null; // taken below, just before bwrap starts
+        } else {
+            Preflight.checkCanRun(env);
+            run = RunDir.create(plan.runtimeDir(), RunDir.socketsDir(RunDir.socketsBase(env), plan.runtimeDir()),
+                    env.uid());
+            state = StateWatch.before(env);
+            git = GitAftercheck.before(env.workDir());
+        }
+        GuardServer guard = null;
+        NetworkProxy proxy = null;
+        try {
+            prepareRun(run, plan);
+            List<String> argv = plan.argv();
+            java.nio.channels.FileChannel setupLog = null;
+            if (env.installation() != null) {
+                // bwrap's setup messages into a file of the run, the caller's stderr back
+                // for the command: see start_bwrap in the launcher, and Execution
+                Path logFile = Files.createFile(RunDir.setupLog(run.path()), PosixFilePermissions.asFileAttribute(
+                        PosixFilePermissions.fromString("rw-------")));
+                setupLog = java.nio.channels.FileChannel.open(logFile, java.nio.file.StandardOpenOption.READ,
+                        LinkOption.NOFOLLOW_LINKS);
+                argv = new ArrayList<>();
+                argv.addAll(List.of(env.installation().launcher().toString(), START_BWRAP, logFile.toString()));
+                argv.addAll(plan.argv());
+            }
+            if (plan.guardSocket() != null) {
+                guard = GuardServer.prepare(env, plan);
+            }
+            if (plan.netSocket() != null) {
+                proxy = new NetworkProxy(plan.netSocket(), plan.hostPorts());
+            }
+            if (prepared != null) {
+                // the state before the run, which the second thread takes meanwhile: the
+                // home's set-up below and bwrap come after it
+                state = prepared.state();
+                git = prepared.gitBefore();
+            }
+            for (String failure : ToolHomes.apply(plan.homeSetup(), env.home())) {
+                System.err.println("agent-sandbox: " + failure);
+            }
+            if (env.installation() != null) {
+                // after the home's set-up: what it creates is mounted too
+                RunDir.createFile(RunDir.mountChecks(run.path()), "r--------",
+                        MountChecks.render(plan.mounts(), plan.checkedWorkDir()));
+            }
+            Bwrap bwrap = null;
+            if (setupLog != null && inherits(in) && inherits(out) && inherits(err)) {
+                BwrapStarter starter = BwrapStarter.take(env.installation().starter());
+                if (starter != null) {
+                    bwrap = starter.start(RunDir.setupLog(run.path()), plan.argv(), env.hostEnv());
+                }
+            }
+            if (bwrap == null) {
+                ProcessBuilder pb = new ProcessBuilder(argv);
+                setEnvironment(pb.environment(), env.hostEnv());
+                // bwrap's own directory does not matter (it goes to the working directory with
+                // --chdir, inside): "/" can always be entered, so a working directory that cannot
+                // is bwrap's to report, in the words of its chdir
+                pb.directory(new java.io.File("/"));
+                pb.redirectInput(in == null ? ProcessBuilder.Redirect.INHERIT : in)
+                        .redirectOutput(out == null ? ProcessBuilder.Redirect.INHERIT : out)
+                        .redirectError(err == null ? ProcessBuilder.Redirect.INHERIT : err);
+                bwrap = Bwrap.of(pb.start());
+            }
+            if (guard != null) {
+                guard.listen();
+            }
+            if (proxy != null) {
+                proxy.listen();
+            }
+            Execution execution = new Execution(bwrap, plan, run, guard, proxy, setupLog, env.procSys(), state,
+                    env.uid(), git);
+            return execution;
+        } catch (IOException e) {
+            closeQuietly(guard);
+            closeQuietly(proxy);
+            run.close();
+            throw new SandboxException("cannot start bwrap: " + e.getMessage(), Preflight.INSTALL_HINT, e);
+        } catch (RuntimeException e) {
+            closeQuietly(guard);
+            closeQuietly(proxy);
+            run.close();
+            throw e;
+        }
+    }
+
+    /** Whether a stream of {@link #start} is the caller's own (null stands for that too). */
+    private static boolean inherits(ProcessBuilder.Redirect r) {
+        return r == null || r == ProcessBuilder.Redirect.INHERIT;
+    }
+
+    /** What the plan needs in the run directory beyond what every run has. */
+    private static void prepareRun(RunDir run, Plan plan) throws IOException {
+        // created read-only, written through the descriptor that created it
+        RunDir.createFile(RunDir.policy(run.path()), "r--------",
+                plan.explanation().format().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        if (!plan.spilledCommand().isEmpty()) {
+            writeCommand(RunDir.command(run.path()), plan.spilledCommand());
+        }
+        if (plan.guardSocket() != null) {
+            run.socketDir(RunDir.GUARD);
+        }
+        if (plan.netSocket() != null) {
+            Path net = run.socketDir(RunDir.NET);
+            RunDir.createFile(net.resolve("listen"), "rw-------",
+                    NetworkProxy.listenFile(plan.hostPorts()).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        }
+    }
+
+    /**
+     * Makes {@code target} (a process builder's environment, inherited from this process)
+     * equal to {@code wanted}, changing only what differs: an inherited variable keeps its
+     * original bytes, so a value that is not valid UTF-8 reaches the command unchanged.
+     */
+    public static void setEnvironment(Map<String, String> target, Map<String, String> wanted) {
+        target.keySet().retainAll(wanted.keySet());
+        for (Map.Entry<String, String> e : wanted.entrySet()) {
+            if (!e.getValue().equals(target.get(e.getKey()))) {
+                target.put(e.getKey(), e.getValue());
+            }
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                // closing a server that never listened does not fail in a way that matters
+            }
+        }
+    }
+
+    /** The command's words, each ended by a NUL byte, readable by the owner only. */
+    private static void writeCommand(Path file, List<String> command) throws IOException {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        for (String word : command) {
+            bytes.writeBytes(word.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            bytes.write(0);
+        }
+        RunDir.createFile(file, "rw-------", bytes.toByteArray());
+    }
+
+    /**
+     * Pays what the first use of the JVM's Unix sockets costs (the classes' setup, and a
+     * random-number source for their temporary names: the app image's runtime has a provider
+     * of its own for that, see agentsandbox.urandom.UrandomProvider).
+     * {@link Preparation} does it while the plan is made, on a core that planning leaves
+     * idle, rather than while bwrap sets the sandbox up, which it would slow down.
+     */
+    public static void openSocketClasses() {
+        try {
+            java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX).close();
+            java.nio.channels.Selector.open().close();
+            // the first bind sets up the JDK's network classes (InetAddress among them), which
+            // opening a channel does not
+            Class.forName("sun.nio.ch.Net");
+        } catch (IOException | ClassNotFoundException | RuntimeException e) {
+            // the guard and the proxy meet the same failure when they open theirs, and say so
+        }
+    }
+}

@@ -1,0 +1,339 @@
+package agentsandbox.core.aftercheck;
+
+import agentsandbox.core.git.GitConfigScan;
+import agentsandbox.core.git.GitDirs;
+import agentsandbox.core.git.GitIndex;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The check of git metadata after a run, with real git repositories. */
+class GitAftercheckTest {
+    @TempDir
+    Path dir;
+
+    private String git(Path in, String... args) {
+        List<String> cmd = new ArrayList<>(List.of("git", "-c", "user.name=t", "-c", "user.email=t@t.invalid",
+                "-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always"));
+        cmd.addAll(List.of(args));
+        try {
+            Process p = new ProcessBuilder(cmd).directory(in.toFile()).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new AssertionError("git " + String.join(" ", args) + " failed: " + out);
+            }
+            return out.strip();
+        } catch (IOException | InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private Path repo() throws IOException {
+        Path r = Files.createDirectories(dir.resolve("r"));
+        git(r, "init", "-q");
+        Files.writeString(r.resolve("f"), "x");
+        git(r, "add", "f");
+        git(r, "commit", "-qm", "one");
+        return r;
+    }
+
+    private List<String> settings(List<GitAftercheck.Finding> findings) {
+        return findings.stream().map(f -> f.file().getFileName() + " " + f.setting()).toList();
+    }
+
+    @Test
+    void Gitlink_To_A_New_Nested_Repository_With_Fsmonitor_Is_Reported() throws IOException {
+        Path r = repo();
+        GitAftercheck check = GitAftercheck.before(r);
+        Path zz = Files.createDirectories(r.resolve("zz"));
+        git(zz, "init", "-q");
+        git(zz, "commit", "-q", "--allow-empty", "-m", "x");
+        git(zz, "config", "core.fsmonitor", "touch /tmp/pwned");
+        git(r, "update-index", "--add", "--cacheinfo", "160000," + git(zz, "rev-parse", "HEAD") + ",zz");
+        List<GitAftercheck.Finding> found = check.after(Duration.ofSeconds(10));
+        assertThat(settings(found)).containsExactly("config core.fsmonitor");
+        assertThat(found.get(0).file()).isEqualTo(zz.resolve(".git/config"));
+        assertThat(found.get(0).message()).contains("git config --file").contains("--unset-all core.fsmonitor");
+    }
+
+    @ParameterizedTest(name = "let go first: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void A_Check_Made_Ready_Looks_When_Let_Go_Or_Asked_Not_When_Made(boolean letGo) throws IOException {
+        Path r = repo();
+        GitAftercheck.Running ready = GitAftercheck.before(r).ready();
+        // made before the change, let go (or asked for its findings) after it: it sees the change
+        git(r, "config", "core.fsmonitor", "touch /tmp/pwned");
+        if (letGo) {
+            ready.go();
+        }
+        assertThat(settings(ready.findings(Duration.ofSeconds(10)))).containsExactly("config core.fsmonitor");
+    }
+
+    @Test
+    void A_Cancelled_Check_Finds_Nothing_At_Once_And_Cannot_Be_Let_Go() throws IOException {
+        Path r = repo();
+        GitAftercheck.Running ready = GitAftercheck.before(r).ready();
+        git(r, "config", "core.fsmonitor", "touch /tmp/pwned");
+        ready.cancel();
+        ready.go();
+        // no time to wait at all: a check still under way would be reported as not finished
+        assertThat(ready.findings(Duration.ZERO)).isEmpty();
+    }
+
+    @Test
+    void Nothing_Changed_Means_Nothing_Reported_Even_With_Settings_That_Run() throws IOException {
+        Path r = repo();
+        git(r, "config", "core.pager", "less");
+        GitAftercheck check = GitAftercheck.before(r);
+        Files.writeString(r.resolve("g"), "y");
+        git(r, "add", "g");
+        git(r, "commit", "-qm", "two");
+        assertThat(check.after(Duration.ofSeconds(10))).isEmpty();
+    }
+
+    @Test
+    void New_Submodule_Git_Dir_Config_And_Hook_Are_Reported() throws IOException {
+        Path r = repo();
+        GitAftercheck check = GitAftercheck.before(r);
+        Path m = Files.createDirectories(r.resolve(".git/modules/lib/a"));
+        Files.writeString(m.resolve("HEAD"), "ref: refs/heads/main\n");
+        Files.writeString(m.resolve("config"), "[core]\n\tbare = false\n[alias]\n\tst = !sh -c evil\n");
+        Path hook = Files.createDirectories(m.resolve("hooks")).resolve("post-checkout");
+        Files.writeString(hook, "#!/bin/sh\n");
+        Files.setPosixFilePermissions(hook, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.writeString(m.resolve("hooks/pre-commit.sample"), "#!/bin/sh\n");
+        assertThat(settings(check.after(Duration.ofSeconds(10))))
+                .containsExactlyInAnyOrder("config alias.st", "post-checkout hook");
+    }
+
+    @Test
+    void Gitmodules_Update_Command_Is_Reported() throws IOException {
+        Path r = repo();
+        GitAftercheck check = GitAftercheck.before(r);
+        Files.writeString(r.resolve(".gitmodules"), "[submodule \"x\"]\n\tpath = x\n\turl = ./x\n\tupdate = !touch p\n");
+        assertThat(settings(check.after(Duration.ofSeconds(10)))).containsExactly(".gitmodules submodule.x.update");
+    }
+
+    @Test
+    void A_Repository_Created_In_A_Directory_That_Had_None_Is_Reported() throws IOException {
+        Path plain = Files.createDirectories(dir.resolve("plain"));
+        GitAftercheck check = GitAftercheck.before(plain);
+        git(plain, "init", "-q");
+        git(plain, "config", "core.hooksPath", "/tmp/h");
+        git(plain, "config", "include.path", "/tmp/more");
+        git(plain, "config", "filter.x.smudge", "evil");
+        assertThat(settings(check.after(Duration.ofSeconds(10))))
+                .containsExactly("config core.hookspath", "config include.path", "config filter.x.smudge");
+    }
+
+    @Test
+    void A_Fifo_Where_A_Config_Belongs_Is_Reported_Without_Blocking() throws Exception {
+        Path r = repo();
+        GitAftercheck check = GitAftercheck.before(r);
+        Path zz = Files.createDirectories(r.resolve("zz/.git"));
+        Files.writeString(zz.resolve("HEAD"), "ref: refs/heads/main\n");
+        Process p = new ProcessBuilder("mkfifo", zz.resolve("config").toString()).start();
+        assertThat(p.waitFor()).isZero();
+        Files.writeString(r.resolve(".gitmodules"), "[submodule \"zz\"]\n\tpath = zz\n\turl = ./zz\n");
+        long start = System.nanoTime();
+        List<GitAftercheck.Finding> found = check.after(Duration.ofSeconds(10));
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        assertThat(settings(found)).containsExactly("config not a file");
+    }
+
+    static Stream<Arguments> running() {
+        return Stream.of(
+                Arguments.of("[core]\n\tfsmonitor = evil", "core.fsmonitor"),
+                Arguments.of("[core] fsmonitor = \"ev\\\"il\"", "core.fsmonitor"),
+                Arguments.of("[CORE]\n\tFsMonitor=x", "core.fsmonitor"),
+                Arguments.of("[core]\n\tfsmonitor = true\n\tpager = less", "core.pager"),
+                Arguments.of("[core]\n\teditor = vim ; comment", "core.editor"),
+                Arguments.of("[core]\n\tsshCommand = ssh -i k", "core.sshcommand"),
+                Arguments.of("[diff \"x\"]\n\ttextconv = cat", "diff.x.textconv"),
+                Arguments.of("[merge \"x\"]\n\tdriver = cat", "merge.x.driver"),
+                Arguments.of("[includeIf \"gitdir:/\"]\n\tpath = /tmp/x", "includeif.gitdir:/.path"),
+                Arguments.of("[remote \"o\"]\n\turl = ext::sh -c evil", "remote.o.url"),
+                Arguments.of("[credential]\n\thelper = !evil", "credential.helper"),
+                Arguments.of("[core.x]\n\thookspath = h", "core.x.hookspath"),
+                Arguments.of("[sequence]\n\teditor = evil", "sequence.editor"),
+                Arguments.of("[uploadpack]\n\tpackObjectsHook = evil", "uploadpack.packobjectshook"),
+                Arguments.of("[hook \"x\"]\n\tcommand = evil", "hook.x.command"),
+                Arguments.of("[user]\n\tname = me\n[diff]\n\texternal = evil", "diff.external"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("running")
+    void Settings_That_Run_A_Command_Are_Found(String text, String expected) {
+        List<String> names = GitConfigScan.running(text.getBytes(StandardCharsets.UTF_8)).stream()
+                .map(GitConfigScan.Setting::name).toList();
+        assertThat(names).as(text).containsExactly(expected);
+    }
+
+    @Test
+    void Ordinary_Settings_Are_Not_Reported() {
+        String text = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+                + "\tlogallrefupdates = true\n\tfsmonitor = false\n[remote \"origin\"]\n"
+                + "\turl = https://example.com/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+                + "[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n[user]\n\tname = x\n"
+                + "[submodule \"a\"]\n\tpath = a\n\turl = ../a.git\n\tupdate = rebase\n";
+        assertThat(GitConfigScan.running(text.getBytes(StandardCharsets.UTF_8))).isEmpty();
+    }
+
+    /** A commit of a repository of its own, for gitlinks to point at. */
+    private String subCommit() throws IOException {
+        Path sub = Files.createDirectories(dir.resolve("sub"));
+        git(sub, "init", "-q");
+        git(sub, "commit", "-q", "--allow-empty", "-m", "x");
+        return git(sub, "rev-parse", "HEAD");
+    }
+
+    @Test
+    void Index_Gitlinks_Are_Read_From_A_Real_Index_In_Every_Version() throws IOException {
+        Path r = repo();
+        String sha = subCommit();
+        git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",deep/dir/zz");
+        git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",a-first");
+        for (String version : List.of("2", "3", "4")) {
+            git(r, "update-index", "--index-version", version);
+            byte[] index = Files.readAllBytes(r.resolve(".git/index"));
+            assertThat(GitIndex.gitlinks(index, 100)).as("index version " + version)
+                    .containsExactly("a-first", "deep/dir/zz");
+        }
+    }
+
+    /**
+     * Among ordinary entries (files, nested directories, an intent-to-add entry with extended
+     * flags, a name longer than the flags can hold), in every version: exactly the gitlinks,
+     * in index order, up to the limit.
+     */
+    @Test
+    void Index_Gitlinks_Are_Found_Among_Files_Of_Every_Kind() throws IOException {
+        Path r = repo();
+        String sha = subCommit();
+        for (int i = 0; i < 40; i++) {
+            Path f = r.resolve("d" + (i % 7)).resolve("file-" + "x".repeat(i) + ".txt");
+            Files.createDirectories(f.getParent());
+            Files.writeString(f, "content " + i);
+        }
+        git(r, "add", "-A");
+        Files.writeString(r.resolve("later.txt"), "intent");
+        git(r, "add", "-N", "later.txt");
+        String blob = git(r, "hash-object", "-w", "d0/file-.txt");
+        String longName = ("n".repeat(200) + "/").repeat(21) + "last";
+        git(r, "update-index", "--add", "--cacheinfo", "100644," + blob + "," + longName);
+        git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",d3/link-in-the-middle");
+        git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",zz/last-link");
+        git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",0-first-link");
+        for (String version : List.of("2", "3", "4")) {
+            git(r, "update-index", "--index-version", version);
+            byte[] index = Files.readAllBytes(r.resolve(".git/index"));
+            assertThat(GitIndex.gitlinks(index, 100)).as("index version " + version)
+                    .containsExactly("0-first-link", "d3/link-in-the-middle", "zz/last-link");
+            assertThat(GitIndex.gitlinks(index, 2)).as("index version " + version + ", two at most")
+                    .containsExactly("0-first-link", "d3/link-in-the-middle");
+            assertThat(GitIndex.gitlinks(index, 0)).as("index version " + version + ", none asked").isEmpty();
+        }
+    }
+
+    /**
+     * An index the sandbox wrote is read on the host: whatever its bytes (a real index of
+     * every version with random bytes changed, cut short, or with random counts and name
+     * lengths), the scan ends without an error and within its limit.
+     */
+    @Test
+    void Any_Damage_To_An_Index_Gives_No_Error_And_At_Most_The_Limit() throws IOException {
+        Path r = repo();
+        String sha = subCommit();
+        for (int i = 0; i < 30; i++) {
+            Files.writeString(r.resolve("f" + i), "x");
+        }
+        git(r, "add", "-A");
+        for (int i = 0; i < 5; i++) {
+            git(r, "update-index", "--add", "--cacheinfo", "160000," + sha + ",link" + i);
+        }
+        java.util.Random random = new java.util.Random(11);
+        for (String version : List.of("2", "3", "4")) {
+            git(r, "update-index", "--index-version", version);
+            byte[] index = Files.readAllBytes(r.resolve(".git/index"));
+            for (int round = 0; round < 20_000; round++) {
+                byte[] damaged = java.util.Arrays.copyOf(index, 13 + random.nextInt(index.length - 12));
+                for (int k = random.nextInt(6); k >= 0; k--) {
+                    damaged[12 + random.nextInt(damaged.length - 12)] = (byte) random.nextInt(256);
+                }
+                if (random.nextInt(4) == 0) {
+                    damaged[8 + random.nextInt(4)] = (byte) random.nextInt(256); // the entry count
+                }
+                int limit = random.nextInt(4);
+                assertThat(GitIndex.gitlinks(damaged, limit)).as("index version %s, round %d", version, round)
+                        .hasSizeLessThanOrEqualTo(limit);
+            }
+        }
+    }
+
+    @Test
+    void Damaged_Index_Gives_No_Error() {
+        assertThat(GitIndex.gitlinks(new byte[] {'D', 'I', 'R', 'C', 0, 0, 0, 2, 0x7f, 0, 0, 0, 1}, 10)).isEmpty();
+        assertThat(GitIndex.gitlinks(null, 10)).isEmpty();
+        assertThat(GitIndex.gitlinks("not an index".getBytes(StandardCharsets.UTF_8), 10)).isEmpty();
+    }
+
+    @Test
+    void Existing_Nested_And_Submodule_Git_Dirs_Are_Protected() throws IOException {
+        Path r = repo();
+        Path zz = Files.createDirectories(r.resolve("zz"));
+        git(zz, "init", "-q");
+        git(zz, "commit", "-q", "--allow-empty", "-m", "x");
+        git(r, "update-index", "--add", "--cacheinfo", "160000," + git(zz, "rev-parse", "HEAD") + ",zz");
+        Path m = Files.createDirectories(r.resolve(".git/modules/m"));
+        Files.writeString(m.resolve("HEAD"), "ref: refs/heads/main\n");
+        Files.writeString(m.resolve("config"), "");
+        Files.createDirectories(m.resolve("hooks"));
+        assertThat(GitDirs.find(r.resolve("f").getParent()).protectable()).contains(
+                r.resolve(".git/config"), r.resolve(".git/hooks"), zz.resolve(".git/config"),
+                zz.resolve(".git/hooks"), m.resolve("config"), m.resolve("hooks"));
+    }
+
+    @Test
+    void A_Search_Another_Thread_Announced_Is_Waited_For_Rather_Than_Made_Twice() throws Exception {
+        Path r = repo();
+        GitDirs.announce(r);
+        GitDirs[] theirs = new GitDirs[1];
+        Thread other = new Thread(() -> {
+            try {
+                Thread.sleep(200); // the announced search comes late: the plan's asks first
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            theirs[0] = GitDirs.find(r);
+        });
+        other.start();
+        GitDirs mine = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> GitDirs.recent(r));
+        other.join();
+        assertThat(mine).isSameAs(theirs[0]);
+    }
+
+    @Test
+    void A_Withdrawn_Announcement_Is_Not_Waited_For() throws IOException {
+        Path r = repo();
+        GitDirs.announce(r);
+        GitDirs.withdraw(r);
+        assertThat(assertTimeoutPreemptively(Duration.ofSeconds(30), () -> GitDirs.recent(r)).protectable())
+                .contains(r.resolve(".git/config"), r.resolve(".git/hooks"));
+    }
+}
