@@ -1,11 +1,26 @@
 /*
- * Unit tests of the launcher's own functions: `make check`. The launcher is compiled
- * in, with its main renamed; every check prints what failed and the run exits 1.
+ * Unit tests of the launcher's own functions: `make check`. Linked with every file of
+ * the launcher but main.c; every check prints what failed and the run exits 1.
  */
-int launcher_main(int argc, char *argv[]);
-#define main launcher_main
-#include "../src/launcher.c"
-#undef main
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../src/git_guard.h"
+#include "../src/guard.h"
+#include "../src/guard_client.h"
+#include "../src/remove_tree.h"
+#include "../src/starter_request.h"
+#include "../src/tool.h"
+#include "../src/util.h"
+#include "../src/wrapper.h"
 
 static int failures;
 
