@@ -110,7 +110,16 @@ public final class Sandbox {
     }
 
     /** Where the network proxy's socket and the first program's listen file are inside. */
-    public static final Path NET = RUNTIME.resolve("net");
+    public static final Path NET = RUNTIME.resolve(RunDir.NET);
+    /** The network proxy's socket inside (NET_SOCKET in guard.h). */
+    static final Path NET_SOCKET = NET.resolve(RunDir.SOCKET);
+    /** What the sandbox's first program listens on for the network (NET_LISTEN in guard.h). */
+    static final Path NET_LISTEN = NET.resolve(RunDir.LISTEN);
+    /**
+     * The port of the network proxy on the sandbox's loopback (set in HTTP_PROXY and the like),
+     * which no host port can take.
+     */
+    public static final int PROXY_PORT = 3128;
     /** Where the sandbox's private temp dir is, inside. */
     static final Path TMP = Path.of("/tmp");
 
@@ -348,7 +357,7 @@ public final class Sandbox {
         Path netSocket = null;
         Path outerNet = null;
         if (network && nested) {
-            outerNet = Files.exists(NET.resolve(RunDir.SOCKET)) ? NET : null;
+            outerNet = Files.exists(NET_SOCKET) ? NET : null;
             if (outerNet == null) {
                 network = false;
                 notes.add("network: off, since the outer sandbox has none");
@@ -427,7 +436,7 @@ public final class Sandbox {
                     + env.home().resolve(ToolHomes.CLAUDE_CONFIG) + " points to");
         }
         if (network) {
-            String proxy = "http://127.0.0.1:" + NetworkProxy.PROXY_PORT;
+            String proxy = "http://127.0.0.1:" + PROXY_PORT;
             for (String v : PROXY_VARIABLES) {
                 tail.addAll(List.of("--setenv", v, proxy));
             }
@@ -465,7 +474,7 @@ public final class Sandbox {
         }
 
         notes.add("network: " + (network ? "on, through agent-sandbox's proxy at http://127.0.0.1:"
-                + NetworkProxy.PROXY_PORT + " (no host loopback, no host abstract sockets"
+                + PROXY_PORT + " (no host loopback, no host abstract sockets"
                 + (policy.hostPorts().isEmpty() || netSocket == null ? "" : "; host ports " + policy.hostPorts())
                 + ")" : "off (only loopback)"));
         notes.addAll(mountNotes);
@@ -699,7 +708,7 @@ public final class Sandbox {
         }
         if (plan.netSocket() != null) {
             Path net = run.socketDir(RunDir.NET);
-            RunDir.createFile(net.resolve("listen"), "rw-------",
+            RunDir.createFile(net.resolve(RunDir.LISTEN), "rw-------",
                     NetworkProxy.listenFile(plan.hostPorts()).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         }
     }
