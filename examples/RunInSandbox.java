@@ -1,3 +1,11 @@
+import agentsandbox.core.Environment;
+import agentsandbox.core.Plan;
+import agentsandbox.core.Sandbox;
+import agentsandbox.core.rules.Layer;
+import agentsandbox.core.rules.Policy;
+import agentsandbox.core.rules.PolicyLayer;
+import agentsandbox.core.run.Execution;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -8,7 +16,7 @@ public class RunInSandbox {
         Environment env = new Environment(
                 Path.of(System.getenv("HOME")), project, System.getenv(),
                 Path.of(System.getenv().getOrDefault("TMPDIR", "/tmp")),
-                (Integer) java.nio.file.Files.getAttribute(Path.of("/proc/self"), "unix:uid"),
+                (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid"),
                 System.getProperty("os.name"), null);
         Policy policy = Policy.builder()
                 .layer(PolicyLayer.builder(Layer.PROJECT, "example")
@@ -17,7 +25,14 @@ public class RunInSandbox {
                         .build())
                 .build();
         Plan plan = Sandbox.plan(policy, env, List.of("sh", "-c", "echo sandboxed > out.txt; cat .env"));
-        int status = Sandbox.start(plan, env).waitFor();
-        System.out.println("exit status " + status);
+        try (Execution run = Sandbox.start(plan, env)) {
+            int status = run.waitFor();
+            // what the run left that the host would obey later: git hooks and configs it
+            // planted, settings files of granted caches (moved aside)
+            for (String finding : run.findings()) {
+                System.err.println("after the run: " + finding);
+            }
+            System.out.println("exit status " + status);
+        }
     }
 }

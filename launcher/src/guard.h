@@ -1,14 +1,43 @@
 /*
  * The contract between the launcher and the Java side of agent-sandbox: the git
  * guard's conversation (GuardProtocol.java), the in-sandbox paths (Sandbox.java,
- * Wrappers.java) and the limits and timeouts of both sides. The Java test
- * GuardContractTest reads this file and fails when a value differs from Java's.
+ * Wrappers.java) and the limits and timeouts of both sides. Every constant the C and
+ * the Java side share is defined here, once. The Java test GuardContractTest reads
+ * this file and fails when a value differs from Java's, or when a constant here has
+ * no row there. A value is a number, a character, or string literals and names of
+ * constants defined above it, side by side (concatenated, as C does).
  */
 #ifndef AGENT_SANDBOX_GUARD_H
 #define AGENT_SANDBOX_GUARD_H
 
 /* The sandbox's runtime; an outer sandbox's runtime is at <runtime>/outer. */
 #define RUNTIME "/run/agent-sandbox"
+/* The launcher, read-only, inside every sandbox (Sandbox.ENTRY_POINT): its existence
+ * is the answer to `check`. */
+#define SANDBOX_MARKER RUNTIME "/agent-sandbox"
+/* The name bwrap starts the launcher by, in place of the sandboxed command: the
+ * sandbox's first program (command_start.c). */
+#define COMMAND_START RUNTIME "/exec"
+/* The command when it has more words than bwrap's command line takes: each ended
+ * by a NUL byte. COMMAND_START started without a command reads it from here, up to
+ * SPILLED_COMMAND_MAX bytes (what the starter takes of a command line it is given). */
+#define SPILLED_COMMAND RUNTIME "/command"
+#define SPILLED_COMMAND_MAX 67108864
+/*
+ * With the network on, the sandbox has a network namespace of its own with only a
+ * loopback. The host writes NET_LISTEN: one line per port to listen on in the
+ * sandbox's loopback, NET_LISTEN_PROXY " PORT" (HTTP proxy clients, named by
+ * HTTP_PROXY) or NET_LISTEN_PORT " PORT" (a host port the user granted). The
+ * sandbox's helper (net_helper.c) hands every connection to the agent-sandbox process
+ * outside over NET_SOCKET (NetworkProxy.java), after one line saying what it is:
+ * NET_PROXY_CLIENT, or NET_HOST_CLIENT and the port.
+ */
+#define NET_LISTEN RUNTIME "/net/listen"
+#define NET_SOCKET RUNTIME "/net/socket"
+#define NET_LISTEN_PROXY "proxy"
+#define NET_LISTEN_PORT "port"
+#define NET_PROXY_CLIENT "P"
+#define NET_HOST_CLIENT "H "
 /* Below a runtime: the rules, the real binaries, the outer runtime, the guard's socket. */
 #define RUNTIME_COMMANDS "cmd"
 #define RUNTIME_OUTER "outer"
@@ -18,18 +47,18 @@
 #define GUARD_JAR "app/lib/agent-sandbox-core.jar"
 #define GUARD_FALLBACK_CLASS "agentsandbox.core.guard.GuardFallback"
 
-/* bwrap's setup messages (see start_bwrap in launcher.c and Execution.java): the
+/* bwrap's setup messages (see bwrap_start.c and Execution.java): the
  * tool starts bwrap through the launcher as `agent-sandbox START_BWRAP LOG bwrap ...`;
  * the caller's stderr waits at the descriptor named by STDERR_VARIABLE until the
  * sandbox's first program puts it back, after writing STARTED_MARK and a line break
  * to LOG. */
 #define START_BWRAP "--internal-start-bwrap"
 #define STDERR_VARIABLE "AGENT_SANDBOX_STDERR_FD"
-/* The descriptor of the run's liveness pipe in the sandbox (see take_alive in launcher.c). */
+/* The descriptor of the run's liveness pipe in the sandbox (see take_alive in command_start.c). */
 #define ALIVE_VARIABLE "AGENT_SANDBOX_ALIVE_FD"
 #define STARTED_MARK "agent-sandbox: the command starts"
 
-/* The starter (see serve_start in launcher.c and BwrapStarter.java): the launcher
+/* The starter (see starter.c and BwrapStarter.java): the launcher
  * names it to the JVM in this system property as "<request fd>,<reply fd>";
  * a request is at most this many bytes. */
 #define STARTER_PROPERTY "agentsandbox.starter"
@@ -37,7 +66,7 @@
  * property (reading /proc/self/status costs the interpreted JVM over a millisecond). */
 #define UID_PROPERTY "agentsandbox.uid"
 /* The launcher stays the process the caller waits for and runs the JVM as its child
- * (see run_jvm in launcher.c): the JVM writes the tool's exit status, one byte, to
+ * (see run_jvm.c): the JVM writes the tool's exit status, one byte, to
  * the descriptor this system property names when the run is done, and the launcher
  * then stops it, without the JVM's own exit, and exits with that status. */
 #define STATUS_PROPERTY "agentsandbox.status"
@@ -61,6 +90,14 @@
 #define APP_LIB_FD 9
 #define APP_CLASS_PATH "/proc/self/fd/9/agent-sandbox-cli.jar"
 #define APP_MAIN_CLASS "agentsandbox.cli.Main"
+/* The launcher names itself and the application directory to the JVM in these system
+ * properties (cli's SystemEnvironment reads them). */
+#define LAUNCHER_PROPERTY "agentsandbox.launcher"
+#define HOME_PROPERTY "agentsandbox.home"
+/* The caller's variables that would configure the tool's own JVM (JAVA_TOOL_OPTIONS, ...)
+ * and its LC_ALL are set aside under this prefix plus their name for the JVM, which
+ * gives them back to the command (cli's SystemEnvironment). */
+#define CALLER_VARIABLE_PREFIX "AGENT_SANDBOX_CALLER_"
 /* The build trains the startup cache through the launcher, so that the training takes
  * the path a real start takes (the starter among it): `agent-sandbox TRAIN_FLAG
  * CONFIGURATION WORKDIR` runs TRAIN_CLASS recording into CONFIGURATION

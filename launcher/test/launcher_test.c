@@ -1,11 +1,26 @@
 /*
- * Unit tests of the launcher's own functions: `make check`. The launcher is compiled
- * in, with its main renamed; every check prints what failed and the run exits 1.
+ * Unit tests of the launcher's own functions: `make check`. Linked with every file of
+ * the launcher but main.c; every check prints what failed and the run exits 1.
  */
-int launcher_main(int argc, char *argv[]);
-#define main launcher_main
-#include "../src/launcher.c"
-#undef main
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../src/git_guard.h"
+#include "../src/guard.h"
+#include "../src/guard_client.h"
+#include "../src/remove_tree.h"
+#include "../src/starter_request.h"
+#include "../src/tool.h"
+#include "../src/util.h"
+#include "../src/wrapper.h"
 
 static int failures;
 
@@ -205,7 +220,9 @@ static void write_file(const char *path)
 }
 
 /* A tree as a sandbox may leave its /tmp: links out (to a file and a directory that
- * must survive), a directory without rights, nesting; all of it goes, nothing else. */
+ * must survive), a directory without rights, nesting; all of it goes, nothing else. The
+ * same cases as RunDir.removeTree's in Java (RunDirTest: Removes_A_Tree_As_The_Launcher_Does,
+ * Removes_A_Tree_Far_Deeper_Than_It_Holds_Directories_Open). */
 static void test_remove_tree(void)
 {
     char base[] = "/tmp/launcher-test-XXXXXX";
@@ -250,6 +267,27 @@ static void test_remove_tree(void)
     CHECK(remove_tree("/") != 0);
 
     CHECK(remove_tree(outside) == 0);
+
+    /* far deeper than a removal holds directories open (RunDir's test of the same name
+     * in Java: Removes_A_Tree_Far_Deeper_Than_It_Holds_Directories_Open), its path far
+     * longer than PATH_MAX: built a level at a time from inside */
+    snprintf(path, sizeof path, "%s/deep", base);
+    CHECK(mkdir(path, 0700) == 0);
+    int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    CHECK(here >= 0 && chdir(path) == 0);
+    for (int depth = 0; depth < REMOVE_MAX_DEPTH * 10 + 7; depth++) {
+        if (mkdir("d", 0700) != 0 || chdir("d") != 0) {
+            CHECK(!"a level of the deep tree");
+            break;
+        }
+    }
+    write_file("bottom");
+    CHECK(here >= 0 && fchdir(here) == 0);
+    if (here >= 0) {
+        close(here);
+    }
+    CHECK(remove_tree(path) == 0);
+    CHECK(!exists_here(path));
     CHECK(rmdir(base) == 0);
 }
 

@@ -131,7 +131,7 @@ quietly "making the man page and completions" "$image/runtime/bin/java" -Xshare:
     -cp "$image/lib/agent-sandbox-cli.jar" agentsandbox.cli.Manual "$image/share"
 install -m 755 "$(dirname "${BASH_SOURCE[0]}")/install.sh" "$image/install.sh"
 
-# The JVM options must be the launcher's (see JVM_OPTIONS in launcher/src/launcher.c), and
+# The JVM options must be the launcher's (see JVM_OPTIONS in launcher/src/tool.c), and
 # so must the class path: the jars through the descriptor APP_LIB_FD of the lib directory
 # (launcher/src/guard.h), the same text wherever the image is installed later.
 options=(-XX:+UseSerialGC -Xint -XX:-UsePerfData

@@ -26,7 +26,7 @@ public final class Main {
 
     /**
      * Hands the status to the launcher, which then stops this JVM (its own exit would
-     * only cost time) and ends with the status (see run_jvm in launcher.c); without the
+     * only cost time) and ends with the status (see launcher/src/run_jvm.c); without the
      * launcher's descriptor, nothing to do.
      */
     private static void report(int status) {

@@ -1,11 +1,14 @@
 package agentsandbox.cli;
 
+import agentsandbox.core.plan.Inside;
+import agentsandbox.core.Sandbox;
+
 /** Host port numbers as flags and config files write them. */
 final class Ports {
     private Ports() {}
 
     /** The proxy's port inside the sandbox, which a host port cannot take. */
-    static final int PROXY = 3128;
+    static final int PROXY = Inside.PROXY_PORT;
 
     static final String PROBLEM = "expected a port number from 1 to 65535 (other than " + PROXY
             + ", agent-sandbox's proxy inside the sandbox)";

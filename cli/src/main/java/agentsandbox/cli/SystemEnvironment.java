@@ -20,7 +20,7 @@ final class SystemEnvironment {
      * this tool's own JVM; {@link #callerEnvironment} puts them back for the command.
      */
     static final List<String> CALLER_JAVA_VARIABLES = List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS");
-    static final String CALLER_VARIABLE_PREFIX = "AGENT_SANDBOX_CALLER_";
+    static final String CALLER_VARIABLE_PREFIX = Environment.Installation.CALLER_VARIABLE_PREFIX;
 
     /**
      * The native launcher runs this tool's JVM with {@code LC_ALL=C.UTF-8}, so that
@@ -121,8 +121,8 @@ final class SystemEnvironment {
 
     /** The launcher and application directory, as the native launcher passes them. */
     static Environment.Installation installation() {
-        String launcher = System.getProperty("agentsandbox.launcher");
-        String home = System.getProperty("agentsandbox.home");
+        String launcher = System.getProperty(Environment.Installation.LAUNCHER_PROPERTY);
+        String home = System.getProperty(Environment.Installation.HOME_PROPERTY);
         if (launcher == null || home == null) {
             return null;
         }

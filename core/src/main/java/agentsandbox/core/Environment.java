@@ -104,6 +104,15 @@ public record Environment(
 
         /** The system property by which the launcher names its starter (STARTER_PROPERTY in guard.h). */
         public static final String STARTER_PROPERTY = "agentsandbox.starter";
+        /** The system property by which the launcher names itself (LAUNCHER_PROPERTY in guard.h). */
+        public static final String LAUNCHER_PROPERTY = "agentsandbox.launcher";
+        /** The system property by which the launcher names the application directory (HOME_PROPERTY in guard.h). */
+        public static final String HOME_PROPERTY = "agentsandbox.home";
+        /**
+         * The launcher sets the caller's variables that would configure the tool's own JVM
+         * aside under this prefix plus their name (CALLER_VARIABLE_PREFIX in guard.h).
+         */
+        public static final String CALLER_VARIABLE_PREFIX = "AGENT_SANDBOX_CALLER_";
 
         /** An installation without a starter. */
         public Installation(Path launcher, Path appHome) {

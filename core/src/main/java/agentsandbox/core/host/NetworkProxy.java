@@ -1,6 +1,7 @@
 package agentsandbox.core.host;
 
 import agentsandbox.core.guard.GuardServer;
+import agentsandbox.core.plan.Inside;
 
 import java.io.IOException;
 import java.net.Inet6Address;
@@ -27,7 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The only way out of a sandbox with the network on. The sandbox has a network namespace
  * of its own: its own loopback, no route anywhere, and none of the host's loopback
  * services or abstract Unix sockets. Its first program listens on the sandbox's
- * {@code 127.0.0.1:}{@value #PROXY_PORT} (set in {@code HTTP_PROXY}, {@code HTTPS_PROXY},
+ * {@code 127.0.0.1:}{@value Inside#PROXY_PORT} (set in {@code HTTP_PROXY}, {@code HTTPS_PROXY},
  * {@code ALL_PROXY}) and on each host port the user granted, and hands every connection
  * over the Unix socket {@code /run/agent-sandbox/net/socket} to this server, in the
  * agent-sandbox process outside, which connects in the host's network.
@@ -47,8 +48,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * closed connection.
  */
 public final class NetworkProxy implements AutoCloseable {
-    /** The port the sandbox's first program listens on for proxy clients. */
-    public static final int PROXY_PORT = 3128;
+    /** The first line of a connection from a proxy client (NET_PROXY_CLIENT in guard.h). */
+    public static final String PROXY_CLIENT = "P";
+    /** The first line's start, before the port, of a connection to a host port (NET_HOST_CLIENT). */
+    public static final String HOST_CLIENT = "H ";
+    /** The listen file's words for the proxy's port and a host port (NET_LISTEN_PROXY, NET_LISTEN_PORT). */
+    public static final String LISTEN_PROXY = "proxy";
+    public static final String LISTEN_PORT = "port";
     static final int MAX_CONNECTIONS = 256;
     static final int HEAD_LIMIT = 64 * 1024;
     static final long HEAD_TIMEOUT_MILLIS = 30_000;
@@ -142,8 +148,8 @@ public final class NetworkProxy implements AutoCloseable {
             if (first == null) {
                 return;
             }
-            if (first.startsWith("H ")) {
-                int port = port(first.substring(2));
+            if (first.startsWith(HOST_CLIENT)) {
+                int port = port(first.substring(HOST_CLIENT.length()));
                 if (!hostPorts.contains(port)) {
                     return;
                 }
@@ -155,7 +161,7 @@ public final class NetworkProxy implements AutoCloseable {
                 pipe(client, remote, ByteBuffer.allocate(0));
                 return;
             }
-            if (!first.equals("P")) {
+            if (!first.equals(PROXY_CLIENT)) {
                 return;
             }
             proxy(client, in, deadline);
@@ -491,9 +497,9 @@ public final class NetworkProxy implements AutoCloseable {
     /** The lines the sandbox's first program reads from {@code net/listen}: where to listen, for what. */
     public static String listenFile(List<Integer> hostPorts) {
         List<String> lines = new ArrayList<>();
-        lines.add("proxy " + PROXY_PORT);
+        lines.add(LISTEN_PROXY + " " + Inside.PROXY_PORT);
         for (int p : hostPorts) {
-            lines.add("port " + p);
+            lines.add(LISTEN_PORT + " " + p);
         }
         return String.join("\n", lines) + "\n";
     }

@@ -1,6 +1,7 @@
 package agentsandbox.core.plan;
 
 import agentsandbox.core.rules.Resolver;
+import agentsandbox.core.run.RunDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,7 +44,16 @@ public final class Inside {
      */
     public static final Path MOUNTS = RUNTIME.resolve("mounts");
     /** Where the network proxy's socket and the first program's listen file are inside. */
-    public static final Path NET = RUNTIME.resolve("net");
+    public static final Path NET = RUNTIME.resolve(RunDir.NET);
+    /** The network proxy's socket inside (NET_SOCKET in guard.h). */
+    public static final Path NET_SOCKET = NET.resolve(RunDir.SOCKET);
+    /** What the sandbox's first program listens on for the network (NET_LISTEN in guard.h). */
+    public static final Path NET_LISTEN = NET.resolve(RunDir.LISTEN);
+    /**
+     * The port of the network proxy on the sandbox's loopback (set in HTTP_PROXY and the like),
+     * which no host port can take.
+     */
+    public static final int PROXY_PORT = 3128;
     /** Where the sandbox's private temp dir is, inside. */
     public static final Path TMP = Path.of("/tmp");
 

@@ -8,7 +8,6 @@ import agentsandbox.core.guard.Wrappers;
 import agentsandbox.core.host.GpgAgent;
 import agentsandbox.core.host.HostServices;
 import agentsandbox.core.host.HostSockets;
-import agentsandbox.core.host.NetworkProxy;
 import agentsandbox.core.host.Preflight;
 import agentsandbox.core.rules.Access;
 import agentsandbox.core.rules.Candidate;
@@ -443,7 +442,7 @@ public final class PlanBuilder {
                     + env.home().resolve(ToolHomes.CLAUDE_CONFIG) + " points to");
         }
         if (network) {
-            String proxy = "http://127.0.0.1:" + NetworkProxy.PROXY_PORT;
+            String proxy = "http://127.0.0.1:" + Inside.PROXY_PORT;
             for (String v : HostServices.PROXY_VARIABLES) {
                 line.setenv(v, proxy);
             }
@@ -467,7 +466,7 @@ public final class PlanBuilder {
         List<String> argv = line.finish(command, spill, mounts.size());
 
         notes.add("network: " + (network ? "on, through agent-sandbox's proxy at http://127.0.0.1:"
-                + NetworkProxy.PROXY_PORT + " (no host loopback, no host abstract sockets"
+                + Inside.PROXY_PORT + " (no host loopback, no host abstract sockets"
                 + (policy.hostPorts().isEmpty() || netSocket == null ? "" : "; host ports " + policy.hostPorts())
                 + ")" : "off (only loopback)"));
         notes.addAll(mountNotes);

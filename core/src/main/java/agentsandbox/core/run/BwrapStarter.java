@@ -14,7 +14,7 @@ import java.util.Map;
 
 /**
  * The launcher's starter: a child the native launcher forks before it starts this
- * JVM, waiting on a pipe to start bwrap (see {@code serve_start} in launcher.c).
+ * JVM, waiting on a pipe to start bwrap (see {@code serve_start} in the launcher's starter.c).
  * Starting a process from the interpreted JVM is the dearest step of a run; handing
  * the starter the command line costs a write. The launcher names the starter in the
  * system property {@link #PROPERTY} as {@code <request fd>,<reply fd>}; the
@@ -164,7 +164,7 @@ public final class BwrapStarter {
 
     /**
      * The request that has the starter remove {@code trees} after bwrap's end (see
-     * {@code serve_removals} in launcher.c); null when a path cannot be sent as text.
+     * {@code serve_removals} in the launcher's starter.c); null when a path cannot be sent as text.
      */
     public static byte[] removal(List<Path> trees) {
         ByteArrayOutputStream body = new ByteArrayOutputStream(512);

@@ -236,7 +236,7 @@ public final class Execution implements AutoCloseable {
         if (log != null) {
             // With the launcher, bwrap's messages go to the setup log until the sandbox's
             // first program marks the command's start and gives it the caller's stderr
-            // (launcher.c, start_bwrap): no mark, a failure status and a message mean bwrap
+            // (the launcher's bwrap_start.c): no mark, a failure status and a message mean bwrap
             // could not set the sandbox up, and its words become one line of ours.
             int mark = log.indexOf(Launch.STARTED_MARK + "\n");
             String before = mark < 0 ? log : log.substring(0, mark);

@@ -70,6 +70,8 @@ public final class RunDir implements AutoCloseable {
     public static final String GUARD = "guard";
     public static final String NET = "net";
     public static final String SOCKET = "socket";
+    /** Beside the network proxy's socket: the ports the sandbox's first program listens on. */
+    public static final String LISTEN = "listen";
     static final String TMP = "tmp";
     /** bwrap's messages while it sets the sandbox up (see {@link Execution}). */
     static final String SETUP_LOG = "bwrap-setup.log";
@@ -306,7 +308,7 @@ public final class RunDir implements AutoCloseable {
     /**
      * {@link #close()} for a process about to end: when the launcher's starter is removing
      * the directories ({@link #startClosing}), it finishes that after this JVM has gone, and
-     * the launcher ends only once the starter has (see run_jvm in launcher.c), so there is
+     * the launcher ends only once the starter has (see launcher/src/run_jvm.c), so there is
      * nothing to wait for here; what the starter cannot remove is left to the next run's
      * sweep. Without such a removal, as {@link #close()}.
      */

@@ -181,6 +181,37 @@ class RunDirTest {
         return placed;
     }
 
+    /**
+     * The cases the launcher's remove_tree is tested with too (launcher/test/launcher_test.c,
+     * test_remove_tree), the two removals being the same one in two languages: links out (to a
+     * file and a directory that must survive), directories without rights, nesting; all of it
+     * goes and nothing else; a second removal finds nothing and succeeds; a link as the tree
+     * itself is removed, not followed. The tree far deeper than a removal holds directories
+     * open is {@link #Removes_A_Tree_Far_Deeper_Than_It_Holds_Directories_Open} here.
+     */
+    @Test
+    void Removes_A_Tree_As_The_Launcher_Does() throws IOException {
+        Path outside = Files.createDirectory(tmp.resolve("outside"));
+        Path kept = Files.writeString(outside.resolve("kept"), "x");
+        Path run = Files.createDirectory(tmp.resolve("run"));
+        Files.writeString(run.resolve("file"), "x");
+        Files.createSymbolicLink(run.resolve("to-dir"), outside);
+        Files.createSymbolicLink(run.resolve("to-file"), kept);
+        Path b = Files.createDirectories(run.resolve("a/b"));
+        Files.writeString(b.resolve("deep"), "x");
+        Files.setPosixFilePermissions(b, java.util.Set.of());
+        Files.setPosixFilePermissions(b.getParent(), java.util.Set.of());
+
+        assertThat(RunDir.removeTree(tmp, Path.of("run"))).isTrue();
+        assertThat(run).doesNotExist();
+        assertThat(kept).hasContent("x");
+        assertThat(RunDir.removeTree(tmp, Path.of("run"))).as("already gone").isTrue();
+        Path link = Files.createSymbolicLink(tmp.resolve("link"), outside);
+        assertThat(RunDir.removeTree(tmp, Path.of("link"))).isTrue();
+        assertThat(link).doesNotExist();
+        assertThat(kept).hasContent("x");
+    }
+
     @Test
     void Never_Follows_A_Symbolic_Link() throws IOException {
         // a runtime-looking directory elsewhere, reached through a link with a runtime name

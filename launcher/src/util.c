@@ -1,0 +1,177 @@
+/*
+ * Helpers shared by every face of the launcher: see util.h.
+ */
+#define _GNU_SOURCE
+
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guard.h"
+
+__attribute__((format(printf, 1, 2), noreturn))
+void die(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fputs(PROGRAM ": ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+    exit(1);
+}
+
+/* Formats into a PATH_MAX buffer; a result that does not fit is an error, never truncated. */
+__attribute__((format(printf, 2, 3)))
+void format_path(char buffer[PATH_MAX], const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    int length = vsnprintf(buffer, PATH_MAX, format, args);
+    va_end(args);
+    if (length < 0 || length >= PATH_MAX) {
+        die("path too long (over %d bytes)", PATH_MAX - 1);
+    }
+}
+
+/* Cuts the last component off an absolute path: "/a/b" -> "/a", "/a" -> "/". */
+void strip_last_component(char *path)
+{
+    char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        die("not an absolute path: %s", path);
+    }
+    if (slash == path) {
+        slash[1] = '\0';
+    } else {
+        slash[0] = '\0';
+    }
+}
+
+int is_directory(const char *path)
+{
+    struct stat info;
+    if (stat(path, &info) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) {
+            return 0;
+        }
+        die("cannot inspect %s: %s", path, strerror(errno));
+    }
+    return S_ISDIR(info.st_mode);
+}
+
+/* Splits the next TAB-separated field off *cursor. */
+const char *next_field(char **cursor)
+{
+    char *start = *cursor;
+    if (start == NULL) {
+        return NULL;
+    }
+    char *tab = strchr(start, '\t');
+    if (tab != NULL) {
+        *tab = '\0';
+        *cursor = tab + 1;
+    } else {
+        *cursor = NULL;
+    }
+    return start;
+}
+
+long now_millis(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long)t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+/* Writes everything or fails: -1 with errno. */
+int write_all(int fd, const char *data, size_t length)
+{
+    while (length > 0) {
+        ssize_t n = write(fd, data, length);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        data += n;
+        length -= (size_t)n;
+    }
+    return 0;
+}
+
+int read_fully(int fd, char *buffer, size_t length)
+{
+    size_t done = 0;
+    while (done < length) {
+        ssize_t n = read(fd, buffer + done, length - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+/* Whether this process now gets death_signal when its parent ends, and that parent is
+ * still the one given (if it ended before the request, nothing would come). */
+int dies_with(pid_t parent, int death_signal)
+{
+    return prctl(PR_SET_PDEATHSIG, death_signal) == 0 && getppid() == parent;
+}
+
+/* Closes every descriptor from 3 up but keep_a and keep_b: what the caller opened
+ * (and the tool's JVM keeps) must not reach bwrap, as the JDK's launcher never let it. */
+void close_others(int keep_a, int keep_b)
+{
+    int low = keep_a < keep_b ? keep_a : keep_b;
+    int high = keep_a < keep_b ? keep_b : keep_a;
+    unsigned int ranges[3][2] = {
+        {3, (unsigned int)low - 1},
+        {(unsigned int)low + 1, (unsigned int)high - 1},
+        {(unsigned int)high + 1, ~0U},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        if (ranges[i][0] > ranges[i][1]) {
+            continue;
+        }
+        if (syscall(SYS_close_range, ranges[i][0], ranges[i][1], 0) != 0) {
+            /* a kernel before close_range (5.9): one by one, up to the descriptor limit */
+            long limit = sysconf(_SC_OPEN_MAX);
+            unsigned int last = limit > 0 && limit < 1048576 ? (unsigned int)limit - 1 : 1048575;
+            for (unsigned int fd = ranges[i][0]; fd <= ranges[i][1] && fd <= last; fd++) {
+                close((int)fd);
+            }
+        }
+    }
+}
+
+/* The open descriptor (3 or above) the variable NAME names, taken out of the
+ * environment (the command does not get it); -1 when there is none. */
+int take_descriptor(const char *name)
+{
+    const char *value = getenv(name);
+    if (value == NULL) {
+        return -1;
+    }
+    char *end = NULL;
+    long fd = strtol(value, &end, 10);
+    int valid = *value != '\0' && end != NULL && *end == '\0' && fd >= 3 && fd <= INT_MAX;
+    unsetenv(name);
+    return valid && fcntl((int)fd, F_GETFD) >= 0 ? (int)fd : -1;
+}
