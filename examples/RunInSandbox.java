@@ -9,7 +9,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
-/** Runs a command in a sandbox from Java: no network, .env hidden, the project writable. */
+/**
+ * Runs a command in a sandbox from Java: no network, .env hidden, the project writable.
+ * Arguments: the project (default: the current directory), then the command (default: one
+ * that writes out.txt and tries to read .env).
+ */
 public class RunInSandbox {
     public static void main(String[] args) throws Exception {
         Path project = Path.of(args.length > 0 ? args[0] : ".").toAbsolutePath();
@@ -24,7 +28,9 @@ public class RunInSandbox {
                         .network(false)
                         .build())
                 .build();
-        Plan plan = Sandbox.plan(policy, env, List.of("sh", "-c", "echo sandboxed > out.txt; cat .env"));
+        List<String> command = args.length > 1 ? List.of(args).subList(1, args.length)
+                : List.of("sh", "-c", "echo sandboxed > out.txt; cat .env");
+        Plan plan = Sandbox.plan(policy, env, command);
         try (Execution run = Sandbox.start(plan, env)) {
             int status = run.waitFor();
             // what the run left that the host would obey later: git hooks and configs it

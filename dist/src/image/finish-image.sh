@@ -10,7 +10,7 @@
 #                             run through the launcher (its --internal-train)
 #   lib/build.properties      the commit the image was built from (--version)
 #   share/                    the man page and the bash, zsh and fish completions,
-#                             made from the --help text by agentsandbox.cli.Manual
+#                             made from the source of --help by agentsandbox.cli.Manual
 #   install.sh                the installer (install.sh --help)
 #
 # then checks that the launcher really starts with the cache. A successful build
@@ -125,7 +125,7 @@ if command -v git >/dev/null && git -C "$repo" rev-parse --git-dir >/dev/null 2>
 fi
 printf 'commit=%s\n' "$commit" >"$image/lib/build.properties"
 
-# The man page and completions, from the help text of the jar just built.
+# The man page and completions, from the command line reference of the jar just built.
 rm -rf "$image/share"
 quietly "making the man page and completions" "$image/runtime/bin/java" -Xshare:auto -Xlog:disable \
     -cp "$image/lib/agent-sandbox-cli.jar" agentsandbox.cli.Manual "$image/share"

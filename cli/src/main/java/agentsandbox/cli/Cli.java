@@ -73,7 +73,7 @@ final class Cli {
     private int dispatch(Args args, Environment env) {
         switch (args.mode()) {
             case HELP -> {
-                out.print(Flags.USAGE);
+                out.print(Reference.current().help());
                 return 0;
             }
             case VERSION -> {

@@ -23,61 +23,6 @@ import java.util.Properties;
 final class Flags {
     private Flags() {}
 
-    static final String USAGE = """
-            agent-sandbox: run a command in a bubblewrap sandbox
-
-            usage:
-              agent-sandbox [flags] [--] <command> [args...]
-              agent-sandbox check [-q]          (also: agent-sandbox --check [-q])
-              agent-sandbox trust [-C DIR]      trust the project config of DIR (default: here)
-              agent-sandbox doctor              (what stops sandboxes here, and how to fix it)
-              agent-sandbox [flags] explain PATH...  what a run here gives PATH, and why
-              agent-sandbox --help | --version
-
-            Flags are read up to the command or '--'; everything after belongs to the command.
-
-            flags:
-              -h, --help             show this help and exit
-              -v, --version          show the version, the build's commit, the Java runtime and the bwrap
-                                     found, and exit
-                  --check            same as the check subcommand
-              -C, --cwd PATH         behave as if started in PATH
-              -c, --config PATH      use this config file instead of the project config
-                  --network[=BOOL]   network access (default true)
-                  --docker[=BOOL]    expose the Docker socket (default false)
-                  --host-port PORT   let the sandbox reach this port of the host's loopback
-                                     (repeatable, also comma-separated: --host-port 5432,6379)
-                  --share-tmp[=BOOL] /tmp is the host's temp dir, not a private one (default false)
-                  --ssh-agent[=BOOL] let the sandbox use your ssh-agent (default false)
-                  --gpg-agent[=BOOL] let the sandbox sign and decrypt with your gpg-agent (default false)
-                  --dry-run          print the bwrap command line and exit
-                  --debug            explain every startup decision on stderr
-                  --ro PATH          add a read-only path (repeatable)
-                  --rw PATH          add a read-write path (repeatable)
-                  --exclude PATH     hide a path (repeatable)
-                  --cmd NAME=VALUE   command rule: @git, true, false or a script (repeatable,
-                                     also comma-separated: --cmd git=true,rm=false)
-
-            BOOL is true, false, 1 or 0. PATH may start with ~; relative paths are relative
-            to the working directory; * ? [...] match within one path segment.
-
-            config: ~/.config/agent-sandbox/config.json[c] (global),
-                    .agent-sandbox.json[c] in the working directory (project; it may only
-                    tighten the policy until you run agent-sandbox trust outside any sandbox)
-
-            explain: one block per PATH, blank lines between them. The first line is
-                     PATH: LEVEL (what is there)
-                     with LEVEL read-write, read-only, hidden or replaced; then
-                     rule:   the rule that decides it, and its layer
-                     change: the flag or config entry that would change it
-                     and where they apply path: (a symlink's target, a path that does not
-                     exist), view: (whose content is shown there), beats: (rules that lost).
-                     Flags before explain are the run's. Inside a sandbox it answers for that
-                     sandbox. A command failed with "Read-only file system"? explain its path.
-
-            exit status: the command's own, 1 when agent-sandbox fails, 130 when interrupted
-            """;
-
     /** Every long flag, for suggestions when one is mistyped. */
     static final List<String> LONG_FLAGS = List.of("--help", "--version", "--check", "--quiet", "--cwd", "--config",
             "--network", "--docker", "--host-port", "--share-tmp", "--ssh-agent", "--gpg-agent", "--dry-run", "--debug", "--ro",

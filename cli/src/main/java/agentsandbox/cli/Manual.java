@@ -10,7 +10,8 @@ import java.util.Locale;
 
 /**
  * Makes the man page {@code agent-sandbox(1)} and the bash, zsh and fish completions
- * from the help text ({@link HelpText}), when the app image is built:
+ * from the documentation of the command line ({@link Reference}), the source {@code --help}
+ * is printed from too, when the app image is built:
  *
  * <pre>{@code java -cp lib/agent-sandbox-cli.jar agentsandbox.cli.Manual IMAGE/share}</pre>
  *
@@ -31,7 +32,7 @@ public final class Manual {
             System.exit(2);
         }
         Path share = Path.of(args[0]);
-        HelpText help = HelpText.current();
+        Reference help = Reference.current();
         String version = Flags.version();
         write(share.resolve(MAN_PAGE), man(help, version));
         write(share.resolve(BASH), bash(help));
@@ -46,63 +47,78 @@ public final class Manual {
 
     // ------------------------------------------------------------------ man page
 
-    static String man(HelpText help, String version) {
+    static String man(Reference ref, String version) {
         StringBuilder m = new StringBuilder();
-        m.append(".\\\" Generated from agent-sandbox --help when agent-sandbox was built; do not edit.\n");
+        m.append(".\\\" Generated from agent-sandbox's Reference when agent-sandbox was built; do not edit.\n");
         m.append(".TH AGENT-SANDBOX 1 \"\" \"agent-sandbox ").append(roff(version)).append("\" \"User Commands\"\n");
-        m.append(".SH NAME\nagent-sandbox \\- ").append(roff(help.summary())).append('\n');
+        m.append(".SH NAME\nagent-sandbox \\- ").append(roff(ref.summary())).append('\n');
         m.append(".SH SYNOPSIS\n.nf\n");
-        for (String line : help.usage()) {
-            m.append("\\fB").append(HelpText.PROGRAM).append("\\fR")
-                    .append(roff(line.substring(HelpText.PROGRAM.length()))).append('\n');
+        for (Reference.Command c : ref.commands()) {
+            m.append("\\fB").append(Reference.PROGRAM).append("\\fR ").append(roff(c.synopsis())).append('\n');
         }
         m.append(".fi\n");
         m.append(".SH DESCRIPTION\n");
-        for (String p : help.paragraphs()) {
+        for (String p : ref.description()) {
             m.append(".PP\n").append(roff(p)).append('\n');
         }
-        m.append(".PP\nRun \\fBagent-sandbox doctor\\fR to see what, if anything, stops sandboxes on this machine.\n");
-        if (!help.subcommands().isEmpty()) {
-            m.append(".SH COMMANDS\n");
-            for (HelpText.Subcommand s : help.subcommands()) {
-                m.append(".TP\n\\fB").append(roff(s.name())).append("\\fR");
-                for (String flag : s.flags()) {
-                    m.append(" [\\fB").append(roff(flag)).append("\\fR]");
-                }
-                String note = s.note();
-                if (note.startsWith("(") && note.endsWith(")")) {
-                    note = note.substring(1, note.length() - 1);
-                }
-                m.append('\n').append(roff(note.isEmpty() ? "see SYNOPSIS" : note)).append('\n');
+        m.append(".SH COMMANDS\n");
+        for (Reference.Command c : ref.commands()) {
+            if (c.name() == null) {
+                continue;
             }
-        }
-        for (HelpText.FlagGroup group : help.flagGroups()) {
-            m.append(".SH ").append(roff(group.title().toUpperCase(Locale.ROOT).replace("FLAGS", "OPTIONS"))).append('\n');
-            for (HelpText.Flag f : group.flags()) {
-                m.append(".TP\n");
-                for (int i = 0; i < f.names().size(); i++) {
-                    m.append(i == 0 ? "" : ", ").append("\\fB").append(roff(f.names().get(i))).append("\\fR");
-                }
-                if (f.argument() != null) {
-                    m.append(f.optional() ? "[=\\fI" + roff(f.argument()) + "\\fR]" : " \\fI" + roff(f.argument()) + "\\fR");
-                }
-                m.append('\n').append(roff(f.description())).append('\n');
+            m.append(".TP\n");
+            String synopsis = c.synopsis().startsWith("[flags] ") ? c.synopsis().substring(8) : c.synopsis();
+            String[] words = synopsis.split(" ");
+            for (int i = 0; i < words.length; i++) {
+                m.append(i == 0 ? "" : " ").append(synopsisWord(words[i], i == 0));
             }
+            m.append('\n').append(roff(c.details().isEmpty() ? c.brief() : c.details())).append('\n');
         }
-        for (HelpText.Section s : help.sections()) {
-            m.append(".SH ").append(roff(s.title().toUpperCase(Locale.ROOT))).append('\n');
-            if (s.lines().size() == 1) {
-                m.append(roff(s.lines().get(0))).append('\n');
-            } else {
-                m.append(".nf\n");
-                for (String line : s.lines()) {
-                    m.append(roff(line)).append('\n');
+        m.append(".SH OPTIONS\n");
+        for (Reference.Option o : ref.options()) {
+            m.append(".TP\n");
+            for (int i = 0; i < o.names().size(); i++) {
+                m.append(i == 0 ? "" : ", ").append("\\fB").append(roff(o.names().get(i))).append("\\fR");
+            }
+            if (o.argument() != null) {
+                m.append(o.optional() ? "[=\\fI" + roff(o.argument()) + "\\fR]" : " \\fI" + roff(o.argument()) + "\\fR");
+            }
+            String text = o.details().isEmpty() ? capitalised(o.brief()) + "." : o.details();
+            m.append('\n').append(roff(text)).append('\n');
+        }
+        for (Reference.Section s : ref.sections()) {
+            m.append(".SH ").append(roff(s.title())).append('\n');
+            for (Reference.Item item : s.items()) {
+                if (item.term() == null) {
+                    m.append(".PP\n");
+                } else {
+                    m.append(".TP\n\\fB").append(roff(item.term())).append("\\fR\n");
                 }
-                m.append(".fi\n");
+                m.append(roff(item.text())).append('\n');
             }
         }
         m.append(".SH SEE ALSO\n\\fBbwrap\\fR(1)\n");
         return m.toString();
+    }
+
+    /** A word of a synopsis in roff: the name and flags bold, placeholders italic, brackets plain. */
+    private static String synopsisWord(String word, boolean name) {
+        int start = 0;
+        int end = word.length();
+        while (start < end && word.charAt(start) == '[') {
+            start++;
+        }
+        while (end > start && (word.charAt(end - 1) == ']' || word.charAt(end - 1) == '.')) {
+            end--;
+        }
+        String core = word.substring(start, end);
+        String font = name || core.startsWith("-") ? "\\fB" : !core.isEmpty() && Character.isUpperCase(core.charAt(0)) ? "\\fI" : "";
+        String styled = font.isEmpty() ? roff(core) : font + roff(core) + "\\fR";
+        return word.substring(0, start) + styled + word.substring(end);
+    }
+
+    private static String capitalised(String text) {
+        return text.isEmpty() ? text : Character.toUpperCase(text.charAt(0)) + text.substring(1);
     }
 
     /** Text as roff: backslashes and hyphens escaped, a line never starting with a control character. */
@@ -125,7 +141,7 @@ public final class Manual {
     /** What the argument of a flag completes to, by its placeholder. */
     private enum Kind { FILE, DIRECTORY, BOOL, PRESET, COMMAND_RULE, NONE }
 
-    private static Kind kind(HelpText.Flag f) {
+    private static Kind kind(Reference.Option f) {
         if (f.argument() == null) {
             return Kind.NONE;
         }
@@ -152,11 +168,11 @@ public final class Manual {
         return String.join(" ", list);
     }
 
-    static String bash(HelpText help) {
+    static String bash(Reference help) {
         StringBuilder names = new StringBuilder();
         StringBuilder valued = new StringBuilder();
         StringBuilder cases = new StringBuilder();
-        for (HelpText.Flag f : help.flags()) {
+        for (Reference.Option f : help.options()) {
             for (String n : f.names()) {
                 names.append(names.isEmpty() ? "" : " ").append(n);
                 if (f.argument() != null && !f.optional()) {
@@ -179,14 +195,17 @@ public final class Manual {
         }
         StringBuilder subcommands = new StringBuilder();
         StringBuilder subcommandFlags = new StringBuilder();
-        for (HelpText.Subcommand s : help.subcommands()) {
+        for (Reference.Command s : help.commands()) {
+            if (s.name() == null) {
+                continue;
+            }
             subcommands.append(subcommands.isEmpty() ? "" : " ").append(s.name());
             subcommandFlags.append("        ").append(s.name()).append(") COMPREPLY=($(")
                     .append(s.paths() ? "compgen -f" : "compgen -W '" + words(s.flags()) + "'")
                     .append(" -- \"$cur\")); return ;;\n");
         }
         return """
-                # bash completion for agent-sandbox, generated from agent-sandbox --help; do not edit.
+                # bash completion for agent-sandbox, generated when agent-sandbox was built; do not edit.
 
                 _agent_sandbox() {
                     local cur=${COMP_WORDS[COMP_CWORD]}
@@ -234,9 +253,9 @@ public final class Manual {
                 .replace(":", "\\:");
     }
 
-    static String zsh(HelpText help) {
+    static String zsh(Reference help) {
         StringBuilder specs = new StringBuilder();
-        for (HelpText.Flag f : help.flags()) {
+        for (Reference.Option f : help.options()) {
             String action = switch (kind(f)) {
                 case FILE -> "_files";
                 case DIRECTORY -> "_files -/";
@@ -266,16 +285,19 @@ public final class Manual {
         }
         StringBuilder subcommands = new StringBuilder();
         StringBuilder subcommandFlags = new StringBuilder();
-        for (HelpText.Subcommand s : help.subcommands()) {
+        for (Reference.Command s : help.commands()) {
+            if (s.name() == null) {
+                continue;
+            }
             subcommands.append("        '").append(zshQuote(s.name())).append(':')
-                    .append(zshQuote(s.note().isEmpty() ? "subcommand" : s.note())).append("'\n");
+                    .append(zshQuote(s.brief().isEmpty() ? "subcommand" : s.brief())).append("'\n");
             subcommandFlags.append("                ").append(s.name()).append(")")
                     .append(s.paths() ? " _files" : s.flags().isEmpty() ? "" : " compadd -- " + words(s.flags()))
                     .append(" ;;\n");
         }
         return """
                 #compdef agent-sandbox
-                # zsh completion for agent-sandbox, generated from agent-sandbox --help; do not edit.
+                # zsh completion for agent-sandbox, generated when agent-sandbox was built; do not edit.
 
                 _agent_sandbox_first() {
                     local -a subcommands=(
@@ -304,15 +326,18 @@ public final class Manual {
         return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'";
     }
 
-    static String fish(HelpText help) {
+    static String fish(Reference help) {
         StringBuilder f = new StringBuilder();
-        f.append("# fish completion for agent-sandbox, generated from agent-sandbox --help; do not edit.\n\n");
+        f.append("# fish completion for agent-sandbox, generated when agent-sandbox was built; do not edit.\n\n");
         StringBuilder subcommandNames = new StringBuilder();
-        for (HelpText.Subcommand s : help.subcommands()) {
+        for (Reference.Command s : help.commands()) {
+            if (s.name() == null) {
+                continue;
+            }
             subcommandNames.append(subcommandNames.isEmpty() ? "" : " ").append(s.name());
         }
         String beforeCommand = "'not __fish_seen_subcommand_from " + subcommandNames + "; and __fish_is_first_arg'";
-        for (HelpText.Flag flag : help.flags()) {
+        for (Reference.Option flag : help.options()) {
             f.append("complete -c agent-sandbox");
             for (String n : flag.names()) {
                 f.append(n.startsWith("--") ? " -l " + n.substring(2) : " -s " + n.substring(1));
@@ -327,9 +352,12 @@ public final class Manual {
             }
             f.append(" -n ").append(beforeCommand).append(" -d ").append(fishQuote(flag.brief())).append('\n');
         }
-        for (HelpText.Subcommand s : help.subcommands()) {
+        for (Reference.Command s : help.commands()) {
+            if (s.name() == null) {
+                continue;
+            }
             f.append("complete -c agent-sandbox -f -n ").append(beforeCommand).append(" -a ")
-                    .append(s.name()).append(" -d ").append(fishQuote(s.note().isEmpty() ? "subcommand" : s.note()))
+                    .append(s.name()).append(" -d ").append(fishQuote(s.brief().isEmpty() ? "subcommand" : s.brief()))
                     .append('\n');
             if (s.paths()) {
                 f.append("complete -c agent-sandbox -F -n '__fish_seen_subcommand_from ").append(s.name())

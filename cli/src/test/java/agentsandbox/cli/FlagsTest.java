@@ -211,10 +211,23 @@ class FlagsTest {
 
     @Test
     void Usage_Names_Every_Flag() {
+        String help = Reference.current().help();
         for (String flag : List.of("--help", "--version", "--check", "--cwd", "--config", "--network",
                 "--docker", "--dry-run", "--debug", "--ro", "--rw", "--exclude", "--cmd")) {
-            assertThat(Flags.USAGE).contains(flag);
+            assertThat(help).contains(flag);
         }
+    }
+
+    /** The parser and the documentation know the same long flags (--quiet is check's -q, shown as -q). */
+    @Test
+    void Every_Long_Flag_The_Parser_Knows_Is_Documented_And_No_Other() {
+        List<String> documented = new java.util.ArrayList<>();
+        for (Reference.Option o : Reference.current().options()) {
+            documented.add(o.longName());
+        }
+        List<String> parsed = new java.util.ArrayList<>(Flags.LONG_FLAGS);
+        parsed.remove("--quiet");
+        assertThat(documented).containsExactlyInAnyOrderElementsOf(parsed);
     }
 
     @Test

@@ -5,7 +5,9 @@ import agentsandbox.core.rules.Presets;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -13,8 +15,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The man page and the completions are made from the help text: every flag and
- * subcommand that {@code --help} prints is in each of them, also one added later.
+ * {@code --help}, the man page and the completions are made from one source
+ * ({@link Reference}): every flag and subcommand that {@code --help} prints is in each
+ * of them, also one added later; the man page holds the full text; the help fits a
+ * terminal of 80 columns and 40 rows.
  */
 class ManualTest {
     @TempDir
@@ -36,12 +40,12 @@ class ManualTest {
         return r.out();
     }
 
-    private static void assertEveryFlagEverywhere(HelpText parsed, String help) {
+    private static void assertEveryFlagEverywhere(Reference ref, String help) {
         Set<String> flags = flagsIn(help);
-        String man = Manual.man(parsed, "1.2.3");
-        String bash = Manual.bash(parsed);
-        String zsh = Manual.zsh(parsed);
-        String fish = Manual.fish(parsed);
+        String man = Manual.man(ref, "1.2.3");
+        String bash = Manual.bash(ref);
+        String zsh = Manual.zsh(ref);
+        String fish = Manual.fish(ref);
         for (String flag : flags) {
             assertThat(man).as("man page has " + flag).contains("\\fB" + flag.replace("-", "\\-") + "\\fR");
             assertThat(bash).as("bash completion has " + flag).containsPattern("[' |]" + Pattern.quote(flag) + "[ '|)]");
@@ -51,99 +55,123 @@ class ManualTest {
         }
     }
 
+    /** The reference with one more flag, as a change would add it. */
+    private static Reference withOption(Reference.Option added) {
+        Reference r = Reference.current();
+        List<Reference.Option> options = new ArrayList<>(r.options());
+        options.add(options.size() - 2, added);
+        return new Reference(r.summary(), r.commands(), options, r.helpNotes(), r.description(), r.sections());
+    }
+
+    @Test
+    void The_Help_Fits_80_Columns_And_40_Rows() {
+        String help = help();
+        assertThat(help).isEqualTo(Reference.current().help()).endsWith("\n");
+        String[] lines = help.split("\n", -1);
+        assertThat(lines.length - 1).as("lines of --help").isLessThanOrEqualTo(40);
+        for (String line : lines) {
+            assertThat(line.length()).as("columns of: " + line).isLessThanOrEqualTo(80);
+            assertThat(line).as("no tab or trailing space").doesNotContain("\t").isEqualTo(line.stripTrailing());
+        }
+    }
+
     @Test
     void Every_Flag_Of_The_Help_Is_In_The_Man_Page_And_Each_Completion() {
         String help = help();
         assertThat(flagsIn(help)).as("flags found in --help").contains("--help", "--cwd", "-C", "--network", "--cmd", "-q");
-        assertEveryFlagEverywhere(HelpText.parse(help), help);
+        assertEveryFlagEverywhere(Reference.current(), help);
     }
 
     @Test
     void Every_Subcommand_Of_The_Help_Is_In_Each_Completion_And_The_Man_Page() {
-        HelpText parsed = HelpText.parse(help());
-        assertThat(parsed.subcommands()).extracting(HelpText.Subcommand::name).contains("check", "doctor");
-        for (HelpText.Subcommand s : parsed.subcommands()) {
-            // a subcommand after the run's flags: agent-sandbox [flags] explain PATH...
-            assertThat(Manual.man(parsed, "1")).containsPattern("\\\\fBagent-sandbox\\\\fR (\\[flags\\] )?"
-                    + s.name());
-            assertThat(Manual.bash(parsed)).containsPattern("subcommands='[^']*\\b" + s.name() + "\\b");
-            assertThat(Manual.zsh(parsed)).contains("'" + s.name() + ":");
-            assertThat(Manual.fish(parsed)).contains(" -a " + s.name() + " ");
+        Reference ref = Reference.current();
+        List<String> names = new ArrayList<>();
+        for (Reference.Command c : ref.commands()) {
+            if (c.name() != null) {
+                names.add(c.name());
+            }
+        }
+        assertThat(names).containsExactly("check", "trust", "doctor", "explain");
+        String help = help();
+        String man = Manual.man(ref, "1");
+        for (String name : names) {
+            assertThat(help).containsPattern("agent-sandbox (\\[flags\\] )?" + name);
+            assertThat(man).containsPattern("\\\\fBagent-sandbox\\\\fR (\\[flags\\] )?" + name);
+            assertThat(man).contains(".TP\n\\fB" + name + "\\fR");
+            assertThat(Manual.bash(ref)).containsPattern("subcommands='[^']*\\b" + name + "\\b");
+            assertThat(Manual.zsh(ref)).contains("'" + name + ":");
+            assertThat(Manual.fish(ref)).contains(" -a " + name + " ");
+        }
+    }
+
+    @Test
+    void The_Man_Page_Holds_The_Full_Text_Of_Every_Flag_And_Subcommand_And_The_Reference_Sections() {
+        Reference ref = Reference.current();
+        String man = Manual.man(ref, "1");
+        for (Reference.Option o : ref.options()) {
+            assertThat(man).contains(Manual.roff(o.details().isEmpty() ? o.brief().substring(1) : o.details()));
+        }
+        for (Reference.Command c : ref.commands()) {
+            assertThat(man).contains(Manual.roff(c.details()));
+        }
+        for (String section : List.of("NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "OPTIONS", "CONFIGURATION",
+                "PRESETS", "FILES", "ENVIRONMENT", "EXIT STATUS", "EXAMPLES", "SEE ALSO")) {
+            assertThat(man).contains(".SH " + section + "\n");
+        }
+        for (String preset : Presets.NAMES) {
+            assertThat(man).as("man page describes " + preset).contains(Manual.roff(preset));
         }
     }
 
     @Test
     void Explain_Takes_The_Run_Flags_Before_It_And_Completes_Paths_After_It() {
-        HelpText parsed = HelpText.current();
-        HelpText.Subcommand explain = parsed.subcommands().stream().filter(s -> s.name().equals("explain"))
+        Reference ref = Reference.current();
+        Reference.Command explain = ref.commands().stream().filter(c -> "explain".equals(c.name()))
                 .findFirst().orElseThrow();
         assertThat(explain.paths()).isTrue();
-        assertThat(Manual.bash(parsed)).contains("explain) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;");
-        assertThat(Manual.zsh(parsed)).contains("explain) _files ;;");
-        assertThat(Manual.fish(parsed)).contains("complete -c agent-sandbox -F -n '__fish_seen_subcommand_from explain'");
-        assertThat(Manual.man(parsed, "1")).contains(".SH EXPLAIN");
+        assertThat(Manual.bash(ref)).contains("explain) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;");
+        assertThat(Manual.zsh(ref)).contains("explain) _files ;;");
+        assertThat(Manual.fish(ref)).contains("complete -c agent-sandbox -F -n '__fish_seen_subcommand_from explain'");
+        assertThat(Manual.man(ref, "1")).contains(".TP\n\\fBexplain\\fR \\fIPATH\\fR...\n")
+                .contains(".TP\n\\fBtrust\\fR [\\fB\\-C\\fR \\fIDIR\\fR]\n");
     }
 
     @Test
     void Presets_Complete_Where_A_Flag_Takes_One() {
-        String help = Flags.USAGE.replace("  -h, --help ",
-                "      --preset PRESET    turn a preset on\n  -h, --help ");
-        HelpText parsed = HelpText.parse(help);
+        Reference ref = withOption(new Reference.Option(List.of("--preset"), "PRESET", false, "turn a preset on", ""));
         for (String preset : Presets.NAMES) {
-            assertThat(Manual.bash(parsed)).contains(preset);
-            assertThat(Manual.zsh(parsed)).contains(preset);
-            assertThat(Manual.fish(parsed)).contains(preset);
+            assertThat(Manual.bash(ref)).contains(preset);
+            assertThat(Manual.zsh(ref)).contains(preset);
+            assertThat(Manual.fish(ref)).contains(preset);
         }
     }
 
     @Test
-    void A_Flag_Added_To_The_Help_Reaches_The_Man_Page_And_Completions_Unchanged() {
-        String help = Flags.USAGE.replace("      --dry-run ",
-                "      --example-port PORT let the sandbox reach this port of the host\n"
-                        + "                         (repeatable)\n      --dry-run ");
-        HelpText parsed = HelpText.parse(help);
-        HelpText.Flag added = parsed.flags().stream().filter(f -> f.names().contains("--example-port")).findFirst()
-                .orElseThrow();
-        assertThat(added.argument()).isEqualTo("PORT");
-        assertThat(added.description()).isEqualTo("let the sandbox reach this port of the host (repeatable)");
-        assertEveryFlagEverywhere(parsed, help);
-        assertThat(Manual.man(parsed, "1")).contains("\\fB\\-\\-example\\-port\\fR \\fIPORT\\fR\n"
-                + "let the sandbox reach this port of the host (repeatable)");
+    void A_Flag_Added_To_The_Reference_Reaches_The_Help_The_Man_Page_And_Completions() {
+        Reference ref = withOption(new Reference.Option(List.of("--example-port"), "PORT", false,
+                "reach this port of the host (repeatable)", "Let the sandbox reach this port of the host."));
+        String help = ref.help();
+        assertThat(help).contains("      --example-port PORT ").contains("reach this port of the host (repeatable)\n");
+        assertThat(flagsIn(help)).contains("--example-port");
+        assertEveryFlagEverywhere(ref, help);
+        assertThat(Manual.man(ref, "1")).contains("\\fB\\-\\-example\\-port\\fR \\fIPORT\\fR\n"
+                + "Let the sandbox reach this port of the host.");
     }
 
     @Test
-    void A_Description_One_Space_After_A_Long_Flag_Is_Still_Its_Description() {
-        String help = Flags.USAGE.replace("      --dry-run ",
-                "      --share-tmp[=BOOL] /tmp is the host's temp dir, not a private one (default false)\n"
-                        + "      --ssh-agent[=BOOL] let the sandbox use your ssh-agent (default false)\n"
-                        + "      --proxy-port PORT The proxy's port\n      --dry-run ");
-        HelpText parsed = HelpText.parse(help);
-        HelpText.Flag shareTmp = parsed.flags().stream().filter(f -> f.names().contains("--share-tmp")).findFirst()
-                .orElseThrow();
-        assertThat(shareTmp.names()).containsExactly("--share-tmp");
-        assertThat(shareTmp.optional()).isTrue();
-        assertThat(shareTmp.description()).isEqualTo("/tmp is the host's temp dir, not a private one (default false)");
-        HelpText.Flag proxy = parsed.flags().stream().filter(f -> f.names().contains("--proxy-port")).findFirst()
-                .orElseThrow();
-        assertThat(proxy.argument()).isEqualTo("PORT");
-        assertThat(proxy.description()).isEqualTo("The proxy's port");
-        assertEveryFlagEverywhere(parsed, help);
-    }
-
-    @Test
-    void The_Help_Text_Parses_Into_Its_Parts() {
-        HelpText parsed = HelpText.current();
-        assertThat(parsed.summary()).isEqualTo("run a command in a bubblewrap sandbox");
-        HelpText.Flag network = parsed.flags().stream().filter(f -> f.longName().equals("--network")).findFirst()
+    void The_Reference_Knows_Each_Flag_Argument() {
+        Reference ref = Reference.current();
+        Reference.Option network = ref.options().stream().filter(o -> o.longName().equals("--network")).findFirst()
                 .orElseThrow();
         assertThat(network.optional()).isTrue();
         assertThat(network.argument()).isEqualTo("BOOL");
-        HelpText.Flag cwd = parsed.flags().stream().filter(f -> f.longName().equals("--cwd")).findFirst().orElseThrow();
+        assertThat(network.longForm()).isEqualTo("--network[=BOOL]");
+        Reference.Option cwd = ref.options().stream().filter(o -> o.longName().equals("--cwd")).findFirst().orElseThrow();
         assertThat(cwd.names()).containsExactly("-C", "--cwd");
         assertThat(cwd.optional()).isFalse();
-        HelpText.Flag cmd = parsed.flags().stream().filter(f -> f.longName().equals("--cmd")).findFirst().orElseThrow();
-        assertThat(cmd.description()).endsWith("(repeatable, also comma-separated: --cmd git=true,rm=false)");
-        assertThat(parsed.sections()).extracting(HelpText.Section::title).contains("exit status");
+        assertThat(cwd.longForm()).isEqualTo("--cwd PATH");
+        Reference.Option cmd = ref.options().stream().filter(o -> o.longName().equals("--cmd")).findFirst().orElseThrow();
+        assertThat(cmd.details()).endsWith("Repeatable, also comma-separated: --cmd git=true,rm=false.");
     }
 
     @Test

@@ -635,7 +635,7 @@ class EscapeIT {
      * 4), and Linux lets a process reopen its descriptors through /proc/self/fd with any
      * access the file's permissions allow. So a file the caller gives as stdin, even one
      * the sandbox shows read-only, can be written through /proc/self/fd/0. The caller chose
-     * to hand it over; the README says so.
+     * to hand it over; docs/security.md says so.
      */
     @Test
     void A_File_The_Caller_Gives_As_Stdin_Is_The_Callers_Own_Capability() {
