@@ -67,7 +67,7 @@ final class GuardServer implements AutoCloseable {
     private GuardServer(Path socket, GuardProbe.TempView view) {
         this.socket = socket;
         this.view = view;
-        this.reader = new Thread(new Runnable() { // not this::run: a lambda class the startup cache loads at every start
+        this.reader = new Thread(new Runnable() {
             @Override
             public void run() {
                 GuardServer.this.run();
@@ -159,7 +159,6 @@ final class GuardServer implements AutoCloseable {
                     read(key, buffer, complete);
                 }
             }
-            // a plain loop, not removeIf with a method reference: nothing to link at the first call
             for (Iterator<Pending> it = complete.iterator(); it.hasNext();) {
                 if (answeredAtOnce(it.next())) {
                     it.remove();
