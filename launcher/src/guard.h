@@ -57,6 +57,9 @@
 /* The descriptor of the run's liveness pipe in the sandbox (see take_alive in command_start.c). */
 #define ALIVE_VARIABLE "AGENT_SANDBOX_ALIVE_FD"
 #define STARTED_MARK "agent-sandbox: the command starts"
+/* Set to 1, the tool's JVM logs every class it loads, and from where, to stderr: what
+ * the check of the start-up rules reads (docs/startup.md, StartupIT). */
+#define LOG_CLASS_LOADING_VARIABLE "AGENT_SANDBOX_LOG_CLASS_LOADING"
 
 /* The starter (see starter.c and BwrapStarter.java): the launcher
  * names it to the JVM in this system property as "<request fd>,<reply fd>";

@@ -309,6 +309,11 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     if (required && !use_cache) {
         die("the startup cache %s is missing or older than the jars", cache);
     }
+    /* AGENT_SANDBOX_LOG_CLASS_LOADING=1: the JVM writes to stderr one line per class it
+     * loads, and where from (the startup cache or not), for the check of the start-up
+     * rules (docs/startup.md). Diagnostic output only, to the caller's own stderr. */
+    const char *log_classes = getenv(LOG_CLASS_LOADING_VARIABLE);
+    int logging_classes = !training && log_classes != NULL && strcmp(log_classes, "1") == 0;
 
     /* The jars by a path that is the same wherever the image lies (APP_LIB_FD); taken
      * before the starter's pipes, so that neither can get that number. A descriptor the
@@ -335,10 +340,10 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
         snprintf(status_property, sizeof status_property, "-D%s=%d", STATUS_PROPERTY, status_pipe[1]);
     }
 
-    /* java, the options, the cache or the recording (three), five properties, -cp <jars> <class>,
-     * the user's arguments, NULL */
+    /* java, the options, the class loading log, the cache or the recording (three), five
+     * properties, -cp <jars> <class>, the user's arguments, NULL */
     size_t user_args = (size_t)(argc - 1);
-    size_t count = 1 + JVM_OPTION_COUNT + 3 + 5 + 3 + user_args + 1;
+    size_t count = 1 + JVM_OPTION_COUNT + 1 + 3 + 5 + 3 + user_args + 1;
     char **java_argv = calloc(count, sizeof *java_argv);
     if (java_argv == NULL) {
         die("out of memory");
@@ -347,6 +352,9 @@ static void exec_java(const struct installation *self, int argc, char *argv[])
     java_argv[n++] = java;
     for (size_t i = 0; i < JVM_OPTION_COUNT; i++) {
         java_argv[n++] = (char *)JVM_OPTIONS[i];
+    }
+    if (logging_classes) {
+        java_argv[n++] = (char *)"-Xlog:class+load=info:stderr";
     }
     if (training) {
         /* no profiles for the compilers: the tool runs interpreted (-Xint) */

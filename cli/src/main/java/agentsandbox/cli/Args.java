@@ -62,7 +62,6 @@ record Args(
     /** The flags as the highest-priority policy layer. */
     PolicyLayer flagLayer() {
         PolicyLayer.Builder b = PolicyLayer.builder(Layer.FLAG, "flags");
-        // plain loops: a method reference is a class the startup cache loads at every start
         for (String p : ro) {
             b.ro(p);
         }

@@ -163,8 +163,6 @@ final class Cli {
 
         ConfigReader.Loaded config = ConfigReader.load(effective, args.config());
         Policy.Builder builder = Policy.builder();
-        // plain loops, not method references: each would be a class of its own that the
-        // startup cache loads at every start
         for (PolicyLayer layer : config.layers()) {
             builder.layer(layer);
         }
@@ -231,7 +229,7 @@ final class Cli {
         if (global != null) {
             out.add(new Explanation.Config(Layer.GLOBAL, global, "loaded"));
         } else {
-            java.util.Optional<Path> dir = ConfigReader.globalDir(env); // no lambda on the start path
+            java.util.Optional<Path> dir = ConfigReader.globalDir(env);
             if (dir.isPresent()) {
                 out.add(new Explanation.Config(Layer.GLOBAL, dir.get().resolve("config.jsonc"), "not found"));
             }

@@ -291,8 +291,6 @@ final class ConfigReader {
             Jsonc.Obj fs = object(v, "filesystem");
             for (Jsonc.Member m : fs.members().values()) {
                 String key = "filesystem." + m.key();
-                // loops, not a handler per key: each lambda is a class the startup cache loads
-                // at every start
                 switch (m.key()) {
                     case "presets" -> {
                         for (Jsonc.Value each : strings(m.value(), key)) {

@@ -62,7 +62,7 @@ public final class Main {
         if (fd == null || fd.isEmpty() || fd.length() > 9) {
             return;
         }
-        for (int i = 0; i < fd.length(); i++) { // a plain loop: no stream to set up at the end
+        for (int i = 0; i < fd.length(); i++) {
             if (fd.charAt(i) < '0' || fd.charAt(i) > '9') {
                 return;
             }

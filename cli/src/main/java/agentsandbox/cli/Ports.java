@@ -15,17 +15,11 @@ final class Ports {
 
     /** The port, or -1 when the text is not a usable one. */
     static int parse(String text) {
-        if (text.isEmpty() || text.length() > 5) {
+        try {
+            int v = Integer.parseInt(text);
+            return v >= 1 && v <= 65535 && v != PROXY && text.charAt(0) != '+' ? v : -1;
+        } catch (NumberFormatException e) {
             return -1;
         }
-        int v = 0;
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c < '0' || c > '9') {
-                return -1;
-            }
-            v = v * 10 + (c - '0');
-        }
-        return v >= 1 && v <= 65535 && v != PROXY ? v : -1;
     }
 }

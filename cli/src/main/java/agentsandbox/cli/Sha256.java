@@ -3,10 +3,12 @@ package agentsandbox.cli;
 /**
  * SHA-256 (FIPS 180-4) as lower-case hex, for the trust records of project configs.
  *
- * <p>Written out rather than taken from {@code MessageDigest}: the JDK's digest comes
- * through its security providers, whose set-up (the {@code SUN} provider registers its
- * hundred-odd services, interpreted) and classes a run with a trusted project config
- * would pay at every start, and the startup cache would load at every start of any run.
+ * <p>Written out rather than taken from {@code MessageDigest}: with the JDK's digest (and
+ * {@code HexFormat}) a run loads 35 more classes and sets up the SUN provider, interpreted.
+ * Measured on the built image, {@code agent-sandbox -- true} with a trusted project config,
+ * interleaved {@code hyperfine -N --warmup 5 -r 40}, four rounds: 4 to 14 ms more CPU time
+ * per run with {@code MessageDigest} (190 ms against 198 ms on average, on a loaded 2-core
+ * machine).
  */
 final class Sha256 {
     private Sha256() {}

@@ -18,8 +18,6 @@ final class Signals {
      * (the JVM's own handling, early in its start, would print Java's words and exit 143).
      */
     static void onInterrupt(Runnable action) {
-        // one handler class for the three, not three lambdas (each a class of its own that
-        // the startup cache loads at every start)
         Handler handler = new Handler(action);
         Signal.handle(new Signal("INT"), handler);
         Signal.handle(new Signal("TERM"), handler);

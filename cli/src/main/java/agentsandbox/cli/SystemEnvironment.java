@@ -88,7 +88,7 @@ final class SystemEnvironment {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"), StandardCharsets.US_ASCII)) {
                 if (line.startsWith("Uid:")) {
-                    // "Uid:\t<real>\t<effective>…": the first number (no regex on the start path)
+                    // "Uid:\t<real>\t<effective>…": the first number
                     String rest = line.substring(4).strip();
                     int end = 0;
                     while (end < rest.length() && Character.isDigit(rest.charAt(end))) {
@@ -103,20 +103,14 @@ final class SystemEnvironment {
         return -1;
     }
 
-    /** A non-negative decimal int, or -1 when {@code s} is not one (no regex on the start path). */
+    /** A non-negative decimal int, or -1 when {@code s} is not one. */
     static int decimal(String s) {
-        if (s == null || s.isEmpty() || s.length() > 10) {
+        try {
+            int v = Integer.parseInt(s);
+            return v >= 0 && s.charAt(0) != '+' ? v : -1;
+        } catch (NumberFormatException e) {
             return -1;
         }
-        long v = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c < '0' || c > '9') {
-                return -1;
-            }
-            v = v * 10 + (c - '0');
-        }
-        return v > Integer.MAX_VALUE ? -1 : (int) v;
     }
 
     /** The launcher and application directory, as the native launcher passes them. */

@@ -111,6 +111,7 @@ class GuardContractTest {
         rows.put("START_BWRAP", is(Launch.START_BWRAP));
         rows.put("STDERR_VARIABLE", is(Launch.STDERR_VARIABLE));
         rows.put("ALIVE_VARIABLE", launcherOnly());
+        rows.put("LOG_CLASS_LOADING_VARIABLE", readByTheStartupCheck());
         rows.put("STARTED_MARK", is(Launch.STARTED_MARK));
         // the launcher, the JVM and the starter
         rows.put("STARTER_PROPERTY", is(BwrapStarter.PROPERTY));
@@ -178,6 +179,12 @@ class GuardContractTest {
     private static Consumer<String> isCliClass() {
         return v -> assertThat(Path.of("..", "cli", "src", "main", "java", v.replace('.', '/') + ".java"))
                 .isRegularFile();
+    }
+
+    /** A value the end-to-end check of the start-up rules sets (dist's StartupIT). */
+    private static Consumer<String> readByTheStartupCheck() {
+        return v -> assertThat(read(Path.of("..", "dist", "src", "test", "java", "agentsandbox", "e2e",
+                "StartupIT.java"))).contains("\"" + v + "\"");
     }
 
     /** A value the image's build reads from the header itself (dist/src/image/finish-image.sh). */

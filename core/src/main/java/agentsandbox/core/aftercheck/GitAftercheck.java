@@ -50,8 +50,7 @@ public final class GitAftercheck {
 
     /** inode, size, change and modification time, type; null fields for a missing file. */
     private record State(Object inode, long size, Object ctime, Object mtime, boolean regular, boolean directory) {
-        // written out: a record's generated equals is bootstrapped on first use, at the
-        // end of every run, where it would cost more than the whole comparison
+        // written out, not generated: docs/startup.md
         @Override
         public boolean equals(Object o) {
             return o instanceof State s && size == s.size && regular == s.regular && directory == s.directory
@@ -134,7 +133,6 @@ public final class GitAftercheck {
         private boolean done;
 
         private Running() {
-            // a plain class, not a lambda: nothing to spin up on the way to every run's end
             Thread thread = new Thread(new Runnable() {
                 @Override
                 public void run() {

@@ -182,7 +182,6 @@ final class GitGuard {
 
     /** Why the command may not run as it stands, or null. */
     private static GitRules.Refusal refusal(GitCommand cmd, Request request, Probe probe, int depth) {
-        // the probe itself, not probe::sandboxEnv: a lambda class the startup cache would load
         GitRules.Refusal env = GitRules.checkEnvironment(request.env(), probe);
         if (env != null) {
             return env;

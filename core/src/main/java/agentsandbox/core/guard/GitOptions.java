@@ -46,8 +46,7 @@ final class GitOptions {
      * takes a value.
      */
     /**
-     * The entries of a spec, split at runs of ASCII whitespace by hand: the guard builds its
-     * specs when it first decides, and the regex engine would be set up for them in every run.
+     * The entries of a spec, split at runs of ASCII whitespace.
      */
     private static List<String> words(String spec) {
         List<String> out = new ArrayList<>();

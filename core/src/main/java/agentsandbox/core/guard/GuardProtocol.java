@@ -152,16 +152,14 @@ public final class GuardProtocol {
         }
 
         private static int count(String s) throws Malformed {
-            if (s.isEmpty() || s.length() > 6) {
+            int n;
+            try {
+                n = Integer.parseInt(s);
+            } catch (NumberFormatException e) {
                 throw new Malformed("bad count");
             }
-            int n = 0;
-            for (int i = 0; i < s.length(); i++) {
-                char c = s.charAt(i);
-                if (c < '0' || c > '9') {
-                    throw new Malformed("bad count");
-                }
-                n = n * 10 + (c - '0');
+            if (n < 0 || s.charAt(0) == '+') {
+                throw new Malformed("bad count");
             }
             if (n > MAX_FIELDS) {
                 throw new Malformed("count too large");

@@ -73,7 +73,7 @@ public final class GuardServer implements AutoCloseable {
     private GuardServer(Path socket, GuardProbe.TempView view) {
         this.socket = socket;
         this.view = view;
-        this.reader = new Thread(new Runnable() { // not this::run: a lambda class the startup cache loads at every start
+        this.reader = new Thread(new Runnable() {
             @Override
             public void run() {
                 GuardServer.this.run();
@@ -165,7 +165,6 @@ public final class GuardServer implements AutoCloseable {
                     read(key, buffer, complete);
                 }
             }
-            // a plain loop, not removeIf with a method reference: nothing to link at the first call
             for (Iterator<Pending> it = complete.iterator(); it.hasNext();) {
                 if (answeredAtOnce(it.next())) {
                     it.remove();

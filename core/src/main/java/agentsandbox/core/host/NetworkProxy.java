@@ -75,7 +75,7 @@ public final class NetworkProxy implements AutoCloseable {
 
     /** Opens the socket and serves it in the background (see {@link GuardServer#listen()} on the cost). */
     public void listen() {
-        Thread t = new Thread(new Runnable() { // not this::run: a lambda class the startup cache loads at every start
+        Thread t = new Thread(new Runnable() {
             @Override
             public void run() {
                 NetworkProxy.this.run();
@@ -448,18 +448,12 @@ public final class NetworkProxy implements AutoCloseable {
     }
 
     private static int port(String s) {
-        if (s.isEmpty() || s.length() > 5) {
+        try {
+            int v = Integer.parseInt(s);
+            return v >= 1 && v <= 65535 && s.charAt(0) != '+' ? v : -1;
+        } catch (NumberFormatException e) {
             return -1;
         }
-        int v = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c < '0' || c > '9') {
-                return -1;
-            }
-            v = v * 10 + (c - '0');
-        }
-        return v >= 1 && v <= 65535 ? v : -1;
     }
 
     private static void quietly(java.io.Closeable c) {

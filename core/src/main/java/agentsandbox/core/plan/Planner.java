@@ -22,7 +22,6 @@ public final class Planner {
 
     /** Shallow to deep; equal depths by path, so the order is deterministic. */
     public static final Comparator<Path> DEPTH_ORDER = new Comparator<>() {
-        // a plain class, not Comparator.comparing: no lambdas to spin up at every start
         @Override
         public int compare(Path a, Path b) {
             int depth = Integer.compare(a.getNameCount(), b.getNameCount());

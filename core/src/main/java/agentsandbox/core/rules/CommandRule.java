@@ -8,9 +8,7 @@ import java.util.Objects;
  */
 public sealed interface CommandRule {
 
-    // equals and hashCode written out: a record's generated ones are bootstrapped (method
-    // handles, about 25 classes of the JDK's) at their first use, which a run with an
-    // untrusted project config makes when it compares the config's rules with the rest
+    // equals and hashCode written out, not generated: docs/startup.md
 
     /** A built-in guard such as {@code @git}. */
     record Preset(String name) implements CommandRule {
@@ -126,7 +124,6 @@ public sealed interface CommandRule {
 
     /** The spelling used in config and debug output. */
     default String describe() {
-        // instanceof, not a pattern switch: no bootstrap method to link at every start
         if (this instanceof Preset p) {
             return p.name();
         }

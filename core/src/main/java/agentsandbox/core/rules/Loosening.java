@@ -29,8 +29,7 @@ public final class Loosening {
 
     /**
      * Removes {@code layer} itself (as the caller passes it, the very object of the policy)
-     * from {@code layers}: a record's generated {@code equals} would be bootstrapped at its
-     * first use, which a run with an untrusted project config would pay at every start.
+     * from {@code layers}.
      */
     private static boolean removeSame(List<PolicyLayer> layers, PolicyLayer layer) {
         for (int i = 0; i < layers.size(); i++) {

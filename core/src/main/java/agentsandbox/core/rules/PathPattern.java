@@ -104,9 +104,7 @@ public final class PathPattern {
             throw new IllegalArgumentException("invalid glob '" + whole
                     + "': there is no ** (* matches within one path segment)");
         }
-        // a literal segment, or a glob with one star and nothing else special, needs no
-        // regex: neither is compiled (or quoted), so that a plan of the presets' globs never
-        // sets up the regex engine
+        // a literal segment, or a glob with one star and nothing else special: no regex
         if (raw.indexOf('\\') < 0 && raw.indexOf('?') < 0 && raw.indexOf('[') < 0 && raw.indexOf(']') < 0) {
             int star = raw.indexOf('*');
             if (star < 0) {

@@ -98,7 +98,6 @@ public final class PresetExpander {
                     }
                 }
                 case "@caches", "@agents" -> out.addAll(ToolHomes.rules(leaf, home, o));
-                // no lambdas here (ifPresent): each is a class the startup cache loads at every start
                 case "@git" -> {
                     if (git.isPresent()) {
                         presetPaths(out, git.get().gitPaths(), o);

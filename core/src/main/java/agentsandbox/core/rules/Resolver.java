@@ -203,7 +203,7 @@ public final class Resolver {
             fixed = slash < 0 ? "" : pattern.substring(0, slash);
         }
         if (fixed.equals("~") || fixed.startsWith("~/")) {
-            // "~" or "~/rest": the rest below the home (no regex for the slash: see PathPattern)
+            // "~" or "~/rest": the rest below the home
             String rest = fixed.length() > 1 ? fixed.substring(2) : "";
             return env.home() == null ? null : env.home().resolve(rest).normalize();
         }

@@ -61,8 +61,6 @@ public final class Specificity {
                 continue;
             }
             List<Candidate> contenders = (List<Candidate>) value;
-            // plain loops and identity: a record's equals() is linked at first use, which
-            // costs every start more than this whole method
             Candidate winner = contenders.get(0);
             for (Candidate c : contenders) {
                 if (STRENGTH.compare(c, winner) > 0) {

@@ -59,7 +59,6 @@ public final class Preparation implements AutoCloseable {
     private Preparation(Environment env, Path runDir) {
         this.env = env;
         this.runDir = runDir;
-        // a plain class, not a lambda: nothing to link on the way to the command's start
         this.thread = new Thread(new Runnable() {
             @Override
             public void run() {

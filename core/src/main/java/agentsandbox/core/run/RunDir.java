@@ -576,20 +576,14 @@ public final class RunDir implements AutoCloseable {
         return n == fields.length ? fields : null;
     }
 
-    /** A non-negative decimal number, or -1 (no regex on the start path). */
+    /** A non-negative decimal number, or -1. */
     private static long number(String s) {
-        if (s.isEmpty() || s.length() > 18) {
+        try {
+            long v = Long.parseLong(s);
+            return v >= 0 && s.charAt(0) != '+' ? v : -1;
+        } catch (NumberFormatException e) {
             return -1;
         }
-        long v = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c < '0' || c > '9') {
-                return -1;
-            }
-            v = v * 10 + (c - '0');
-        }
-        return v;
     }
 
     /** True for exactly 16 lower-case hex digits: the name of a run directory. */

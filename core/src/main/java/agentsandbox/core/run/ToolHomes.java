@@ -151,8 +151,6 @@ public final class ToolHomes {
         }
         for (Tool t : TOOLS) {
             if (t.preset().equals(preset)) {
-                // loops, not lambdas: a capturing lambda is made through its call site at each
-                // evaluation, which the interpreter pays for every tool at every start
                 for (String p : t.readOnly()) {
                     out.add(Rule.literal(home.resolve(strip(p)), Access.RO, origin));
                 }
@@ -241,8 +239,7 @@ public final class ToolHomes {
     }
 
     /**
-     * A duration as {@code timeout} and {@code sleep} take it ({@code [0-9.]+[smhd]?}),
-     * without the regex engine: every run asks this of its command's first word.
+     * A duration as {@code timeout} and {@code sleep} take it ({@code [0-9.]+[smhd]?}).
      */
     static boolean isDuration(String w) {
         int n = w.length();
@@ -265,8 +262,7 @@ public final class ToolHomes {
      * A shell script's words and operators as {@link #scriptWords} reads them: split at
      * ASCII whitespace (dropped), after {@code ; & | ( ` {} and before {@code ; & | ) ` }}
      * (so {@code ;}, {@code &}, {@code |} and {@code `} stand alone), a line break read as
-     * {@code ;}; empty pieces left out. By hand: the regex engine would be set up at every
-     * start of a {@code sh -c} command.
+     * {@code ;}; empty pieces left out.
      */
     static List<String> scriptTokens(String script) {
         List<String> out = new ArrayList<>();
