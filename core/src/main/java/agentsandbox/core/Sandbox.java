@@ -1,15 +1,15 @@
 package agentsandbox.core;
 
-import agentsandbox.core.plan.Inside;
-import agentsandbox.core.plan.PlanBuilder;
-import agentsandbox.core.rules.Policy;
-import agentsandbox.core.rules.Resolver;
 import agentsandbox.core.run.Execution;
+import agentsandbox.core.plan.Inside;
 import agentsandbox.core.run.Launch;
 import agentsandbox.core.run.OwnState;
+import agentsandbox.core.plan.PlanBuilder;
+import agentsandbox.core.rules.Policy;
 import agentsandbox.core.run.Preparation;
-import agentsandbox.core.run.RunDir;
-import agentsandbox.core.run.ToolHomes;
+import agentsandbox.core.rules.Resolver;
+import agentsandbox.core.run.RunLayout;
+import agentsandbox.core.rules.ToolCatalogue;
 import agentsandbox.core.run.Unsettled;
 
 import java.nio.file.Path;
@@ -94,7 +94,7 @@ public final class Sandbox {
      * and which runs create it; null for any other path.
      */
     public static String whoCreates(Path home, Path path) {
-        return ToolHomes.whoCreates(home, path);
+        return ToolCatalogue.whoCreates(home, path);
     }
 
     /** The symlink-resolved path, or null when it does not exist (or is a dangling symlink). */
@@ -110,7 +110,7 @@ public final class Sandbox {
     public static void prepareHost(Environment env) {
         if (!isInside()) {
             OwnState.create(env);
-            Unsettled.check(RunDir.stateDir(env));
+            Unsettled.check(RunLayout.stateDir(env));
         }
     }
 

@@ -1,13 +1,14 @@
 package agentsandbox.core;
 
-import agentsandbox.core.run.Launch;
-import agentsandbox.core.plan.Inside;
 import agentsandbox.core.run.BwrapStarter;
 import agentsandbox.core.guard.GuardFallback;
 import agentsandbox.core.guard.GuardProtocol;
+import agentsandbox.core.plan.Inside;
+import agentsandbox.core.run.Launch;
 import agentsandbox.core.plan.MountChecks;
 import agentsandbox.core.host.NetworkProxy;
-import agentsandbox.core.run.RunDir;
+import agentsandbox.core.run.RunLayout;
+import agentsandbox.core.run.SafeRemoval;
 import agentsandbox.core.guard.Wrappers;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -95,8 +96,8 @@ class GuardContractTest {
         rows.put("SPILLED_COMMAND_MAX", is(BwrapStarter.MAX_REQUEST));
         rows.put("RUNTIME_COMMANDS", is(belowRuntime(Wrappers.COMMANDS)));
         rows.put("RUNTIME_OUTER", is(belowRuntime(Wrappers.OUTER)));
-        rows.put("GUARD_SOCKET", is(belowRuntime(Wrappers.GUARD.resolve(RunDir.SOCKET))).andThen(
-                v -> assertThat(Path.of(v).getParent().getFileName().toString()).isEqualTo(RunDir.GUARD)));
+        rows.put("GUARD_SOCKET", is(belowRuntime(Wrappers.GUARD.resolve(RunLayout.SOCKET))).andThen(
+                v -> assertThat(Path.of(v).getParent().getFileName().toString()).isEqualTo(RunLayout.GUARD)));
         rows.put("GUARD_JAVA", is(belowRuntime(Inside.APP.resolve("runtime").resolve("bin").resolve("java"))));
         rows.put("GUARD_JAR", is(belowRuntime(Inside.APP.resolve("lib").resolve("agent-sandbox-core.jar"))));
         rows.put("GUARD_FALLBACK_CLASS", is(GuardFallback.class.getName()));
@@ -122,14 +123,14 @@ class GuardContractTest {
         rows.put("LAUNCHER_PROPERTY", is(Environment.Installation.LAUNCHER_PROPERTY));
         rows.put("HOME_PROPERTY", is(Environment.Installation.HOME_PROPERTY));
         rows.put("CALLER_VARIABLE_PREFIX", is(Environment.Installation.CALLER_VARIABLE_PREFIX));
-        rows.put("RUN_OWNER", is(RunDir.OWNER));
+        rows.put("RUN_OWNER", is(RunLayout.OWNER));
         rows.put("STARTER_MAX_REQUEST", is(BwrapStarter.MAX_REQUEST));
         rows.put("STARTER_REMOVE", v -> assertThat(
                 new String(BwrapStarter.removal(List.of(Path.of("/a"))), StandardCharsets.US_ASCII))
                 .startsWith(v + " "));
         rows.put("STARTER_MAX_REMOVE_PATHS", is(BwrapStarter.MAX_REMOVE_PATHS));
         rows.put("STARTER_MAX_REMOVE_BYTES", is(BwrapStarter.MAX_REMOVE_BYTES));
-        rows.put("REMOVE_MAX_DEPTH", is(RunDir.MAX_DEPTH));
+        rows.put("REMOVE_MAX_DEPTH", is(SafeRemoval.MAX_DEPTH));
         // the app image (the command line tool's classes, and what its build reads from the header)
         rows.put("APP_LIB_FD", readByTheImageBuild("APP_LIB_FD"));
         rows.put("APP_CLASS_PATH", readByTheImageBuild("APP_CLASS_PATH").andThen(v -> assertThat(v)
@@ -139,8 +140,8 @@ class GuardContractTest {
         rows.put("TRAIN_CLASS", isCliClass());
         rows.put("JVM_START", readByTheImageBuild("JVM_START"));
         // the mount checks
-        rows.put("MOUNT_CHECKS", is(RunDir.MOUNT_CHECKS));
-        rows.put("MOUNT_IDENTITIES", is(RunDir.MOUNT_IDENTITIES));
+        rows.put("MOUNT_CHECKS", is(RunLayout.MOUNT_CHECKS));
+        rows.put("MOUNT_IDENTITIES", is(RunLayout.MOUNT_IDENTITIES));
         rows.put("RUNTIME_MOUNTS", is(belowRuntime(Inside.MOUNTS)));
         rows.put("MOUNT_BIND", is(MountChecks.BIND));
         rows.put("MOUNT_READ_ONLY", is(MountChecks.READ_ONLY));

@@ -1,7 +1,7 @@
 package agentsandbox.core.aftercheck;
 
 import agentsandbox.core.Environment;
-import agentsandbox.core.run.RunDir;
+import agentsandbox.core.run.RunLayout;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -35,7 +35,7 @@ public final class StateWatch {
     /** Notes the directories as they are now. */
     public static StateWatch before(Environment env) {
         List<Path> dirs = new ArrayList<>();
-        dirs.add(RunDir.stateDir(env));
+        dirs.add(RunLayout.stateDir(env));
         Path global = globalConfigDir(env);
         if (global != null) {
             dirs.add(global);

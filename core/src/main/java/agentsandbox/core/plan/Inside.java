@@ -1,7 +1,7 @@
 package agentsandbox.core.plan;
 
 import agentsandbox.core.rules.Resolver;
-import agentsandbox.core.run.RunDir;
+import agentsandbox.core.run.RunLayout;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,11 +44,11 @@ public final class Inside {
      */
     public static final Path MOUNTS = RUNTIME.resolve("mounts");
     /** Where the network proxy's socket and the first program's listen file are inside. */
-    public static final Path NET = RUNTIME.resolve(RunDir.NET);
+    public static final Path NET = RUNTIME.resolve(RunLayout.NET);
     /** The network proxy's socket inside (NET_SOCKET in guard.h). */
-    public static final Path NET_SOCKET = NET.resolve(RunDir.SOCKET);
+    public static final Path NET_SOCKET = NET.resolve(RunLayout.SOCKET);
     /** What the sandbox's first program listens on for the network (NET_LISTEN in guard.h). */
-    public static final Path NET_LISTEN = NET.resolve(RunDir.LISTEN);
+    public static final Path NET_LISTEN = NET.resolve(RunLayout.LISTEN);
     /**
      * The port of the network proxy on the sandbox's loopback (set in HTTP_PROXY and the like),
      * which no host port can take.

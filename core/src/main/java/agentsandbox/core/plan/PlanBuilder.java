@@ -1,28 +1,29 @@
 package agentsandbox.core.plan;
 
+import agentsandbox.core.rules.Access;
+import agentsandbox.core.rules.Candidate;
 import agentsandbox.core.Environment;
-import agentsandbox.core.Plan;
-import agentsandbox.core.SandboxException;
 import agentsandbox.core.git.GitLayout;
-import agentsandbox.core.guard.Wrappers;
 import agentsandbox.core.host.GpgAgent;
 import agentsandbox.core.host.HostServices;
 import agentsandbox.core.host.HostSockets;
-import agentsandbox.core.host.Preflight;
-import agentsandbox.core.rules.Access;
-import agentsandbox.core.rules.Candidate;
 import agentsandbox.core.rules.Layer;
 import agentsandbox.core.rules.Origin;
+import agentsandbox.core.run.OwnState;
+import agentsandbox.core.Plan;
 import agentsandbox.core.rules.Policy;
 import agentsandbox.core.rules.PolicyLayer;
+import agentsandbox.core.host.Preflight;
+import agentsandbox.core.run.Preparation;
 import agentsandbox.core.rules.PresetExpander;
 import agentsandbox.core.rules.Resolver;
 import agentsandbox.core.rules.Rule;
+import agentsandbox.core.run.RunLayout;
+import agentsandbox.core.SandboxException;
 import agentsandbox.core.rules.Specificity;
-import agentsandbox.core.run.OwnState;
-import agentsandbox.core.run.Preparation;
-import agentsandbox.core.run.RunDir;
+import agentsandbox.core.rules.ToolCatalogue;
 import agentsandbox.core.run.ToolHomes;
+import agentsandbox.core.guard.Wrappers;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -190,7 +191,7 @@ public final class PlanBuilder {
         rules.addAll(PresetExpander.rules(active, env, git));
         if (homeSetup.claude() != ToolHomes.ClaudeStep.NONE) {
             // a symlink into ~/.claude once the run starts, which that directory's rule covers
-            Path config = env.home().resolve(ToolHomes.CLAUDE_CONFIG);
+            Path config = env.home().resolve(ToolCatalogue.CLAUDE_CONFIG);
             for (Iterator<Rule> it = rules.iterator(); it.hasNext();) {
                 Rule r = it.next();
                 if (config.equals(r.literal()) && r.origin().layer() == Layer.PRESET) {
@@ -226,21 +227,21 @@ public final class PlanBuilder {
 
     /** The run directory, then the rule that decides each path. */
     private void decide() {
-        stateDir = RunDir.stateDir(env);
-        runDir = prepared != null ? prepared.runDir() : RunDir.newPath(stateDir, RunDir.randomName());
-        if (!RunDir.runsDir(stateDir).equals(runDir.getParent())) {
+        stateDir = RunLayout.stateDir(env);
+        runDir = prepared != null ? prepared.runDir() : RunLayout.newPath(stateDir, RunLayout.randomName());
+        if (!RunLayout.runsDir(stateDir).equals(runDir.getParent())) {
             throw new IllegalArgumentException("the preparation was made for another environment: " + runDir);
         }
-        hiddenFile = RunDir.hidden(runDir);
+        hiddenFile = RunLayout.hidden(runDir);
         Set<Path> created = Set.copyOf(homeSetup.directories());
         Resolver roots = new Resolver(env, notes, created, List.of(), detail).resolvedAs(env.workDir(), realWork);
         List<Path> writableRoots = roots.writableRoots(rules);
         List<Candidate> candidates = new ArrayList<>(roots.withWritable(writableRoots).resolve(rules));
         if (base && !shareTmp) {
             // a contender like any rule's: a rule on /tmp itself can still show the host's
-            candidates.add(new Candidate(Inside.TMP, RunDir.tmp(runDir), Access.RW, Origin.preset("@base"), true,
+            candidates.add(new Candidate(Inside.TMP, RunLayout.tmp(runDir), Access.RW, Origin.preset("@base"), true,
                     "a private temp dir"));
-            notes.add("tmp: /tmp is private to this run (" + RunDir.tmp(runDir) + "), removed when it ends");
+            notes.add("tmp: /tmp is private to this run (" + RunLayout.tmp(runDir) + "), removed when it ends");
         }
         decisions = new ArrayList<>(Specificity.decide(candidates));
         WorkDirChecks.notExcluded(env.workDir(), realWork, decisions);
@@ -289,7 +290,7 @@ public final class PlanBuilder {
      */
     private void ownState() {
         own = new Origin(Layer.PRESET, "agent-sandbox's own state, hidden in every sandbox");
-        for (Path dir : List.of(stateDir, RunDir.socketsBase(env))) {
+        for (Path dir : List.of(stateDir, RunLayout.socketsBase(env))) {
             for (Path inside : Views.of(dir, mounts)) {
                 // an empty file system of this sandbox's own: what a nested agent-sandbox keeps
                 // there (or anything else written there) stays in memory and goes with the sandbox
@@ -301,7 +302,7 @@ public final class PlanBuilder {
             // The private /tmp also at its own path: a program that looks up where /tmp comes
             // from (/proc/self/mountinfo) and mounts there finds it. Codex's own sandbox hides
             // its runtime dir under every path /tmp is known by, and fails on a missing one.
-            Path privateTmp = RunDir.tmp(runDir);
+            Path privateTmp = RunLayout.tmp(runDir);
             Origin tmpOrigin = new Origin(Layer.PRESET, "@base (the private /tmp at its own path)");
             mounts.add(Mount.of(Mount.Kind.READ_WRITE, privateTmp, privateTmp, Access.RW, tmpOrigin));
             mountNotes.add(Planner.pad("rw") + privateTmp + "  <- " + tmpOrigin);
@@ -358,11 +359,11 @@ public final class PlanBuilder {
         for (Wrappers.Wrapper w : wrappers) {
             guard |= w.needsGuard();
         }
-        Path socketsDir = RunDir.socketsDir(RunDir.socketsBase(env), runDir);
-        guardSocket = guard ? RunDir.guardSocket(socketsDir) : null;
+        Path socketsDir = RunLayout.socketsDir(RunLayout.socketsBase(env), runDir);
+        guardSocket = guard ? RunLayout.guardSocket(socketsDir) : null;
         network = policy.network();
         if (network && nested) {
-            outerNet = Files.exists(Inside.NET.resolve(RunDir.SOCKET)) ? Inside.NET : null;
+            outerNet = Files.exists(Inside.NET.resolve(RunLayout.SOCKET)) ? Inside.NET : null;
             if (outerNet == null) {
                 network = false;
                 notes.add("network: off, since the outer sandbox has none");
@@ -374,11 +375,11 @@ public final class PlanBuilder {
             notes.add("network: off, since only the agent-sandbox launcher can connect the sandbox to the proxy"
                     + " (no installation given)");
         } else if (network) {
-            netSocket = RunDir.netSocket(socketsDir);
+            netSocket = RunLayout.netSocket(socketsDir);
         }
         for (Path socket : new Path[] {guardSocket, netSocket}) {
             if (socket != null && socket.toString().getBytes(StandardCharsets.UTF_8).length
-                    > RunDir.MAX_SOCKET_PATH) {
+                    > RunLayout.MAX_SOCKET_PATH) {
                 throw new SandboxException("the path of agent-sandbox's socket " + socket + " is too long for a Unix"
                         + " socket", "set XDG_RUNTIME_DIR to a shorter directory of your own, or unset it");
             }
@@ -401,9 +402,9 @@ public final class PlanBuilder {
         } else {
             mounts.add(Mount.of(Mount.Kind.READ_ONLY, hiddenFile, Inside.ENTRY_POINT, Access.RO, runtime));
         }
-        mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunDir.policy(runDir), Inside.POLICY, Access.RO, runtime));
+        mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunLayout.policy(runDir), Inside.POLICY, Access.RO, runtime));
         if (env.installation() != null) {
-            mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunDir.mountIdentities(runDir), Inside.MOUNTS, Access.RO,
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunLayout.mountIdentities(runDir), Inside.MOUNTS, Access.RO,
                     runtime));
         }
         if (nested) {
@@ -439,7 +440,7 @@ public final class PlanBuilder {
         if (claudeDir != null) {
             line.setenv("CLAUDE_CONFIG_DIR", claudeDir.toString());
             notes.add("home: CLAUDE_CONFIG_DIR=" + claudeDir + " inside, the directory of the config "
-                    + env.home().resolve(ToolHomes.CLAUDE_CONFIG) + " points to");
+                    + env.home().resolve(ToolCatalogue.CLAUDE_CONFIG) + " points to");
         }
         if (network) {
             String proxy = "http://127.0.0.1:" + Inside.PROXY_PORT;
@@ -452,7 +453,7 @@ public final class PlanBuilder {
         line.start(env.workDir(), env.installation() != null ? Inside.COMMAND_START : null);
         Mount spill = null;
         Origin runtime = new Origin(Layer.PRESET, "agent-sandbox runtime");
-        Mount spillMount = Mount.of(Mount.Kind.READ_ONLY, RunDir.command(runDir), Inside.SPILLED_COMMAND, Access.RO,
+        Mount spillMount = Mount.of(Mount.Kind.READ_ONLY, RunLayout.command(runDir), Inside.SPILLED_COMMAND, Access.RO,
                 runtime);
         if (env.installation() != null && line.spills(command, spillMount)) {
             // More arguments than bwrap takes: they go to a file that the sandbox's first
@@ -471,9 +472,9 @@ public final class PlanBuilder {
                 + ")" : "off (only loopback)"));
         notes.addAll(mountNotes);
         notes.addAll(wrapperNotes);
-        Path tmpSource = shareTmp ? sharedTmp : base ? RunDir.tmp(runDir) : Inside.TMP;
+        Path tmpSource = shareTmp ? sharedTmp : base ? RunLayout.tmp(runDir) : Inside.TMP;
         Explanation explanation = Explanation.of(env, policy, mounts, policyFrom, policyTo, decisions,
-                base && !shareTmp ? RunDir.tmp(runDir) : null, own, session);
+                base && !shareTmp ? RunLayout.tmp(runDir) : null, own, session);
         return new Plan(argv, mounts, runDir, hiddenFile, notes, bwrap, guardSocket, tmpSource,
                 spill == null ? List.of() : command, netSocket, policy.hostPorts(), homeSetup, explanation,
                 base ? realWork : null);

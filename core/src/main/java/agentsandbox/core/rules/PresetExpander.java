@@ -3,7 +3,6 @@ package agentsandbox.core.rules;
 import agentsandbox.core.Environment;
 import agentsandbox.core.git.GitDirs;
 import agentsandbox.core.git.GitLayout;
-import agentsandbox.core.run.ToolHomes;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -97,7 +96,7 @@ public final class PresetExpander {
                         }
                     }
                 }
-                case "@caches", "@agents" -> out.addAll(ToolHomes.rules(leaf, home, o));
+                case "@caches", "@agents" -> out.addAll(ToolCatalogue.rules(leaf, home, o));
                 case "@git" -> {
                     if (git.isPresent()) {
                         presetPaths(out, git.get().gitPaths(), o);

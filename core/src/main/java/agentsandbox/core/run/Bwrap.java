@@ -30,7 +30,7 @@ public interface Bwrap {
 
     /**
      * After bwrap has ended ({@link #waitFor()} returned): asks its starter to remove these
-     * directories and all in them, never following a link (as {@link RunDir#removeTree}
+     * directories and all in them, never following a link (as {@link SafeRemoval#removeTree}
      * does, in native code, which costs a run a fraction of what the interpreted JVM's
      * file API costs), and returns at once: the removal runs while the caller does its
      * own checks after the run. False when there is no starter to ask.

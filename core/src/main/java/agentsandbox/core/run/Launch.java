@@ -1,14 +1,14 @@
 package agentsandbox.core.run;
 
 import agentsandbox.core.Environment;
-import agentsandbox.core.Plan;
-import agentsandbox.core.SandboxException;
 import agentsandbox.core.aftercheck.GitAftercheck;
-import agentsandbox.core.aftercheck.StateWatch;
 import agentsandbox.core.guard.GuardServer;
-import agentsandbox.core.host.NetworkProxy;
-import agentsandbox.core.host.Preflight;
 import agentsandbox.core.plan.MountChecks;
+import agentsandbox.core.host.NetworkProxy;
+import agentsandbox.core.Plan;
+import agentsandbox.core.host.Preflight;
+import agentsandbox.core.SandboxException;
+import agentsandbox.core.aftercheck.StateWatch;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -53,7 +53,7 @@ public final class Launch {
             state = null; // taken below, just before bwrap starts
         } else {
             Preflight.checkCanRun(env);
-            run = RunDir.create(plan.runtimeDir(), RunDir.socketsDir(RunDir.socketsBase(env), plan.runtimeDir()),
+            run = RunDir.create(plan.runtimeDir(), RunLayout.socketsDir(RunLayout.socketsBase(env), plan.runtimeDir()),
                     env.uid());
             state = StateWatch.before(env);
             git = GitAftercheck.before(env.workDir());
@@ -67,7 +67,7 @@ public final class Launch {
             if (env.installation() != null) {
                 // bwrap's setup messages into a file of the run, the caller's stderr back
                 // for the command: see start_bwrap in the launcher, and Execution
-                Path logFile = Files.createFile(RunDir.setupLog(run.path()), PosixFilePermissions.asFileAttribute(
+                Path logFile = Files.createFile(RunLayout.setupLog(run.path()), PosixFilePermissions.asFileAttribute(
                         PosixFilePermissions.fromString("rw-------")));
                 setupLog = java.nio.channels.FileChannel.open(logFile, java.nio.file.StandardOpenOption.READ,
                         LinkOption.NOFOLLOW_LINKS);
@@ -92,14 +92,14 @@ public final class Launch {
             }
             if (env.installation() != null) {
                 // after the home's set-up: what it creates is mounted too
-                RunDir.createFile(RunDir.mountChecks(run.path()), "r--------",
+                RunDir.createFile(RunLayout.mountChecks(run.path()), "r--------",
                         MountChecks.render(plan.mounts(), plan.checkedWorkDir()));
             }
             Bwrap bwrap = null;
             if (setupLog != null && inherits(in) && inherits(out) && inherits(err)) {
                 BwrapStarter starter = BwrapStarter.take(env.installation().starter());
                 if (starter != null) {
-                    bwrap = starter.start(RunDir.setupLog(run.path()), plan.argv(), env.hostEnv());
+                    bwrap = starter.start(RunLayout.setupLog(run.path()), plan.argv(), env.hostEnv());
                 }
             }
             if (bwrap == null) {
@@ -144,16 +144,16 @@ public final class Launch {
     /** What the plan needs in the run directory beyond what every run has. */
     private static void prepareRun(RunDir run, Plan plan) throws IOException {
         // created read-only, written through the descriptor that created it
-        RunDir.createFile(RunDir.policy(run.path()), "r--------",
+        RunDir.createFile(RunLayout.policy(run.path()), "r--------",
                 plan.explanation().format().getBytes(java.nio.charset.StandardCharsets.UTF_8));
         if (!plan.spilledCommand().isEmpty()) {
-            writeCommand(RunDir.command(run.path()), plan.spilledCommand());
+            writeCommand(RunLayout.command(run.path()), plan.spilledCommand());
         }
         if (plan.guardSocket() != null) {
-            run.socketDir(RunDir.GUARD);
+            run.socketDir(RunLayout.GUARD);
         }
         if (plan.netSocket() != null) {
-            Path net = run.socketDir(RunDir.NET);
+            Path net = run.socketDir(RunLayout.NET);
             RunDir.createFile(net.resolve("listen"), "rw-------",
                     NetworkProxy.listenFile(plan.hostPorts()).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         }

@@ -34,12 +34,12 @@ public final class OwnState {
     /** The directories later runs obey, as the host finds them (not resolved). */
     public static List<Path> directories(Environment env) {
         List<Path> out = new ArrayList<>();
-        out.add(RunDir.stateDir(env));
+        out.add(RunLayout.stateDir(env));
         Path global = StateWatch.globalConfigDir(env);
         if (global != null) {
             out.add(global);
         }
-        out.add(RunDir.socketsBase(env));
+        out.add(RunLayout.socketsBase(env));
         return out;
     }
 

@@ -70,7 +70,7 @@ public final class Preparation implements AutoCloseable {
 
     /** Starts preparing a run in {@code env}; its plan must use {@link #runDir()}. */
     public static Preparation start(Environment env) {
-        Preparation p = new Preparation(env, RunDir.newPath(RunDir.stateDir(env), RunDir.randomName()));
+        Preparation p = new Preparation(env, RunLayout.newPath(RunLayout.stateDir(env), RunLayout.randomName()));
         // the plan's @git rules need them too: found once, here, while the plan is begun
         GitDirs.announce(env.workDir());
         try {
@@ -96,7 +96,7 @@ public final class Preparation implements AutoCloseable {
         RuntimeException failed = null;
         try {
             Preflight.checkCanRun(env); // as root or without bwrap, nothing is created
-            made = RunDir.create(runDir, RunDir.socketsDir(RunDir.socketsBase(env), runDir), env.uid());
+            made = RunDir.create(runDir, RunLayout.socketsDir(RunLayout.socketsBase(env), runDir), env.uid());
         } catch (RuntimeException e) {
             failed = e;
         }

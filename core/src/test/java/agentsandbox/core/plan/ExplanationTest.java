@@ -4,8 +4,7 @@ import agentsandbox.core.rules.Access;
 import agentsandbox.core.rules.Layer;
 import agentsandbox.core.rules.Origin;
 import agentsandbox.core.Plan;
-import agentsandbox.core.run.RunDir;
-import agentsandbox.core.Sandbox;
+import agentsandbox.core.run.RunLayout;
 import agentsandbox.core.TestWorld;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -81,7 +80,7 @@ class ExplanationTest {
         assertThat(notes.why().written()).isEqualTo("~/notes");
         assertThat(e.decide(Path.of("/tmp/x")).shows()).isEqualTo(Explanation.Shows.PRIVATE_TMP);
         assertThat(e.decide(Inside.POLICY).shows()).isEqualTo(Explanation.Shows.RUNTIME);
-        assertThat(e.decide(RunDir.stateDir(w.env()).resolve("run")).shows()).isEqualTo(Explanation.Shows.OWN_STATE);
+        assertThat(e.decide(RunLayout.stateDir(w.env()).resolve("run")).shows()).isEqualTo(Explanation.Shows.OWN_STATE);
         assertThat(p.mounts()).anyMatch(m -> m.target().equals(Inside.POLICY) && m.access() == Access.RO);
     }
 }

@@ -32,12 +32,12 @@ class RunDirTest {
     Path tmp;
 
     private int uid;
-    private RunDir.Owner self;
+    private StaleRuns.Owner self;
 
     @BeforeEach
     void identify() throws IOException {
         uid = (Integer) Files.getAttribute(tmp, "unix:uid");
-        self = RunDir.Owner.current();
+        self = StaleRuns.Owner.current();
         assertThat(self).as("this process as /proc shows it").isNotNull();
     }
 
@@ -60,11 +60,11 @@ class RunDirTest {
     }
 
     private String deadOwner() {
-        return new RunDir.Owner(NO_SUCH_PID, 12345, self.pidNs()).format();
+        return new StaleRuns.Owner(NO_SUCH_PID, 12345, self.pidNs()).format();
     }
 
     private int removeStale() {
-        return RunDir.removeStale(tmp, uid, null);
+        return StaleRuns.removeStale(tmp, uid, null);
     }
 
     @Test
@@ -86,7 +86,7 @@ class RunDirTest {
 
     @Test
     void A_Reused_Pid_Does_Not_Pass_For_The_Owner() throws IOException {
-        runtime("00112233aabbccdd", new RunDir.Owner(self.pid(), self.start() + 1, self.pidNs()).format());
+        runtime("00112233aabbccdd", new StaleRuns.Owner(self.pid(), self.start() + 1, self.pidNs()).format());
 
         assertThat(removeStale()).isEqualTo(1);
         assertThat(tmp).isEmptyDirectory();
@@ -94,7 +94,7 @@ class RunDirTest {
 
     @Test
     void Owner_In_Another_Pid_Namespace_Is_Left_Alone() throws IOException {
-        Path other = runtime("00112233aabbccdd", new RunDir.Owner(NO_SUCH_PID, 1, "pid:[1]").format());
+        Path other = runtime("00112233aabbccdd", new StaleRuns.Owner(NO_SUCH_PID, 1, "pid:[1]").format());
 
         assertThat(removeStale()).isZero();
         assertThat(other.resolve("owner")).exists();
@@ -121,7 +121,7 @@ class RunDirTest {
         Path cut = runtime("00112233aabbccde", "12345 67");
         Path fresh = runtime("00112233aabbccdf", null);
         java.nio.file.attribute.FileTime before = java.nio.file.attribute.FileTime.fromMillis(
-                System.currentTimeMillis() - RunDir.OWNERLESS_MILLIS - 60_000);
+                System.currentTimeMillis() - StaleRuns.OWNERLESS_MILLIS - 60_000);
         Files.setLastModifiedTime(starting, before);
         Files.setLastModifiedTime(cut, before);
 
@@ -146,7 +146,7 @@ class RunDirTest {
     @Test
     void Removes_A_Tree_Far_Deeper_Than_It_Holds_Directories_Open() throws IOException {
         Path run = runtime("00112233aabbccdd", deadOwner());
-        int depth = RunDir.MAX_DEPTH * 10 + 7; // its path far longer than PATH_MAX, too
+        int depth = SafeRemoval.MAX_DEPTH * 10 + 7; // its path far longer than PATH_MAX, too
         Path chain = deepChain(run.resolve("tmp"), depth);
         assertThat(chain.getFileName().toString()).isEqualTo("d");
 
@@ -202,12 +202,12 @@ class RunDirTest {
         Files.setPosixFilePermissions(b, java.util.Set.of());
         Files.setPosixFilePermissions(b.getParent(), java.util.Set.of());
 
-        assertThat(RunDir.removeTree(tmp, Path.of("run"))).isTrue();
+        assertThat(SafeRemoval.removeTree(tmp, Path.of("run"))).isTrue();
         assertThat(run).doesNotExist();
         assertThat(kept).hasContent("x");
-        assertThat(RunDir.removeTree(tmp, Path.of("run"))).as("already gone").isTrue();
+        assertThat(SafeRemoval.removeTree(tmp, Path.of("run"))).as("already gone").isTrue();
         Path link = Files.createSymbolicLink(tmp.resolve("link"), outside);
-        assertThat(RunDir.removeTree(tmp, Path.of("link"))).isTrue();
+        assertThat(SafeRemoval.removeTree(tmp, Path.of("link"))).isTrue();
         assertThat(link).doesNotExist();
         assertThat(kept).hasContent("x");
     }
@@ -263,7 +263,7 @@ class RunDirTest {
     void The_Runs_Own_Directory_Is_Left_Alone() throws IOException {
         Path dir = runtime("00112233aabbccdd", deadOwner());
 
-        assertThat(RunDir.removeStale(tmp, uid, dir.getFileName().toString())).isZero();
+        assertThat(StaleRuns.removeStale(tmp, uid, dir.getFileName().toString())).isZero();
         assertThat(dir.resolve("owner")).exists();
     }
 
@@ -299,8 +299,8 @@ class RunDirTest {
         Path outside = Files.writeString(tmp.resolve("precious"), "precious");
         RunDir run = RunDir.create(tmp.resolve("state/run/00112233aabbccdd"), tmp.resolve("sockets/00112233aabbccdd"),
                 uid);
-        Files.createSymbolicLink(RunDir.tmp(run.path()).resolve("link"), outside);
-        Files.createSymbolicLink(RunDir.tmp(run.path()).resolve("up"), tmp);
+        Files.createSymbolicLink(RunLayout.tmp(run.path()).resolve("link"), outside);
+        Files.createSymbolicLink(RunLayout.tmp(run.path()).resolve("up"), tmp);
 
         run.close();
         run.close();
@@ -316,7 +316,7 @@ class RunDirTest {
     @Test
     void Planning_Removes_Nothing() throws IOException {
         TestWorld w = new TestWorld(Files.createDirectory(tmp.resolve("world")));
-        Path stale = Files.createDirectories(RunDir.runsDir(RunDir.stateDir(w.env())).resolve("00112233aabbccdd"));
+        Path stale = Files.createDirectories(RunLayout.runsDir(RunLayout.stateDir(w.env())).resolve("00112233aabbccdd"));
         Files.writeString(stale.resolve("owner"), deadOwner());
 
         Plan plan = w.plan();
@@ -329,23 +329,23 @@ class RunDirTest {
     void The_Owner_Record_Names_This_Process() throws IOException {
         Path dir = Files.createDirectory(tmp.resolve("agent-sandbox-00112233aabbccdd"));
 
-        RunDir.writeOwner(dir);
+        StaleRuns.writeOwner(dir);
 
         Path owner = dir.resolve("owner");
-        assertThat(RunDir.Owner.parse(Files.readString(owner))).isEqualTo(self);
+        assertThat(StaleRuns.Owner.parse(Files.readString(owner))).isEqualTo(self);
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(owner))).isEqualTo("rw-------");
         assertThat(self.pid()).isEqualTo(ProcessHandle.current().pid());
         assertThat(self.pidNs()).startsWith("pid:[");
-        assertThat(RunDir.startTime(Path.of("/proc/self/stat"))).isEqualTo(self.start());
+        assertThat(StaleRuns.startTime(Path.of("/proc/self/stat"))).isEqualTo(self.start());
     }
 
     @Test
     void Owner_Record_Parsing_Rejects_Anything_Else() {
-        RunDir.Owner o = new RunDir.Owner(42, 7, "pid:[4026531836]");
-        assertThat(RunDir.Owner.parse(o.format())).isEqualTo(o);
+        StaleRuns.Owner o = new StaleRuns.Owner(42, 7, "pid:[4026531836]");
+        assertThat(StaleRuns.Owner.parse(o.format())).isEqualTo(o);
         for (String bad : List.of("", "\n", "42 7\n", "42 7 pid:[1] extra\n", "x 7 pid:[1]\n", "42 -7 pid:[1]\n",
                 "0 7 pid:[1]\n", "42 7 \n", "42  7 pid:[1]\n", "42 7 pid:[1]\n\n")) {
-            assertThat(RunDir.Owner.parse(bad)).as("parse of %s", bad.replace("\n", "\\n")).isNull();
+            assertThat(StaleRuns.Owner.parse(bad)).as("parse of %s", bad.replace("\n", "\\n")).isNull();
         }
     }
 
@@ -359,14 +359,14 @@ class RunDirTest {
         fakeProcess(proc, 100, "we) ird (name", "S", 5555);
         fakeProcess(proc, 101, "zombie", "Z", 5555);
         Files.createDirectories(proc.resolve("102")); // exists, stat unreadable: may be the owner
-        RunDir.Owner me = new RunDir.Owner(1, 1, self.pidNs());
+        StaleRuns.Owner me = new StaleRuns.Owner(1, 1, self.pidNs());
 
-        assertThat(new RunDir.Owner(100, 5555, self.pidNs()).gone(me, proc)).isFalse();
-        assertThat(new RunDir.Owner(100, 5556, self.pidNs()).gone(me, proc)).isTrue();
-        assertThat(new RunDir.Owner(101, 5555, self.pidNs()).gone(me, proc)).isTrue();
-        assertThat(new RunDir.Owner(102, 5555, self.pidNs()).gone(me, proc)).isFalse();
-        assertThat(new RunDir.Owner(103, 5555, self.pidNs()).gone(me, proc)).isTrue();
-        assertThat(new RunDir.Owner(103, 5555, "pid:[1]").gone(me, proc)).isFalse();
+        assertThat(new StaleRuns.Owner(100, 5555, self.pidNs()).gone(me, proc)).isFalse();
+        assertThat(new StaleRuns.Owner(100, 5556, self.pidNs()).gone(me, proc)).isTrue();
+        assertThat(new StaleRuns.Owner(101, 5555, self.pidNs()).gone(me, proc)).isTrue();
+        assertThat(new StaleRuns.Owner(102, 5555, self.pidNs()).gone(me, proc)).isFalse();
+        assertThat(new StaleRuns.Owner(103, 5555, self.pidNs()).gone(me, proc)).isTrue();
+        assertThat(new StaleRuns.Owner(103, 5555, "pid:[1]").gone(me, proc)).isFalse();
     }
 
     private static void fakeProcess(Path proc, long pid, String comm, String state, long start) throws IOException {
@@ -395,7 +395,7 @@ class RunDirTest {
         Path state = tmp.resolve("state");
         byte[] random = {0x00, 0x01, (byte) 0xab, (byte) 0xff, 0x7f, (byte) 0x80, 0x10, (byte) 0xc3};
 
-        assertThat(RunDir.newPath(state, random).getFileName().toString()).isEqualTo("0001abff7f8010c3");
-        assertThat(RunDir.newPath(state, random).getParent()).isEqualTo(RunDir.runsDir(state));
+        assertThat(RunLayout.newPath(state, random).getFileName().toString()).isEqualTo("0001abff7f8010c3");
+        assertThat(RunLayout.newPath(state, random).getParent()).isEqualTo(RunLayout.runsDir(state));
     }
 }

@@ -5,7 +5,9 @@ import agentsandbox.core.Plan;
 import agentsandbox.core.rules.Policy;
 import agentsandbox.core.rules.PolicyLayer;
 import agentsandbox.core.Sandbox;
+import agentsandbox.core.text.ShellWords;
 import agentsandbox.core.TestWorld;
+import agentsandbox.core.rules.ToolCatalogue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -40,8 +42,8 @@ class ToolHomesTest {
     }
 
     private static String started(Environment env, String... command) {
-        return ToolHomes.started(List.of(command), env, new ArrayList<>()).stream()
-                .map(ToolHomes.Tool::name).collect(Collectors.joining(", "));
+        return StartedTools.started(List.of(command), env, new ArrayList<>()).stream()
+                .map(ToolCatalogue.Tool::name).collect(Collectors.joining(", "));
     }
 
     private static List<String> created(ToolHomes.Setup s, Path home) {
@@ -187,7 +189,7 @@ class ToolHomesTest {
         int end = readme.indexOf("<!-- tool-table:end -->");
         assertThat(start).as("docs/presets.md has the tool table").isNotNegative();
         StringBuilder expected = new StringBuilder("| tool | commands | preset | rw | ro | hidden |\n|---|---|---|---|---|---|\n");
-        for (ToolHomes.Tool t : ToolHomes.TOOLS) {
+        for (ToolCatalogue.Tool t : ToolCatalogue.TOOLS) {
             expected.append("| ").append(t.name()).append(" | ").append(words(t.commands(), ""))
                     .append(" | `").append(t.preset()).append("` | ").append(words(t.grants(), "~/"))
                     .append(" | ").append(words(t.readOnly(), "~/")).append(" | ").append(words(t.hidden(), "~/"))
@@ -204,10 +206,10 @@ class ToolHomesTest {
     @Test
     void A_Duration_Is_Digits_And_Dots_With_An_Optional_Unit() {
         for (String yes : List.of("5", "0.5", "10s", "3m", "2h", "1d", ".", "1.5s")) {
-            assertThat(ToolHomes.isDuration(yes)).as(yes).isTrue();
+            assertThat(StartedTools.isDuration(yes)).as(yes).isTrue();
         }
         for (String no : List.of("", "s", "5x", "5ss", "-5", "5 s", "m5", "cargo", "1e3")) {
-            assertThat(ToolHomes.isDuration(no)).as(no).isFalse();
+            assertThat(StartedTools.isDuration(no)).as(no).isFalse();
         }
     }
 
@@ -237,7 +239,7 @@ class ToolHomesTest {
                     }
                 }
                 List<String> actual = new ArrayList<>();
-                for (String token : ToolHomes.scriptTokens(script)) {
+                for (String token : ShellWords.scriptTokens(script)) {
                     if (!token.strip().isEmpty()) {
                         actual.add(token.strip());
                     }
