@@ -73,9 +73,16 @@ public final class GitAftercheck {
 
     /** The snapshot before the sandbox starts. */
     public static GitAftercheck before(Path workDir) {
+        return before(workDir, null);
+    }
+
+    /**
+     * The snapshot before the sandbox starts, with the git dirs {@code found} a moment ago
+     * (for the plan's {@code @git} rules) when they still hold; null to find them now.
+     */
+    public static GitAftercheck before(Path workDir, GitDirs found) {
         GitAftercheck c = new GitAftercheck(workDir);
-        // usually found a moment ago, for the plan's @git rules
-        GitDirs dirs = GitDirs.recent(workDir);
+        GitDirs dirs = GitDirs.reuse(found, workDir);
         for (Path p : dirs.watched) {
             if (p.getFileName().toString().equals("index")) {
                 continue; // read again after the run in any case, for the gitlinks in it

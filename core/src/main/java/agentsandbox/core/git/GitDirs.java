@@ -44,22 +44,22 @@ public final class GitDirs {
 
     private GitDirs() {}
 
-    /** The last result of {@link #find}, and the state it depends on most: the top git dir and index. */
-    private record Found(Path workDir, List<Object> state, GitDirs dirs) {}
-
-    private static volatile Found last;
+    /** Where it was found from. */
+    private Path workDir;
+    /** The state it depends on most when it was found (see {@link #state}). */
+    private List<Object> seen;
 
     /**
-     * {@link #find}, or its last result for the same directory when the repository's
-     * index, {@code .gitmodules}, {@code .git} and {@code modules/} look the same: one
-     * start asks for the policy's rules and again for the snapshot of the check after
-     * the run. Never for the check after the run itself, which must see what is there.
+     * {@code found} when it was found from {@code workDir} and the repository's index,
+     * {@code .gitmodules}, {@code .git} and {@code modules/} look as they did then, else
+     * {@link #find} again: one start finds them for the policy's rules and needs them again
+     * for the snapshot before the run. Never for the check after the run, which must see
+     * what is there ({@link #fresh}).
      */
-    public static GitDirs recent(Path workDir) {
-        awaitAnnounced(workDir);
-        Found f = last;
-        if (f != null && f.workDir().equals(workDir) && f.state().equals(state(f.dirs()))) {
-            return f.dirs();
+    public static GitDirs reuse(GitDirs found, Path workDir) {
+        if (found != null && workDir.equals(found.workDir) && found.seen != null
+                && found.seen.equals(state(found))) {
+            return found;
         }
         return find(workDir);
     }
@@ -95,70 +95,20 @@ public final class GitDirs {
     }
 
     public static GitDirs find(Path workDir) {
-        Optional<GitLayout> layout;
-        try {
-            layout = GitLayout.discover(workDir);
-        } catch (RuntimeException e) {
-            withdraw(workDir);
-            throw e;
-        }
-        return find(workDir, layout);
+        return find(workDir, GitLayout.discover(workDir));
     }
 
     /** {@link #find} with the repository above {@code workDir} already found. */
     public static GitDirs find(Path workDir, Optional<GitLayout> layout) {
-        try {
-            GitDirs g = findNow(workDir, layout);
-            last = new Found(workDir, state(g), g);
-            return g;
-        } finally {
-            withdraw(workDir);
-        }
+        GitDirs g = findNow(workDir, layout);
+        g.workDir = workDir;
+        g.seen = state(g);
+        return g;
     }
 
-    /**
-     * {@link #find} for the check after a run: what is there now. The last result is
-     * forgotten, not replaced (nothing after a run asks {@link #recent}), which spares the
-     * look at the state a reuse would compare.
-     */
+    /** {@link #find} for the check after a run: what is there now. */
     public static GitDirs fresh(Path workDir) {
-        last = null;
         return findNow(workDir, GitLayout.discover(workDir));
-    }
-
-    /** The working directory a {@link #find} announced by {@link #announce} is for, until it is done. */
-    private static Path announced;
-
-    /**
-     * Says that another thread is about to {@link #find} the git dirs of {@code workDir}
-     * (a run's preparation does it beside the plan): {@link #recent} for the same
-     * directory then waits for that result rather than finding them a second time.
-     * The caller must make sure that {@link #find} follows.
-     */
-    public static synchronized void announce(Path workDir) {
-        announced = workDir;
-    }
-
-    /** Takes back what {@link #announce} said, when no {@link #find} follows after all. */
-    public static synchronized void withdraw(Path workDir) {
-        if (workDir.equals(announced)) {
-            announced = null;
-            GitDirs.class.notifyAll();
-        }
-    }
-
-    private static synchronized void awaitAnnounced(Path workDir) {
-        boolean interrupted = false;
-        while (workDir.equals(announced)) {
-            try {
-                GitDirs.class.wait();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     private static GitDirs findNow(Path workDir, Optional<GitLayout> layout) {

@@ -3,6 +3,7 @@ package agentsandbox.core.plan;
 import agentsandbox.core.rules.Access;
 import agentsandbox.core.rules.Candidate;
 import agentsandbox.core.Environment;
+import agentsandbox.core.git.GitDirs;
 import agentsandbox.core.git.GitLayout;
 import agentsandbox.core.host.GpgAgent;
 import agentsandbox.core.host.HostServices;
@@ -58,6 +59,8 @@ public final class PlanBuilder {
     private boolean base;
     private Path realWork;
     private Optional<GitLayout> git = Optional.empty();
+    /** The git dirs the preparation found, for the git presets; null to find them. */
+    private GitDirs gitDirs;
     private boolean shareTmp;
     private Path sharedTmp;
     private ToolHomes.Setup homeSetup;
@@ -156,6 +159,7 @@ public final class PlanBuilder {
             return;
         }
         git = prepared != null ? prepared.gitLayout() : GitLayout.discover(env.workDir());
+        gitDirs = prepared != null ? prepared.gitDirs() : null;
         if (git.isPresent()) {
             GitLayout g = git.get();
             notes.add("git: repository " + g.gitDir()
@@ -188,7 +192,7 @@ public final class PlanBuilder {
 
     /** Every rule: the presets', each layer's, the flags', and the config files' protection. */
     private void rules() {
-        rules.addAll(PresetExpander.rules(active, env, git));
+        rules.addAll(PresetExpander.rules(active, env, git, gitDirs));
         if (homeSetup.claude() != ToolHomes.ClaudeStep.NONE) {
             // a symlink into ~/.claude once the run starts, which that directory's rule covers
             Path config = env.home().resolve(ToolCatalogue.CLAUDE_CONFIG);

@@ -81,6 +81,14 @@ public final class PresetExpander {
      * @param git the repository around the working directory, if any
      */
     public static List<Rule> rules(Set<String> active, Environment env, Optional<GitLayout> git) {
+        return rules(active, env, git, null);
+    }
+
+    /**
+     * {@link #rules(Set, Environment, Optional)} with the git dirs found for the working
+     * directory a moment ago ({@link GitDirs#reuse}); null to find them.
+     */
+    public static List<Rule> rules(Set<String> active, Environment env, Optional<GitLayout> git, GitDirs dirs) {
         List<Rule> out = new ArrayList<>();
         Path home = env.home();
         Path work = env.workDir();
@@ -101,7 +109,7 @@ public final class PresetExpander {
                     if (git.isPresent()) {
                         presetPaths(out, git.get().gitPaths(), o);
                     }
-                    otherGitDirs(out, work, git, o);
+                    otherGitDirs(out, work, git, dirs, o);
                 }
                 case "@git-strict" -> {
                     if (git.isPresent()) {
@@ -109,7 +117,7 @@ public final class PresetExpander {
                         presetPaths(out, git.get().strictPaths(), o);
                     }
                     if (!active.contains("@git")) {
-                        otherGitDirs(out, work, git, o);
+                        otherGitDirs(out, work, git, dirs, o);
                     }
                 }
                 case "@lint/ts" -> lintRules(out, work, LINT_TS, o);
@@ -134,14 +142,14 @@ public final class PresetExpander {
      * (submodules, nested repositories, worktrees; see {@link GitDirs}) read-only, like
      * the repository's own.
      */
-    private static void otherGitDirs(List<Rule> out, Path work, Optional<GitLayout> git, Origin o) {
+    private static void otherGitDirs(List<Rule> out, Path work, Optional<GitLayout> git, GitDirs dirs, Origin o) {
         List<Path> own = new ArrayList<>();
         if (git.isPresent()) {
             for (PresetPath p : git.get().gitPaths()) {
                 own.add(p.path());
             }
         }
-        for (Path p : GitDirs.recent(work).protectable()) {
+        for (Path p : GitDirs.reuse(dirs, work).protectable()) {
             if (!own.contains(p)) {
                 out.add(Rule.literal(p, Access.RO, o));
             }

@@ -6,7 +6,6 @@ import agentsandbox.core.git.GitDirs;
 import agentsandbox.core.git.GitLayout;
 import agentsandbox.core.Plan;
 import agentsandbox.core.host.Preflight;
-import agentsandbox.core.Sandbox;
 import agentsandbox.core.SandboxException;
 import agentsandbox.core.aftercheck.StateWatch;
 import agentsandbox.core.guard.Wrappers;
@@ -21,7 +20,9 @@ import java.util.Optional;
  * the watched state before the run ({@link StateWatch}), the git metadata before the run
  * ({@link GitAftercheck}), and the socket classes the git guard and the proxy open once
  * bwrap runs. None of it depends on the plan, and all of it is interpreted file work a
- * start would otherwise wait for one step after another.
+ * start would otherwise wait for one step after another. Each result is {@link Published}
+ * on its own, in the order the plan needs them: the repository and its git dirs, where git
+ * is, the run directory, the state before the run.
  *
  * <pre>{@code
  * try (Preparation prepared = Preparation.start(env)) {
@@ -38,23 +39,20 @@ public final class Preparation implements AutoCloseable {
     private final Environment env;
     private final Path runDir;
     private final Thread thread;
-    private RunDir run;
-    private StateWatch state;
-    private GitAftercheck git;
-    private RuntimeException failure;
-    /** Whether the second thread has published the run directory (or why there is none). */
-    private boolean prepared;
-    private RuntimeException snapshotFailure;
-    /** Whether it has published the state before the run too (it then only warms up sockets). */
-    private boolean snapshotted;
-    private List<Path> gitLocations;
-    private Optional<GitLayout> gitLayout;
-    /** Whether it has looked for the repository (see {@link #gitLayout()}). */
-    private boolean discovered;
-    /** Whether it has looked up git (see {@link #gitLocations()}). */
-    private boolean located;
-    private boolean taken;
-    private boolean closed;
+    /** The repository above the working directory; null when looking failed (the plan looks itself). */
+    private final Published<Optional<GitLayout>> layout = new Published<>();
+    /** Every git dir git uses from the working directory; null when finding them failed. */
+    private final Published<GitDirs> gitDirs = new Published<>();
+    /** Where git is, for the plan's wrapper; null when not found out. */
+    private final Published<List<Path>> gitLocations = new Published<>();
+    /** The run directory, or what stopped it (no bwrap, root, a directory that cannot be made). */
+    private final Published<RunDir> run = new Published<>();
+    /** The watched state before the run, or what stopped it (then the git metadata's fails too). */
+    private final Published<StateWatch> state = new Published<>();
+    /** The git metadata before the run. */
+    private final Published<GitAftercheck> gitBefore = new Published<>();
+    private boolean taken; // under this
+    private boolean closed; // under this
 
     private Preparation(Environment env, Path runDir) {
         this.env = env;
@@ -62,7 +60,19 @@ public final class Preparation implements AutoCloseable {
         this.thread = new Thread(new Runnable() {
             @Override
             public void run() {
-                prepare();
+                try {
+                    prepare();
+                } finally {
+                    // whatever ended the thread, nothing waits for ever: what is missing is
+                    // looked up by the plan itself, or stops the run
+                    RuntimeException ended = new SandboxException("the run's preparation ended unexpectedly");
+                    layout.set(null);
+                    gitDirs.set(null);
+                    gitLocations.set(null);
+                    run.fail(ended);
+                    state.fail(ended);
+                    gitBefore.fail(ended);
+                }
             }
         }, "agent-sandbox-preparation");
         thread.setDaemon(true);
@@ -71,14 +81,7 @@ public final class Preparation implements AutoCloseable {
     /** Starts preparing a run in {@code env}; its plan must use {@link #runDir()}. */
     public static Preparation start(Environment env) {
         Preparation p = new Preparation(env, RunLayout.newPath(RunLayout.stateDir(env), RunLayout.randomName()));
-        // the plan's @git rules need them too: found once, here, while the plan is begun
-        GitDirs.announce(env.workDir());
-        try {
-            p.thread.start();
-        } catch (RuntimeException | Error e) {
-            GitDirs.withdraw(env.workDir());
-            throw e;
-        }
+        p.thread.start();
         return p;
     }
 
@@ -92,56 +95,56 @@ public final class Preparation implements AutoCloseable {
         // the run directory at its end, the state before the run only before bwrap starts
         findGitDirs();
         locateGit();
-        RunDir made = null;
-        RuntimeException failed = null;
         try {
             Preflight.checkCanRun(env); // as root or without bwrap, nothing is created
-            made = RunDir.create(runDir, RunLayout.socketsDir(RunLayout.socketsBase(env), runDir), env.uid());
+            run.set(RunDir.create(runDir, RunLayout.socketsDir(RunLayout.socketsBase(env), runDir), env.uid()));
         } catch (RuntimeException e) {
-            failed = e;
+            run.fail(e);
+            state.fail(e);
+            gitBefore.fail(e);
+            return;
         }
-        synchronized (this) {
-            run = made;
-            failure = failed;
-            prepared = true;
-            notifyAll();
+        try {
+            state.set(StateWatch.before(env));
+            // the git dirs found a moment ago, unless the repository changed since
+            gitBefore.set(GitAftercheck.before(env.workDir(), gitDirs.now()));
+        } catch (RuntimeException e) {
+            state.fail(e);
+            gitBefore.fail(e);
+            return;
         }
-        StateWatch watched = null;
-        GitAftercheck checked = null;
-        if (failed == null) {
-            try {
-                watched = StateWatch.before(env);
-                checked = GitAftercheck.before(env.workDir());
-            } catch (RuntimeException e) {
-                failed = e;
-            }
-        }
-        synchronized (this) {
-            state = watched;
-            git = checked;
-            snapshotFailure = failed;
-            snapshotted = true;
-            notifyAll();
-        }
-        if (failed == null) {
-            Launch.openSocketClasses();
-        }
+        Launch.openSocketClasses();
     }
 
-    /** Where git is, for the plan's wrapper (see {@link Wrappers#PREPARED}); null when not found out. */
+    /** The repository and its git dirs (never fails: the plan looks itself then, and meets the same). */
+    private void findGitDirs() {
+        Optional<GitLayout> found = null;
+        try {
+            found = GitLayout.discover(env.workDir());
+        } catch (RuntimeException e) {
+            // the plan's own search meets the same and says so
+        }
+        layout.set(found);
+        GitDirs dirs = null;
+        if (found != null) {
+            try {
+                dirs = GitDirs.find(env.workDir(), found);
+            } catch (RuntimeException e) {
+                // the plan's own search meets the same and says so
+            }
+        }
+        gitDirs.set(dirs);
+    }
+
+    /** Where git is, for the plan's wrapper (see {@link Wrappers#PREPARED}). */
     private void locateGit() {
         List<Path> found = null;
         try {
             found = Wrappers.locations(Wrappers.PREPARED, env);
         } catch (RuntimeException e) {
             // the plan looks again, and meets the same
-        } finally {
-            synchronized (this) {
-                gitLocations = found;
-                located = true;
-                notifyAll();
-            }
         }
+        gitLocations.set(found);
     }
 
     /**
@@ -149,55 +152,8 @@ public final class Preparation implements AutoCloseable {
      * them while the plan was begun (waiting for it when it is not done yet).
      */
     public List<Path> gitLocations() {
-        List<Path> found;
-        synchronized (this) {
-            awaitLookup(false);
-            found = gitLocations;
-        }
+        List<Path> found = gitLocations.get();
         return found != null ? found : Wrappers.locations(Wrappers.PREPARED, env);
-    }
-
-    /**
-     * Waits until the second thread has looked for the repository ({@code repository}) or
-     * for git; a thread that died leaves the lookup to the plan.
-     */
-    private synchronized void awaitLookup(boolean repository) {
-        boolean interrupted = false;
-        while (!(repository ? discovered : located) && thread.isAlive()) {
-            try {
-                wait(10);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** The git dirs {@link #start} announced, found (never throws: the plan finds them itself then). */
-    private void findGitDirs() {
-        Optional<GitLayout> layout = null;
-        try {
-            layout = GitLayout.discover(env.workDir());
-        } catch (RuntimeException e) {
-            // the plan's own search meets the same and says so
-        } finally {
-            synchronized (this) {
-                gitLayout = layout;
-                discovered = true;
-                notifyAll();
-            }
-        }
-        if (layout == null) {
-            GitDirs.withdraw(env.workDir()); // the search failed: the plan's own meets the same and says so
-            return;
-        }
-        try {
-            GitDirs.find(env.workDir(), layout);
-        } catch (RuntimeException e) {
-            // the plan's own search meets the same and says so
-        }
     }
 
     /**
@@ -206,36 +162,16 @@ public final class Preparation implements AutoCloseable {
      * presets need the same, and one look is enough before the sandbox runs.
      */
     public Optional<GitLayout> gitLayout() {
-        Optional<GitLayout> found;
-        synchronized (this) {
-            awaitLookup(true);
-            found = gitLayout;
-        }
+        Optional<GitLayout> found = layout.get();
         return found != null ? found : GitLayout.discover(env.workDir());
     }
 
-    /** Waits until the second thread has published the run directory (local file work: never long). */
-    private synchronized void awaitPrepared() {
-        awaitUntil(false);
-    }
-
-    /** Waits until the second thread has also taken the state before the run. */
-    private synchronized void awaitSnapshots() {
-        awaitUntil(true);
-    }
-
-    private synchronized void awaitUntil(boolean snapshots) {
-        boolean interrupted = false;
-        while (snapshots ? !snapshotted : !prepared) {
-            try {
-                wait();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+    /**
+     * The git dirs the second thread found (waiting for it when it is not done yet), for the
+     * plan's {@code @git} rules; null when it could not find them (the plan finds them itself).
+     */
+    public GitDirs gitDirs() {
+        return gitDirs.get();
     }
 
     /** Waits for the second thread to end. */
@@ -265,16 +201,13 @@ public final class Preparation implements AutoCloseable {
         if (!plan.runtimeDir().equals(runDir)) {
             throw new IllegalArgumentException("the plan was not made for this preparation: " + plan.runtimeDir());
         }
-        awaitPrepared();
+        RunDir made = run.get();
         synchronized (this) {
             if (taken || closed) {
                 throw new IllegalStateException("the prepared run directory was already used");
             }
-            if (failure != null) {
-                throw failure;
-            }
             taken = true;
-            return run;
+            return made;
         }
     }
 
@@ -286,25 +219,14 @@ public final class Preparation implements AutoCloseable {
      * @throws SandboxException what taking them failed with
      */
     public StateWatch state() {
-        awaitSnapshots();
-        synchronized (this) {
-            if (snapshotFailure != null) {
-                throw snapshotFailure;
-            }
-            return state;
-        }
+        StateWatch s = state.get();
+        gitBefore.get();
+        return s;
     }
 
-    /** The git metadata before the run, for the check after it (after {@link Sandbox#start}). */
+    /** The git metadata before the run, for the check after it (after {@link #state}). */
     public GitAftercheck gitBefore() {
-        awaitSnapshots();
-        synchronized (this) {
-            if (git == null) {
-                throw new IllegalStateException("nothing was prepared: "
-                        + (failure != null ? failure : snapshotFailure));
-            }
-            return git;
-        }
+        return gitBefore.get();
     }
 
     /** Waits for the second thread; removes the run directory when no run took it. Idempotent. */
@@ -317,7 +239,7 @@ public final class Preparation implements AutoCloseable {
                 return;
             }
             closed = true;
-            left = taken ? null : run;
+            left = taken ? null : run.now();
         }
         if (left != null) {
             left.close();

@@ -310,30 +310,25 @@ class GitAftercheckTest {
     }
 
     @Test
-    void A_Search_Another_Thread_Announced_Is_Waited_For_Rather_Than_Made_Twice() throws Exception {
+    void Git_Dirs_Found_A_Moment_Ago_Are_Reused_While_The_Repository_Looks_The_Same() throws IOException {
         Path r = repo();
-        GitDirs.announce(r);
-        GitDirs[] theirs = new GitDirs[1];
-        Thread other = new Thread(() -> {
-            try {
-                Thread.sleep(200); // the announced search comes late: the plan's asks first
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            theirs[0] = GitDirs.find(r);
-        });
-        other.start();
-        GitDirs mine = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> GitDirs.recent(r));
-        other.join();
-        assertThat(mine).isSameAs(theirs[0]);
+        GitDirs found = GitDirs.find(r);
+        assertThat(GitDirs.reuse(found, r)).isSameAs(found);
+        assertThat(GitDirs.reuse(null, r).protectable()).contains(r.resolve(".git/config"), r.resolve(".git/hooks"));
+        Path sub = Files.createDirectories(r.resolve("sub"));
+        assertThat(GitDirs.reuse(found, sub)).isNotSameAs(found);
     }
 
     @Test
-    void A_Withdrawn_Announcement_Is_Not_Waited_For() throws IOException {
+    void Git_Dirs_Are_Found_Again_Once_The_Repository_Changed() throws IOException {
         Path r = repo();
-        GitDirs.announce(r);
-        GitDirs.withdraw(r);
-        assertThat(assertTimeoutPreemptively(Duration.ofSeconds(30), () -> GitDirs.recent(r)).protectable())
-                .contains(r.resolve(".git/config"), r.resolve(".git/hooks"));
+        GitDirs found = GitDirs.find(r);
+        Path m = Files.createDirectories(r.resolve(".git/modules/m"));
+        Files.writeString(m.resolve("HEAD"), "ref: refs/heads/main\n");
+        Files.writeString(m.resolve("config"), "");
+        Files.createDirectories(m.resolve("hooks"));
+        GitDirs again = GitDirs.reuse(found, r);
+        assertThat(again).isNotSameAs(found);
+        assertThat(again.protectable()).contains(m.resolve("config"), m.resolve("hooks"));
     }
 }

@@ -1,5 +1,6 @@
 package agentsandbox.core.run;
 
+import agentsandbox.core.git.GitDirs;
 import agentsandbox.core.Environment;
 import agentsandbox.core.git.GitLayout;
 import agentsandbox.core.Plan;
@@ -155,6 +156,8 @@ class PreparationTest {
     void The_Repository_Is_Found_Meanwhile_And_Is_The_One_Above_The_Working_Directory() throws IOException {
         Path dotGit = Files.createDirectories(world.project.resolve(".git"));
         Files.writeString(dotGit.resolve("HEAD"), "ref: refs/heads/feature\n");
+        Files.writeString(dotGit.resolve("config"), "");
+        Files.createDirectories(dotGit.resolve("hooks"));
         Path below = Files.createDirectories(world.project.resolve("src/deep"));
         Environment env = new Environment(world.home, below,
                 Map.of("PATH", "/nonexistent", "XDG_RUNTIME_DIR", runtime.toString()),
@@ -165,6 +168,10 @@ class PreparationTest {
             assertThat(found.get().gitDir()).isEqualTo(GitLayout.discover(below).get().gitDir())
                     .isEqualTo(world.project.toAbsolutePath().normalize().resolve(".git"));
             assertThat(found.get().currentBranch()).contains("feature");
+            // and its git dirs, for the plan's @git rules: the ones a search of the plan's own finds
+            assertThat(prepared.gitDirs().protectable())
+                    .containsExactlyElementsOf(GitDirs.find(below).protectable())
+                    .contains(dotGit.toAbsolutePath().normalize().resolve("hooks"));
         }
         Environment outside = new Environment(world.home, world.tmp,
                 Map.of("PATH", "/nonexistent", "XDG_RUNTIME_DIR", runtime.toString()),
