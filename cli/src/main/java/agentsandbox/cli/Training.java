@@ -82,6 +82,23 @@ public final class Training {
         int uid = system.uid() == 0 ? 65534 : system.uid();
         Environment e = new Environment(home, project, env, tmp, uid, system.osName(), system.installation());
 
+        train(e);
+        // The build checks that the runtime's sockets get their random numbers the cheap way
+        // (finish-image.sh names AgentSandboxUrandom, a module of the runtime, first in java.security).
+        try {
+            System.err.println("training: NativePRNGNonBlocking from "
+                    + java.security.SecureRandom.getInstance("NativePRNGNonBlocking").getProvider().getName());
+        } catch (java.security.NoSuchAlgorithmException missing) {
+            System.err.println("training: " + missing);
+        }
+        // halt, as the tool ends (see Main): System.exit would set up the JDK's system logger
+        // (it logs a Runtime.exit), whose classes the cache would then load at every start
+        System.err.flush();
+        Runtime.getRuntime().halt(0);
+    }
+
+    /** The runs of the training, in {@code e}: a machine that cannot run a sandbox still trains the rest. */
+    private static void train(Environment e) {
         PrintStream sink = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
         List<List<String>> runs = List.of(
                 List.of("--help"),
@@ -104,17 +121,5 @@ public final class Training {
                 System.err.println("training: " + argv + ": " + failed);
             }
         }
-        // The build checks that the runtime's sockets get their random numbers the cheap way
-        // (finish-image.sh names AgentSandboxUrandom, a module of the runtime, first in java.security).
-        try {
-            System.err.println("training: NativePRNGNonBlocking from "
-                    + java.security.SecureRandom.getInstance("NativePRNGNonBlocking").getProvider().getName());
-        } catch (java.security.NoSuchAlgorithmException missing) {
-            System.err.println("training: " + missing);
-        }
-        // halt, as the tool ends (see Main): System.exit would set up the JDK's system logger
-        // (it logs a Runtime.exit), whose classes the cache would then load at every start
-        System.err.flush();
-        Runtime.getRuntime().halt(0);
     }
 }

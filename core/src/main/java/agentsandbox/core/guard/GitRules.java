@@ -134,6 +134,12 @@ final class GitRules {
 
     /** The refusal for a subcommand with these arguments, or null when it may run. */
     static Refusal check(String sub, List<String> args) {
+        Refusal r = checkWorkTree(sub, args);
+        return r != null ? r : checkHistory(sub, args);
+    }
+
+    /** The commands that can lose uncommitted work in the work tree. */
+    private static Refusal checkWorkTree(String sub, List<String> args) {
         switch (sub) {
             case "checkout" -> {
                 return new Refusal("git checkout", Effect.WORK_TREE, "it can overwrite uncommitted changes",
@@ -204,6 +210,16 @@ final class GitRules {
             case "worktree" -> {
                 return checkWorktree(args);
             }
+            default -> {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    /** The commands that rewrite or delete history (refs, reflogs), or skip the project's hooks. */
+    private static Refusal checkHistory(String sub, List<String> args) {
+        switch (sub) {
             case "branch" -> {
                 GitOptions.Parsed p = BRANCH.parse(args);
                 if (p.has("-D") || (p.has("delete") && p.has("force"))) {

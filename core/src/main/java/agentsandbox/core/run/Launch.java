@@ -95,25 +95,7 @@ public final class Launch {
                 RunDir.createFile(RunLayout.mountChecks(run.path()), "r--------",
                         MountChecks.render(plan.mounts(), plan.checkedWorkDir()));
             }
-            Bwrap bwrap = null;
-            if (setupLog != null && inherits(in) && inherits(out) && inherits(err)) {
-                BwrapStarter starter = BwrapStarter.take(env.installation().starter());
-                if (starter != null) {
-                    bwrap = starter.start(RunLayout.setupLog(run.path()), plan.argv(), env.hostEnv());
-                }
-            }
-            if (bwrap == null) {
-                ProcessBuilder pb = new ProcessBuilder(argv);
-                setEnvironment(pb.environment(), env.hostEnv());
-                // bwrap's own directory does not matter (it goes to the working directory with
-                // --chdir, inside): "/" can always be entered, so a working directory that cannot
-                // is bwrap's to report, in the words of its chdir
-                pb.directory(new java.io.File("/"));
-                pb.redirectInput(in == null ? ProcessBuilder.Redirect.INHERIT : in)
-                        .redirectOutput(out == null ? ProcessBuilder.Redirect.INHERIT : out)
-                        .redirectError(err == null ? ProcessBuilder.Redirect.INHERIT : err);
-                bwrap = Bwrap.of(pb.start());
-            }
+            Bwrap bwrap = startBwrap(plan, env, run, argv, setupLog != null, in, out, err);
             if (guard != null) {
                 guard.listen();
             }
@@ -134,6 +116,31 @@ public final class Launch {
             run.close();
             throw e;
         }
+    }
+
+    /**
+     * Starts bwrap: by the launcher's starter when there is one and the streams are the
+     * caller's own (with {@code logged}: its setup messages go to the run's log), else as
+     * this JVM's child.
+     */
+    private static Bwrap startBwrap(Plan plan, Environment env, RunDir run, List<String> argv, boolean logged,
+            ProcessBuilder.Redirect in, ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) throws IOException {
+        if (logged && inherits(in) && inherits(out) && inherits(err)) {
+            BwrapStarter starter = BwrapStarter.take(env.installation().starter());
+            if (starter != null) {
+                return starter.start(RunLayout.setupLog(run.path()), plan.argv(), env.hostEnv());
+            }
+        }
+        ProcessBuilder pb = new ProcessBuilder(argv);
+        setEnvironment(pb.environment(), env.hostEnv());
+        // bwrap's own directory does not matter (it goes to the working directory with
+        // --chdir, inside): "/" can always be entered, so a working directory that cannot
+        // is bwrap's to report, in the words of its chdir
+        pb.directory(new java.io.File("/"));
+        pb.redirectInput(in == null ? ProcessBuilder.Redirect.INHERIT : in)
+                .redirectOutput(out == null ? ProcessBuilder.Redirect.INHERIT : out)
+                .redirectError(err == null ? ProcessBuilder.Redirect.INHERIT : err);
+        return Bwrap.of(pb.start());
     }
 
     /** Whether a stream of {@link #start} is the caller's own (null stands for that too). */
