@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "git_view.h"
 #include "guard.h"
 #include "mount_check.h"
 #include "net_helper.h"
@@ -241,6 +242,10 @@ void start_command(int argc, char *argv[])
         die("%s", reason);
     }
     restore_stderr();
+    /* the git dirs' copy-on-write views, then the user again, without capabilities */
+    if (git_views_mount(RUNTIME "/" RUNTIME_GIT_VIEWS, reason, sizeof reason) != 0) {
+        die("%s", reason);
+    }
     int alive = take_alive();
     char **command = argc >= 2 ? &argv[1] : read_spilled_command();
     fresh_session_keyring();

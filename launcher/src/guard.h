@@ -127,6 +127,18 @@
 #define MOUNT_CHECKS "mount-checks"
 #define MOUNT_IDENTITIES "mounts"
 #define RUNTIME_MOUNTS "mounts"
+
+/* The copy-on-write views of the project's git dirs (git_view.c, GitViews.java): the
+ * host writes RUNTIME_GIT_VIEWS, read-only inside: the user's uid and gid, then for each
+ * view the git dir, the upper and the work dir of its overlay, every field ended by a NUL
+ * byte. The upper and work dirs are below GIT_LAYERS, a host directory of the run bound
+ * there, which the first program unmounts once the overlays are mounted. bwrap starts the
+ * first program as uid 0 with GIT_VIEW_CAPS; it mounts the overlays, then enters a user
+ * namespace of its own in which it is the user again, with no capability, before the
+ * command runs. */
+#define RUNTIME_GIT_VIEWS "git-views"
+#define GIT_LAYERS "/run/agent-sandbox-git"
+#define GIT_VIEWS_MAX 64
 #define MOUNT_BIND 'b'
 #define MOUNT_READ_ONLY 'r'
 #define MOUNT_EMPTY_DIR 'e'

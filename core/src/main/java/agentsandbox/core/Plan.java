@@ -1,5 +1,6 @@
 package agentsandbox.core;
 
+import agentsandbox.core.git.GitViews;
 import agentsandbox.core.plan.Explanation;
 import agentsandbox.core.plan.Mount;
 import agentsandbox.core.plan.MountChecks;
@@ -37,10 +38,12 @@ import java.util.List;
  * @param checkedWorkDir the working directory (symlinks resolved) that the sandbox's first
  *                   program checks and enters before the command starts ({@link MountChecks}),
  *                   or null
+ * @param gitViews   the git dirs the sandbox sees through a copy-on-write view ({@link GitViews}),
+ *                   whose layers the host applies after the run; empty for none
  */
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
         Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand, Path netSocket,
-        List<Integer> hostPorts, ToolHomes.Setup homeSetup, Explanation explanation, Path checkedWorkDir) {
+        List<Integer> hostPorts, ToolHomes.Setup homeSetup, Explanation explanation, Path checkedWorkDir, List<Path> gitViews) {
 
     public Plan {
         argv = List.copyOf(argv);
@@ -48,12 +51,13 @@ public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path 
         mounts = List.copyOf(mounts);
         notes = List.copyOf(notes);
         hostPorts = List.copyOf(hostPorts);
+        gitViews = List.copyOf(gitViews);
     }
 
     /** A copy with another explanation (the CLI adds what it knows of the config files). */
     public Plan withExplanation(Explanation e) {
         return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilledCommand,
-                netSocket, hostPorts, homeSetup, e, checkedWorkDir);
+                netSocket, hostPorts, homeSetup, e, checkedWorkDir, gitViews);
     }
 
     /** The command line as one shell-quoted line that can be pasted into a shell. */

@@ -1,6 +1,7 @@
 package agentsandbox.core;
 
 import agentsandbox.core.run.BwrapStarter;
+import agentsandbox.core.git.GitViews;
 import agentsandbox.core.guard.GuardFallback;
 import agentsandbox.core.guard.GuardProtocol;
 import agentsandbox.core.plan.Inside;
@@ -143,6 +144,10 @@ class GuardContractTest {
         rows.put("MOUNT_CHECKS", is(RunLayout.MOUNT_CHECKS));
         rows.put("MOUNT_IDENTITIES", is(RunLayout.MOUNT_IDENTITIES));
         rows.put("RUNTIME_MOUNTS", is(belowRuntime(Inside.MOUNTS)));
+        // the git dirs' copy-on-write views
+        rows.put("RUNTIME_GIT_VIEWS", is(belowRuntime(Inside.GIT_VIEWS)));
+        rows.put("GIT_LAYERS", is(Inside.GIT_LAYERS.toString()));
+        rows.put("GIT_VIEWS_MAX", is(Integer.toString(GitViews.MAX)));
         rows.put("MOUNT_BIND", is(MountChecks.BIND));
         rows.put("MOUNT_READ_ONLY", is(MountChecks.READ_ONLY));
         rows.put("MOUNT_EMPTY_DIR", is(MountChecks.EMPTY_DIR));

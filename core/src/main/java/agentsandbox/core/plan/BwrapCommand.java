@@ -33,6 +33,18 @@ public final class BwrapCommand {
         }
     }
 
+    /**
+     * The sandbox's first program as uid 0 with these capabilities in the sandbox's user
+     * namespace: it mounts the git dirs' views and becomes the user again, without any,
+     * before the command runs (launcher/src/git_view.c).
+     */
+    public void firstProgramAsRoot(List<String> capabilities) {
+        argv.addAll(List.of("--uid", "0", "--gid", "0"));
+        for (String c : capabilities) {
+            argv.addAll(List.of("--cap-add", c));
+        }
+    }
+
     /** Adds the mounts, in order. */
     public void mount(List<Mount> mounts) {
         argv.addAll(Mount.render(mounts));

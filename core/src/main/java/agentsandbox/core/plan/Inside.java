@@ -43,6 +43,13 @@ public final class Inside {
      * the command starts ({@link MountChecks}).
      */
     public static final Path MOUNTS = RUNTIME.resolve("mounts");
+    /** What the sandbox's first program mounts as the git dirs' copy-on-write views ({@code git.GitViews}). */
+    public static final Path GIT_VIEWS = RUNTIME.resolve(RunLayout.GIT_VIEWS);
+    /**
+     * Where the layers of those views are until the first program has mounted them (then it
+     * unmounts them): outside {@link #RUNTIME}, which bwrap makes read-only with all below it.
+     */
+    public static final Path GIT_LAYERS = Path.of("/run/agent-sandbox-git");
     /** Where the network proxy's socket and the first program's listen file are inside. */
     public static final Path NET = RUNTIME.resolve(RunLayout.NET);
     /** The network proxy's socket inside (NET_SOCKET in guard.h). */

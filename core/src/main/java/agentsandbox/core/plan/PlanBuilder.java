@@ -5,6 +5,7 @@ import agentsandbox.core.rules.Candidate;
 import agentsandbox.core.Environment;
 import agentsandbox.core.git.GitDirs;
 import agentsandbox.core.git.GitLayout;
+import agentsandbox.core.git.GitViews;
 import agentsandbox.core.host.GpgAgent;
 import agentsandbox.core.host.HostServices;
 import agentsandbox.core.host.HostSockets;
@@ -61,6 +62,8 @@ public final class PlanBuilder {
     private Optional<GitLayout> git = Optional.empty();
     /** The git dirs the preparation found, for the git presets; null to find them. */
     private GitDirs gitDirs;
+    /** The git dirs seen through a copy-on-write view. */
+    private List<Path> gitViews = List.of();
     private boolean shareTmp;
     private Path sharedTmp;
     private ToolHomes.Setup homeSetup;
@@ -88,6 +91,14 @@ public final class PlanBuilder {
      * @param prepared the preparation of the same environment's run, whose run directory
      *                 and git layout the plan uses; null for none
      */
+    /**
+     * What the first program needs to mount the git views: mounting, reaching the lower
+     * dirs through directories of other owners (root's, outside), and mapping the user's
+     * uid into the user namespace it then enters (the kernel asks for CAP_SETFCAP at the
+     * unshare to map the parent's uid 0). It has none of them once the command runs.
+     */
+    static final List<String> GIT_VIEW_CAPABILITIES = List.of("CAP_SYS_ADMIN", "CAP_DAC_OVERRIDE", "CAP_SETFCAP");
+
     public PlanBuilder(Policy policy, Environment env, List<String> command, boolean detail, Preparation prepared) {
         this.policy = policy;
         this.env = env;
@@ -168,6 +179,7 @@ public final class PlanBuilder {
         } else {
             notes.add("git: no repository above " + env.workDir() + "; git presets add nothing");
         }
+        gitViews = GitViews.of(env, git, nested, notes);
     }
 
     /** Whether /tmp is the host's temp dir. */
@@ -411,6 +423,12 @@ public final class PlanBuilder {
             mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunLayout.mountIdentities(runDir), Inside.MOUNTS, Access.RO,
                     runtime));
         }
+        if (!gitViews.isEmpty()) {
+            Origin views = new Origin(Layer.PRESET, "git's copy-on-write views");
+            mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunLayout.gitViews(runDir), Inside.GIT_VIEWS, Access.RO, views));
+            mounts.add(Mount.of(Mount.Kind.READ_WRITE, RunLayout.gitLayers(runDir), Inside.GIT_LAYERS, Access.RW,
+                    views));
+        }
         if (nested) {
             // the outer sandbox's runtime: its wrappers' rules and real binaries, its git guard
             mounts.add(Mount.of(Mount.Kind.READ_ONLY, Inside.RUNTIME, Wrappers.OUTER, Access.RO, runtime));
@@ -432,6 +450,9 @@ public final class PlanBuilder {
         // Without the launcher to seal the terminal with (see Inside.COMMAND_START), a
         // session of its own keeps the command from pushing input into the caller's terminal.
         BwrapCommand line = new BwrapCommand(bwrap == null ? "bwrap" : bwrap.toString(), env.installation() == null);
+        if (!gitViews.isEmpty()) {
+            line.firstProgramAsRoot(GIT_VIEW_CAPABILITIES);
+        }
         line.mount(mounts);
         line.remountReadOnly(Inside.RUNTIME);
         for (String v : sockets.dropped()) {
@@ -481,6 +502,6 @@ public final class PlanBuilder {
                 base && !shareTmp ? RunLayout.tmp(runDir) : null, own, session);
         return new Plan(argv, mounts, runDir, hiddenFile, notes, bwrap, guardSocket, tmpSource,
                 spill == null ? List.of() : command, netSocket, policy.hostPorts(), homeSetup, explanation,
-                base ? realWork : null);
+                base ? realWork : null, gitViews);
     }
 }

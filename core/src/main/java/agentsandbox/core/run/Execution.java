@@ -10,6 +10,7 @@ import agentsandbox.core.Sandbox;
 import agentsandbox.core.SandboxException;
 import agentsandbox.core.aftercheck.GitAftercheck;
 import agentsandbox.core.aftercheck.Quarantine;
+import agentsandbox.core.git.GitApply;
 import agentsandbox.core.aftercheck.StateWatch;
 
 import java.io.IOException;
@@ -44,6 +45,9 @@ public final class Execution implements AutoCloseable {
     /** The check of the git metadata after the run, let go when bwrap has ended; null for none. */
     private final GitAftercheck.Running gitCheck;
     private List<String> changed;
+    /** What the host applies from the git views once bwrap has ended, before the layers go. */
+    private final List<GitApply> gitApplies;
+    private final List<String> applied = new java.util.ArrayList<>();
     private final Object sweeping = new Object();
     private boolean swept; // under sweeping
     /** Whether {@link #closeAtExit()} was called. */
@@ -58,7 +62,9 @@ public final class Execution implements AutoCloseable {
      *                 writes to the caller's stderr directly (the library without the launcher)
      */
     public Execution(Bwrap bwrap, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy,
-            java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state, int uid, GitAftercheck git) {
+            java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state, int uid, GitAftercheck git,
+            List<GitApply> gitApplies) {
+        this.gitApplies = gitApplies;
         this.gitCheck = git == null ? null : git.ready();
         this.state = state;
         this.uid = uid;
@@ -101,7 +107,7 @@ public final class Execution implements AutoCloseable {
      * moved aside. Waits for the git check at most {@link #GIT_CHECK_LIMIT}.
      */
     public List<String> findings() {
-        List<String> out = new java.util.ArrayList<>();
+        List<String> out = new java.util.ArrayList<>(applied);
         if (gitCheck != null) {
             for (GitAftercheck.Finding f : gitCheck.findings(GIT_CHECK_LIMIT)) {
                 out.add(f.message());
@@ -213,6 +219,9 @@ public final class Execution implements AutoCloseable {
         try {
             try {
                 status = waitUninterruptibly();
+                for (GitApply a : gitApplies) {
+                    applied.addAll(a.apply()); // from the layers, which go with the run directory next
+                }
             } finally {
                 // first: the starter removes the run directory while the rest below runs (the
                 // setup log is read through the channel opened before bwrap started)

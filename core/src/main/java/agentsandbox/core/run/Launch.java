@@ -9,6 +9,8 @@ import agentsandbox.core.Plan;
 import agentsandbox.core.host.Preflight;
 import agentsandbox.core.SandboxException;
 import agentsandbox.core.aftercheck.StateWatch;
+import agentsandbox.core.git.GitApply;
+import agentsandbox.core.plan.Inside;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -103,7 +105,7 @@ public final class Launch {
                 proxy.listen();
             }
             Execution execution = new Execution(bwrap, plan, run, guard, proxy, setupLog, env.procSys(), state,
-                    env.uid(), git);
+                    env.uid(), git, gitApplies(plan, env));
             return execution;
         } catch (IOException e) {
             closeQuietly(guard);
@@ -143,6 +145,45 @@ public final class Launch {
         return Bwrap.of(pb.start());
     }
 
+    /**
+     * The layers of the git dirs' views (owner-only, empty), and what the sandbox's first
+     * program mounts: the user's uid and gid, then each git dir with its layer's upper and
+     * work dirs as the first program sees them (guard.h, RUNTIME_GIT_VIEWS).
+     */
+    private static void writeGitViews(RunDir run, List<Path> gitDirs) throws IOException {
+        Path layers = RunDir.privateDir(RunLayout.gitLayers(run.path()));
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        Object uid = Files.getAttribute(run.path(), "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        Object gid = Files.getAttribute(run.path(), "unix:gid", LinkOption.NOFOLLOW_LINKS);
+        field(bytes, uid.toString());
+        field(bytes, gid.toString());
+        for (int i = 0; i < gitDirs.size(); i++) {
+            Path layer = RunDir.privateDir(layers.resolve(Integer.toString(i)));
+            RunDir.privateDir(layer.resolve("upper"));
+            RunDir.privateDir(layer.resolve("work"));
+            Path inside = Inside.GIT_LAYERS.resolve(Integer.toString(i));
+            field(bytes, gitDirs.get(i).toString());
+            field(bytes, inside.resolve("upper").toString());
+            field(bytes, inside.resolve("work").toString());
+        }
+        RunDir.createFile(RunLayout.gitViews(run.path()), "r--------", bytes.toByteArray());
+    }
+
+    private static void field(java.io.ByteArrayOutputStream bytes, String text) {
+        bytes.writeBytes(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        bytes.write(0);
+    }
+
+    /** What the host applies from each git view after the run ({@link GitApply}). */
+    private static List<GitApply> gitApplies(Plan plan, Environment env) {
+        List<GitApply> out = new ArrayList<>();
+        for (int i = 0; i < plan.gitViews().size(); i++) {
+            Path upper = RunLayout.gitLayers(plan.runtimeDir()).resolve(Integer.toString(i)).resolve("upper");
+            out.add(new GitApply(plan.gitViews().get(i), upper, env.hostEnv()));
+        }
+        return out;
+    }
+
     /** Whether a stream of {@link #start} is the caller's own (null stands for that too). */
     private static boolean inherits(ProcessBuilder.Redirect r) {
         return r == null || r == ProcessBuilder.Redirect.INHERIT;
@@ -158,6 +199,9 @@ public final class Launch {
         }
         if (plan.guardSocket() != null) {
             run.socketDir(RunLayout.GUARD);
+        }
+        if (!plan.gitViews().isEmpty()) {
+            writeGitViews(run, plan.gitViews());
         }
         if (plan.netSocket() != null) {
             Path net = run.socketDir(RunLayout.NET);

@@ -107,6 +107,11 @@ public final class RunDir implements AutoCloseable {
     }
 
     /** Creates an owner-only subdirectory of the sockets' directory ({@code guard}, {@code net}). */
+    /** Creates {@code dir}, owner-only (a directory of a run's). */
+    static Path privateDir(Path dir) throws IOException {
+        return Files.createDirectory(dir, Private.DIR);
+    }
+
     public Path socketDir(String name) throws IOException {
         return Files.createDirectory(sockets.resolve(name), Private.DIR);
     }

@@ -22,6 +22,10 @@ public final class RunLayout {
     /** The mounts the sandbox's first program checks ({@link MountChecks}), and their identities. */
     public static final String MOUNT_CHECKS = "mount-checks";
     public static final String MOUNT_IDENTITIES = "mounts";
+    /** The layers of the git dirs' copy-on-write views, one directory each ({@code 0/upper}, {@code 0/work}). */
+    public static final String GIT_LAYERS = "git-layers";
+    /** What the sandbox's first program mounts as those views (RUNTIME_GIT_VIEWS in guard.h). */
+    public static final String GIT_VIEWS = "git-views";
     public static final String GUARD = "guard";
     public static final String NET = "net";
     public static final String SOCKET = "socket";
@@ -103,6 +107,14 @@ public final class RunLayout {
 
     public static Path mountChecks(Path run) {
         return run.resolve(MOUNT_CHECKS);
+    }
+
+    public static Path gitLayers(Path run) {
+        return run.resolve(GIT_LAYERS);
+    }
+
+    public static Path gitViews(Path run) {
+        return run.resolve(GIT_VIEWS);
     }
 
     public static Path mountIdentities(Path run) {

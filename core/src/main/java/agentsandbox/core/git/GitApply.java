@@ -1,0 +1,616 @@
+package agentsandbox.core.git;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.DataFormatException;
+import java.util.zip.Inflater;
+
+/**
+ * What the host takes from a run's copy-on-write view of a git dir ({@link GitViews}): the
+ * layer holds every file the sandbox created or changed there, and the host applies, by
+ * allow-list, only what normal git work produces, in an order a crash cannot break:
+ * <ol>
+ * <li>new objects: each loose object inflated and checked against its name, each pack
+ * indexed by the host's own git ({@code index-pack --strict}); none is ever deleted;</li>
+ * <li>the index, when it is a well-formed index file;</li>
+ * <li>ref updates under {@code refs/heads}, {@code refs/tags}, {@code refs/remotes},
+ * {@code refs/notes} and {@code refs/stash} that lose no commit: a new ref, or a move to a
+ * descendant of the host's tip, made by the host's git ({@code update-ref} with the old
+ * value, so a ref the user moved on the host meanwhile wins). A move that would lose
+ * commits, or a deletion, is not applied: the sandbox's tip is kept at
+ * {@code refs/agent-sandbox/<ref>}, and a line says so;</li>
+ * <li>{@code HEAD}: a branch, or a commit the host has.</li>
+ * </ol>
+ * Nothing else reaches the host's git dir: config, hooks, {@code commondir}, {@code info/},
+ * {@code worktrees/}, modules' configs, new files anywhere. The host's git runs with the
+ * host's own config only (the layer is never its git dir).
+ */
+public final class GitApply {
+    /** At most this many bytes of one loose object are inflated to check it. */
+    static final long MAX_OBJECT = 512L * 1024 * 1024;
+    /** At most this many refs are applied from one view; more is said and nothing of them applied. */
+    static final int MAX_REFS = 100_000;
+    /** How long one call of the host's git may take. */
+    static final long GIT_SECONDS = 120;
+    /** Where a tip the host did not take is kept. */
+    static final String KEPT = "refs/agent-sandbox/";
+
+    private final Path gitDir;
+    private final Path upper;
+    private final Map<String, String> hostEnv;
+    private final List<String> out = new ArrayList<>();
+
+    /**
+     * @param gitDir  the host's git dir the view showed
+     * @param upper   the view's layer: what the sandbox created or changed
+     * @param hostEnv the host's environment, for the host's git (its PATH, HOME)
+     */
+    public GitApply(Path gitDir, Path upper, Map<String, String> hostEnv) {
+        this.gitDir = gitDir;
+        this.upper = upper;
+        this.hostEnv = hostEnv;
+    }
+
+    /** Applies what the layer holds; one line per thing the user should know. Never throws. */
+    public List<String> apply() {
+        try {
+            if (isEmpty(upper)) {
+                return List.of();
+            }
+            int objects = objects();
+            if (objects < 0) {
+                return out; // what failed is said; no ref may point at what is not there
+            }
+            index();
+            refs();
+            head();
+        } catch (IOException | RuntimeException e) {
+            out.add("git: the changes of the sandbox to " + gitDir + " could not all be applied (" + e.getMessage()
+                    + "); the host's git dir has what was applied before, in order");
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ objects
+
+    /** Imports the new objects; the number imported, or -1 when one was refused. */
+    private int objects() throws IOException {
+        Path dir = upper.resolve("objects");
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return 0;
+        }
+        int hexLength = objectFormatSha256() ? 64 : 40;
+        int imported = 0;
+        try (DirectoryStream<Path> fans = Files.newDirectoryStream(dir)) {
+            for (Path fan : fans) {
+                String name = fan.getFileName().toString();
+                if (name.length() == 2 && isHex(name) && Files.isDirectory(fan, LinkOption.NOFOLLOW_LINKS)) {
+                    try (DirectoryStream<Path> files = Files.newDirectoryStream(fan)) {
+                        for (Path f : files) {
+                            String rest = f.getFileName().toString();
+                            if (rest.length() != hexLength - 2 || !isHex(rest)) {
+                                continue; // a temporary file of git's, or not an object
+                            }
+                            if (!looseObject(f, name + rest, hexLength == 64)) {
+                                return -1;
+                            }
+                            imported++;
+                        }
+                    }
+                }
+            }
+        }
+        Path packs = dir.resolve("pack");
+        if (Files.isDirectory(packs, LinkOption.NOFOLLOW_LINKS)) {
+            try (DirectoryStream<Path> files = Files.newDirectoryStream(packs, "pack-*.pack")) {
+                for (Path pack : files) {
+                    if (!pack(pack)) {
+                        return -1;
+                    }
+                    imported++;
+                }
+            }
+        }
+        return imported;
+    }
+
+    /** Checks one loose object against its name and copies it in; false (said) when it is not one. */
+    private boolean looseObject(Path file, String id, boolean sha256) throws IOException {
+        Path target = gitDir.resolve("objects").resolve(id.substring(0, 2)).resolve(id.substring(2));
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+            return true;
+        }
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            return true; // the overlay's mark of a deleted object: the host deletes none
+        }
+        String problem = checkObject(Files.readAllBytes(file), id, sha256);
+        if (problem != null) {
+            out.add("git: the sandbox's object " + id + " is " + problem + "; nothing was applied");
+            return false;
+        }
+        Files.createDirectories(target.getParent());
+        Path temp = Files.createTempFile(target.getParent(), "tmp_obj_", "");
+        try {
+            Files.copy(file, temp, StandardCopyOption.REPLACE_EXISTING);
+            temp.toFile().setReadOnly();
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+        return true;
+    }
+
+    /** Why {@code deflated} is not the object {@code id}; null when it is. */
+    static String checkObject(byte[] deflated, String id, boolean sha256) {
+        Inflater inflater = new Inflater();
+        ByteArrayOutputStream inflated = new ByteArrayOutputStream();
+        try {
+            inflater.setInput(deflated);
+            byte[] buffer = new byte[64 * 1024];
+            while (!inflater.finished()) {
+                int n = inflater.inflate(buffer);
+                if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
+                    return "cut short";
+                }
+                inflated.write(buffer, 0, n);
+                if (inflated.size() > MAX_OBJECT) {
+                    return "larger than " + MAX_OBJECT + " bytes";
+                }
+            }
+        } catch (DataFormatException e) {
+            return "not compressed as git compresses objects";
+        } finally {
+            inflater.end();
+        }
+        byte[] bytes = inflated.toByteArray();
+        int space = indexOf(bytes, (byte) ' ', 0);
+        int nul = indexOf(bytes, (byte) 0, 0);
+        if (space < 0 || nul < space) {
+            return "without an object header";
+        }
+        String type = new String(bytes, 0, space, StandardCharsets.US_ASCII);
+        if (!type.equals("blob") && !type.equals("tree") && !type.equals("commit") && !type.equals("tag")) {
+            return "of no object type (" + type + ")";
+        }
+        long size;
+        try {
+            size = Long.parseLong(new String(bytes, space + 1, nul - space - 1, StandardCharsets.US_ASCII));
+        } catch (NumberFormatException e) {
+            return "without a size in its header";
+        }
+        if (size != bytes.length - nul - 1) {
+            return "of another size than its header says";
+        }
+        try {
+            MessageDigest digest = MessageDigest.getInstance(sha256 ? "SHA-256" : "SHA-1");
+            String actual = HexFormat.of().formatHex(digest.digest(bytes));
+            return actual.equals(id) ? null : "not what its name says (its content hashes to " + actual + ")";
+        } catch (NoSuchAlgorithmException e) {
+            return "not checkable here (" + e.getMessage() + ")";
+        }
+    }
+
+    /** Indexes one pack with the host's git and moves it in; false (said) when git refuses it. */
+    private boolean pack(Path pack) throws IOException {
+        if (!Files.isRegularFile(pack, LinkOption.NOFOLLOW_LINKS)) {
+            return true; // the overlay's mark of a deleted pack: the host deletes none
+        }
+        Path packDir = Files.createDirectories(gitDir.resolve("objects").resolve("pack"));
+        if (Files.exists(packDir.resolve(pack.getFileName()), LinkOption.NOFOLLOW_LINKS)) {
+            return true;
+        }
+        Path temp = Files.createTempFile(packDir, "tmp_pack_", ".pack");
+        Path tempIndex = packDir.resolve(temp.getFileName().toString().replace(".pack", ".idx"));
+        try {
+            Files.copy(pack, temp, StandardCopyOption.REPLACE_EXISTING);
+            Result r = git("index-pack", "--strict", "-o", tempIndex.toString(), temp.toString());
+            if (r.status != 0) {
+                out.add("git: the sandbox's " + pack.getFileName() + " is not a pack the host's git accepts ("
+                        + r.firstLine() + "); nothing was applied");
+                return false;
+            }
+            String name = pack.getFileName().toString();
+            Path finalIndex = packDir.resolve(name.substring(0, name.length() - ".pack".length()) + ".idx");
+            Path finalPack = packDir.resolve(name);
+            if (!Files.exists(finalPack, LinkOption.NOFOLLOW_LINKS)) {
+                // the pack first, then its index: git looks for packs by their index
+                Files.move(temp, finalPack, StandardCopyOption.ATOMIC_MOVE);
+                Files.move(tempIndex, finalIndex, StandardCopyOption.ATOMIC_MOVE);
+            }
+            return true;
+        } finally {
+            Files.deleteIfExists(temp);
+            Files.deleteIfExists(tempIndex);
+        }
+    }
+
+    // ------------------------------------------------------------------ the index
+
+    private void index() throws IOException {
+        Path index = upper.resolve("index");
+        if (!Files.isRegularFile(index, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        byte[] bytes = Files.readAllBytes(index);
+        String problem = checkIndex(bytes, objectFormatSha256());
+        if (problem != null) {
+            out.add("git: the sandbox's index is " + problem + "; the host keeps its own");
+            return;
+        }
+        Path temp = Files.createTempFile(gitDir, "index.agent-sandbox", "");
+        try {
+            Files.write(temp, bytes);
+            Files.move(temp, gitDir.resolve("index"), StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+    }
+
+    /** Why {@code bytes} is not an index file git would read; null when it is one. */
+    static String checkIndex(byte[] bytes, boolean sha256) {
+        int hash = sha256 ? 32 : 20;
+        if (bytes.length < 12 + hash || bytes[0] != 'D' || bytes[1] != 'I' || bytes[2] != 'R' || bytes[3] != 'C') {
+            return "not an index file";
+        }
+        int version = ((bytes[4] & 0xff) << 24) | ((bytes[5] & 0xff) << 16) | ((bytes[6] & 0xff) << 8)
+                | (bytes[7] & 0xff);
+        if (version < 2 || version > 4) {
+            return "of an index version git does not write (" + version + ")";
+        }
+        try {
+            MessageDigest digest = MessageDigest.getInstance(sha256 ? "SHA-256" : "SHA-1");
+            digest.update(bytes, 0, bytes.length - hash);
+            byte[] sum = digest.digest();
+            boolean zero = true;
+            for (int i = 0; i < hash; i++) {
+                zero &= bytes[bytes.length - hash + i] == 0;
+            }
+            for (int i = 0; i < hash && !zero; i++) {
+                if (sum[i] != bytes[bytes.length - hash + i]) {
+                    return "not whole (its checksum does not match)";
+                }
+            }
+        } catch (NoSuchAlgorithmException e) {
+            return "not checkable here";
+        }
+        return null;
+    }
+
+    // ------------------------------------------------------------------ refs
+
+    private void refs() throws IOException {
+        Map<String, String> changed = changedRefs();
+        if (changed.size() > MAX_REFS) {
+            out.add("git: the sandbox changed " + changed.size() + " refs, more than " + MAX_REFS
+                    + "; none was applied");
+            return;
+        }
+        for (Map.Entry<String, String> e : changed.entrySet()) {
+            ref(e.getKey(), e.getValue());
+        }
+    }
+
+    /**
+     * The refs the sandbox touched, each with its value in the sandbox's view (null: gone
+     * there): every loose ref the layer holds or deleted, and, when the sandbox rewrote
+     * {@code packed-refs} (a {@code git gc}, say), every packed ref of either file. The view
+     * is what git inside saw: the layer's loose ref, else the host's loose ref (unless the
+     * layer deleted it, or hid its directory), else the packed value of the layer's
+     * {@code packed-refs} when it has one, else of the host's.
+     */
+    private Map<String, String> changedRefs() throws IOException {
+        Map<String, String> out = new LinkedHashMap<>();
+        java.util.Set<String> touched = new java.util.LinkedHashSet<>();
+        looseNames(upper.resolve("refs"), "refs/", touched);
+        Path upperPacked = upper.resolve("packed-refs");
+        boolean repacked = Files.exists(upperPacked, LinkOption.NOFOLLOW_LINKS);
+        Map<String, String> packed = packedRefs(repacked ? upperPacked : gitDir.resolve("packed-refs"));
+        if (repacked) {
+            touched.addAll(packed.keySet());
+            touched.addAll(packedRefs(gitDir.resolve("packed-refs")).keySet());
+        }
+        for (String ref : touched) {
+            out.put(ref, viewValue(ref, packed));
+            if (out.size() > MAX_REFS) {
+                break;
+            }
+        }
+        return out;
+    }
+
+    /** Every name below {@code dir} of the layer: loose refs written or deleted there. */
+    private void looseNames(Path dir, String prefix, java.util.Set<String> out) throws IOException {
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path e : entries) {
+                String name = prefix + e.getFileName();
+                if (Files.isDirectory(e, LinkOption.NOFOLLOW_LINKS)) {
+                    looseNames(e, name + "/", out);
+                } else {
+                    out.add(name);
+                }
+                if (out.size() > MAX_REFS) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /** The value of {@code ref} in the sandbox's view; null when it has none there. */
+    private String viewValue(String ref, Map<String, String> packed) throws IOException {
+        Path inLayer = upper.resolve(ref);
+        if (Files.exists(inLayer, LinkOption.NOFOLLOW_LINKS)) {
+            BasicFileAttributes a = Files.readAttributes(inLayer, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            if (a.isRegularFile()) {
+                return looseValue(inLayer);
+            }
+            return packed.get(ref); // the overlay's mark of a deleted file: the packed value shows
+        }
+        if (!hiddenBelow(ref)) {
+            Path onHost = gitDir.resolve(ref);
+            if (Files.isRegularFile(onHost, LinkOption.NOFOLLOW_LINKS)) {
+                return looseValue(onHost);
+            }
+        }
+        return packed.get(ref);
+    }
+
+    /** Whether a directory of the layer on the way to {@code ref} hides the host's (an opaque one). */
+    private boolean hiddenBelow(String ref) {
+        Path dir = upper.resolve(ref).getParent();
+        while (dir != null && dir.startsWith(upper) && !dir.equals(upper)) {
+            try {
+                if (Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+                    java.nio.file.attribute.UserDefinedFileAttributeView x = Files.getFileAttributeView(dir,
+                            java.nio.file.attribute.UserDefinedFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+                    if (x != null && x.list().contains("overlay.opaque")) {
+                        return true;
+                    }
+                } else if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+                    return true; // a deleted directory
+                }
+            } catch (IOException | UnsupportedOperationException e) {
+                // no extended attributes: no opaque directory either
+            }
+            dir = dir.getParent();
+        }
+        return false;
+    }
+
+    /** A loose ref's object id; null for a symbolic ref or anything else. */
+    private static String looseValue(Path file) throws IOException {
+        if (Files.size(file) > 4096) {
+            return null;
+        }
+        String text = Files.readString(file, StandardCharsets.US_ASCII).strip();
+        return isHex(text) && (text.length() == 40 || text.length() == 64) ? text : null;
+    }
+
+    private static Map<String, String> packedRefs(Path file) throws IOException {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            return out;
+        }
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+            int space = line.indexOf(' ');
+            if (line.startsWith("#") || line.startsWith("^") || space < 0) {
+                continue;
+            }
+            out.put(line.substring(space + 1), line.substring(0, space));
+            if (out.size() > MAX_REFS) {
+                break;
+            }
+        }
+        return out;
+    }
+
+    /** Whether the host takes refs of this name from a sandbox at all. */
+    static boolean applicable(String ref) {
+        if (!(ref.startsWith("refs/heads/") || ref.startsWith("refs/tags/") || ref.startsWith("refs/remotes/")
+                || ref.startsWith("refs/notes/") || ref.equals("refs/stash"))) {
+            return false;
+        }
+        for (String part : ref.split("/", -1)) {
+            if (part.isEmpty() || part.startsWith(".") || part.endsWith(".lock") || part.contains("..")) {
+                return false;
+            }
+        }
+        for (int i = 0; i < ref.length(); i++) {
+            char c = ref.charAt(i);
+            if (c <= ' ' || c == 0x7f || c == '~' || c == '^' || c == ':' || c == '?' || c == '*' || c == '['
+                    || c == '\\') {
+                return false;
+            }
+        }
+        return !ref.contains("@{");
+    }
+
+    private void ref(String ref, String sandboxTip) throws IOException {
+        if (!applicable(ref)) {
+            return;
+        }
+        String hostTip = resolve(ref);
+        if (sandboxTip == null) {
+            if (hostTip != null) {
+                out.add("git: the sandbox deleted " + ref + "; the host keeps it at " + shortId(hostTip));
+            }
+            return;
+        }
+        if (sandboxTip.equals(hostTip)) {
+            return;
+        }
+        if (hostTip == null || isAncestor(hostTip, sandboxTip)) {
+            String message = reflogMessage(ref);
+            Result r = hostTip == null
+                    ? git("update-ref", "--create-reflog", "-m", message, ref, sandboxTip, "")
+                    : git("update-ref", "--create-reflog", "-m", message, ref, sandboxTip, hostTip);
+            if (r.status != 0) {
+                out.add("git: " + ref + " was not taken from the sandbox (" + r.firstLine() + ")");
+            }
+            return;
+        }
+        String kept = KEPT + ref.substring("refs/".length());
+        Result r = git("update-ref", "-m", "agent-sandbox: a tip the host did not take", kept, sandboxTip);
+        out.add("git: the sandbox moved " + ref + " to " + shortId(sandboxTip) + ", which would lose commits of "
+                + shortId(hostTip) + ": the host keeps " + shortId(hostTip)
+                + (r.status == 0 ? "; the sandbox's tip is kept at " + kept : ""));
+    }
+
+    /**
+     * The message of the sandbox's last reflog entry of {@code ref} (what {@code git stash
+     * list} shows, say), for the host's entry; a plain one when there is none.
+     */
+    private String reflogMessage(String ref) {
+        Path log = upper.resolve("logs").resolve(ref);
+        try {
+            if (Files.isRegularFile(log, LinkOption.NOFOLLOW_LINKS) && Files.size(log) < (1 << 24)) {
+                List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+                String last = lines.isEmpty() ? "" : lines.get(lines.size() - 1);
+                int tab = last.indexOf('\t');
+                if (tab >= 0 && tab + 1 < last.length()) {
+                    return last.substring(tab + 1);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // a plain message, then
+        }
+        return "agent-sandbox: from the sandbox";
+    }
+
+    private void head() throws IOException {
+        Path head = upper.resolve("HEAD");
+        if (!Files.isRegularFile(head, LinkOption.NOFOLLOW_LINKS) || Files.size(head) > 4096) {
+            return;
+        }
+        String text = Files.readString(head, StandardCharsets.US_ASCII).strip();
+        if (text.startsWith("ref: ")) {
+            String target = text.substring("ref: ".length());
+            if (target.startsWith("refs/heads/") && applicable(target)) {
+                Result now = git("symbolic-ref", "-q", "HEAD");
+                if (!now.output.strip().equals(target)) {
+                    git("symbolic-ref", "-m", "agent-sandbox: from the sandbox", "HEAD", target);
+                }
+            }
+        } else if (isHex(text) && (text.length() == 40 || text.length() == 64)
+                && git("cat-file", "-e", text + "^{commit}").status == 0) {
+            git("update-ref", "--no-deref", "-m", "agent-sandbox: from the sandbox", "HEAD", text);
+        }
+    }
+
+    // ------------------------------------------------------------------ the host's git
+
+    private boolean objectFormatSha256() {
+        return git("rev-parse", "--show-object-format").output.strip().equals("sha256");
+    }
+
+    private String resolve(String ref) {
+        Result r = git("rev-parse", "-q", "--verify", ref);
+        return r.status == 0 ? r.output.strip() : null;
+    }
+
+    private boolean isAncestor(String ancestor, String descendant) {
+        return git("merge-base", "--is-ancestor", ancestor, descendant).status == 0;
+    }
+
+    private record Result(int status, String output) {
+        String firstLine() {
+            String s = output.strip();
+            int nl = s.indexOf('\n');
+            return nl < 0 ? s : s.substring(0, nl);
+        }
+    }
+
+    /** The host's git on the host's git dir, with the host's own config, output and errors together. */
+    private Result git(String... args) {
+        List<String> argv = new ArrayList<>();
+        argv.add("git");
+        argv.add("--git-dir=" + gitDir);
+        argv.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(argv);
+        Map<String, String> env = pb.environment();
+        env.clear();
+        for (String keep : new String[] {"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME"}) {
+            String v = hostEnv.get(keep);
+            if (v != null) {
+                env.put(keep, v);
+            }
+        }
+        env.put("GIT_TERMINAL_PROMPT", "0");
+        pb.redirectErrorStream(true);
+        pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        pb.directory(gitDir.toFile());
+        try {
+            Process p = pb.start();
+            byte[] output;
+            try (InputStream in = p.getInputStream()) {
+                output = in.readNBytes(1 << 20);
+            }
+            if (!p.waitFor(GIT_SECONDS, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return new Result(-1, "git did not end in " + GIT_SECONDS + " s");
+            }
+            return new Result(p.exitValue(), new String(output, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            return new Result(-1, "cannot run git: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Result(-1, "interrupted");
+        }
+    }
+
+    // ------------------------------------------------------------------ small things
+
+    private static boolean isEmpty(Path dir) throws IOException {
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return true;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            return !entries.iterator().hasNext();
+        }
+    }
+
+    private static boolean isHex(String s) {
+        if (s.isEmpty()) {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static int indexOf(byte[] bytes, byte b, int from) {
+        for (int i = from; i < bytes.length; i++) {
+            if (bytes[i] == b) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static String shortId(String id) {
+        return id.length() > 12 ? id.substring(0, 12) : id;
+    }
+}

@@ -1,0 +1,99 @@
+package agentsandbox.core.git;
+
+import agentsandbox.core.Environment;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Whether a run sees the project's git dir through a copy-on-write view: an overlay
+ * mounted over it inside the sandbox (by the sandbox's first program, launcher/src/git_view.c),
+ * whose changes land in a layer of the run's own and reach the host's git dir only as
+ * {@link GitApply} allows (new objects, ref updates that lose no commit, HEAD, the index).
+ * What a sandbox writes to the git dir's config, hooks, {@code commondir} or anything
+ * else never reaches the host.
+ *
+ * <p>It needs the launcher (the first program mounts it), a kernel that lets a user
+ * namespace mount an overlay (5.11 and later), and a run outside any sandbox (a nested run
+ * sees its outer run's view already). Otherwise, or with {@code AGENT_SANDBOX_GIT_VIEW=off},
+ * the git dir is protected path by path as the {@code @git} preset says (its config and
+ * hooks read-only), and the check after the run looks at what a sandbox left there.
+ */
+public final class GitViews {
+    private GitViews() {}
+
+    /** At most this many views in one run (GIT_VIEWS_MAX in guard.h). */
+    public static final int MAX = 64;
+
+    /** The variable that turns the view off ({@code off}). */
+    public static final String OFF_VARIABLE = "AGENT_SANDBOX_GIT_VIEW";
+
+    /**
+     * The git dirs a run in {@code env} sees through a view: the repository's common dir;
+     * none when the view is not available (then {@code notes} says why).
+     */
+    public static List<Path> of(Environment env, Optional<GitLayout> git, boolean nested, List<String> notes) {
+        if (git.isEmpty()) {
+            return List.of();
+        }
+        String why = unavailable(env, nested);
+        if (why != null) {
+            notes.add("git: no copy-on-write view of " + git.get().commonDir() + " (" + why
+                    + "); its config and hooks are protected path by path");
+            return List.of();
+        }
+        Path common = git.get().commonDir();
+        notes.add("git: " + common + " is a copy-on-write view inside; the host takes from it new objects, ref"
+                + " updates that lose no commit, HEAD and the index, nothing else");
+        return List.of(common);
+    }
+
+    /** Why there is no view in {@code env}; null when there is one. */
+    public static String unavailable(Environment env, boolean nested) {
+        if ("off".equals(env.env(OFF_VARIABLE).orElse(""))) {
+            return OFF_VARIABLE + "=off";
+        }
+        if (env.installation() == null) {
+            return "no launcher to mount it: the library used without the installed app";
+        }
+        if (nested) {
+            return "inside another sandbox, whose view this run sees";
+        }
+        String release = kernelRelease(env);
+        if (!atLeast(release, 5, 11)) {
+            return "the kernel " + (release == null ? "(unknown release)" : release)
+                    + " lets no user namespace mount an overlay before 5.11";
+        }
+        return null;
+    }
+
+    private static String kernelRelease(Environment env) {
+        try {
+            return Files.readString(env.procSys().resolve("kernel/osrelease")).strip();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** Whether a kernel release such as {@code 6.1.0-13-amd64} is at least major.minor. */
+    static boolean atLeast(String release, int major, int minor) {
+        if (release == null) {
+            return false;
+        }
+        int dot = release.indexOf('.');
+        int end = dot + 1;
+        while (end < release.length() && Character.isDigit(release.charAt(end))) {
+            end++;
+        }
+        try {
+            int a = Integer.parseInt(release.substring(0, dot < 0 ? release.length() : dot));
+            int b = dot < 0 || end == dot + 1 ? 0 : Integer.parseInt(release.substring(dot + 1, end));
+            return a > major || (a == major && b >= minor);
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+}
