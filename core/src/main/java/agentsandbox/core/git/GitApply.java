@@ -458,6 +458,11 @@ public final class GitApply {
         if (sandboxTip.equals(hostTip)) {
             return;
         }
+        if (git("cat-file", "-e", sandboxTip).status != 0) {
+            out.add("git: the sandbox's " + ref + " points at " + shortId(sandboxTip)
+                    + ", an object it did not leave in its git dir: not taken");
+            return;
+        }
         if (hostTip == null || isAncestor(hostTip, sandboxTip)) {
             String message = reflogMessage(ref);
             Result r = hostTip == null

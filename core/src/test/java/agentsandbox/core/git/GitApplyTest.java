@@ -1,0 +1,201 @@
+package agentsandbox.core.git;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What the host takes from a git view's layer, with real repositories: the layer is made
+ * as the overlay makes it, from the files a clone's git wrote (the overlay itself is the
+ * end-to-end tests' part).
+ */
+class GitApplyTest {
+    @TempDir
+    Path dir;
+
+    private Path host;
+    private Path inside;
+    private Path upper;
+
+    @BeforeEach
+    void repositories() throws Exception {
+        host = Files.createDirectories(dir.resolve("host"));
+        git(host, "init", "-q", "-b", "main");
+        Files.writeString(host.resolve("a.txt"), "one\n");
+        git(host, "add", "a.txt");
+        git(host, "commit", "-q", "-m", "first");
+        inside = dir.resolve("inside");
+        git(dir, "clone", "-q", host.toString(), inside.toString());
+        upper = Files.createDirectories(dir.resolve("upper"));
+    }
+
+    private static String git(Path in, String... args) throws Exception {
+        List<String> argv = new ArrayList<>(List.of("git", "-c", "user.name=T", "-c", "user.email=t@t.invalid",
+                "-c", "commit.gpgsign=false", "-c", "protocol.file.allow=always"));
+        argv.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(argv).directory(in.toFile()).redirectErrorStream(true);
+        pb.environment().put("GIT_CONFIG_NOSYSTEM", "1");
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as("git %s: %s", List.of(args), out).isZero();
+        return out.strip();
+    }
+
+    /** Copies what a commit made inside (its loose objects, the branch) into the layer. */
+    private String commitInside(String message) throws Exception {
+        Files.writeString(inside.resolve("a.txt"), message + "\n", java.nio.file.StandardOpenOption.APPEND);
+        git(inside, "commit", "-q", "-am", message);
+        String tip = git(inside, "rev-parse", "HEAD");
+        try (Stream<Path> files = Files.walk(inside.resolve(".git/objects"))) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                String rel = inside.resolve(".git").relativize(f).toString();
+                if (Files.isRegularFile(f) && rel.matches("objects/[0-9a-f]{2}/[0-9a-f]{38}")
+                        && !Files.exists(host.resolve(".git").resolve(rel))) {
+                    Files.createDirectories(upper.resolve(rel).getParent());
+                    Files.copy(f, upper.resolve(rel));
+                }
+            }
+        }
+        Files.createDirectories(upper.resolve("refs/heads"));
+        Files.writeString(upper.resolve("refs/heads/main"), tip + "\n");
+        return tip;
+    }
+
+    private List<String> apply() {
+        return new GitApply(host.resolve(".git"), upper, Map.of("PATH", System.getenv("PATH"),
+                "HOME", dir.toString())).apply();
+    }
+
+    @Test
+    void A_Commit_Made_Inside_Moves_The_Host_Branch_Forward() throws Exception {
+        String tip = commitInside("second");
+        assertThat(apply()).isEmpty();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(tip);
+        git(host, "fsck", "--strict");
+    }
+
+    @Test
+    void A_Move_That_Loses_Commits_Is_Kept_Aside_And_Said() throws Exception {
+        String hostTip = git(host, "rev-parse", "HEAD");
+        git(inside, "commit", "-q", "--amend", "-m", "rewritten");
+        String rewritten = git(inside, "rev-parse", "HEAD");
+        commitInside("more");
+        String tip = git(inside, "rev-parse", "HEAD");
+        assertThat(git(inside, "rev-parse", "HEAD~1")).isEqualTo(rewritten);
+
+        assertThat(apply()).singleElement().asString()
+                .contains("moved refs/heads/main", "the host keeps " + hostTip.substring(0, 12),
+                        "refs/agent-sandbox/heads/main");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(hostTip);
+        assertThat(git(host, "rev-parse", "refs/agent-sandbox/heads/main")).isEqualTo(tip);
+    }
+
+    @Test
+    void A_Ref_The_User_Moved_On_The_Host_Meanwhile_Wins() throws Exception {
+        commitInside("inside");
+        Files.writeString(host.resolve("b.txt"), "b\n");
+        git(host, "add", "b.txt");
+        git(host, "commit", "-q", "-m", "on the host");
+        String hostTip = git(host, "rev-parse", "HEAD");
+        assertThat(apply()).singleElement().asString().contains("the host keeps");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(hostTip);
+    }
+
+    @Test
+    void Config_Hooks_Commondir_And_Other_Files_Never_Reach_The_Host() throws Exception {
+        String config = Files.readString(host.resolve(".git/config"));
+        Files.writeString(upper.resolve("config"), "[core]\n\tfsmonitor = touch /tmp/x\n");
+        Files.createDirectories(upper.resolve("hooks"));
+        Files.writeString(upper.resolve("hooks/post-checkout"), "#!/bin/sh\n");
+        Files.writeString(upper.resolve("commondir"), "/tmp\n");
+        Files.createDirectories(upper.resolve("info"));
+        Files.writeString(upper.resolve("info/attributes"), "* filter=x\n");
+        Files.writeString(upper.resolve("config.worktree"), "[core]\n\thooksPath = /tmp\n");
+        Files.createDirectories(upper.resolve("refs/heads"));
+        Files.writeString(upper.resolve("refs/heads/..bad"), git(host, "rev-parse", "HEAD") + "\n");
+        Files.createDirectories(upper.resolve("refs/other"));
+        Files.writeString(upper.resolve("refs/other/x"), git(host, "rev-parse", "HEAD") + "\n");
+
+        assertThat(apply()).isEmpty();
+        assertThat(Files.readString(host.resolve(".git/config"))).isEqualTo(config);
+        assertThat(host.resolve(".git/hooks/post-checkout")).doesNotExist();
+        assertThat(host.resolve(".git/commondir")).doesNotExist();
+        assertThat(host.resolve(".git/info/attributes")).doesNotExist();
+        assertThat(host.resolve(".git/config.worktree")).doesNotExist();
+        assertThat(host.resolve(".git/refs/other/x")).doesNotExist();
+    }
+
+    @Test
+    void A_Corrupt_Object_Applies_No_Ref_And_Is_Said_In_One_Line() throws Exception {
+        String hostTip = git(host, "rev-parse", "HEAD");
+        String tip = commitInside("second");
+        Path object = upper.resolve("objects").resolve(tip.substring(0, 2)).resolve(tip.substring(2));
+        Files.write(object, new byte[] {1, 2, 3});
+        assertThat(apply()).singleElement().asString().contains("the sandbox's object", "nothing was applied");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(hostTip);
+    }
+
+    @Test
+    void A_Ref_To_An_Object_The_Host_Lacks_Is_Not_Applied() throws Exception {
+        String hostTip = git(host, "rev-parse", "HEAD");
+        Files.createDirectories(upper.resolve("refs/heads"));
+        Files.writeString(upper.resolve("refs/heads/main"), "1234567890123456789012345678901234567890\n");
+        assertThat(apply()).singleElement().asString().contains("refs/heads/main");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(hostTip);
+    }
+
+    @Test
+    void Objects_Are_Checked_Against_Their_Names() throws Exception {
+        Files.writeString(inside.resolve("c.txt"), "content\n");
+        String id = git(inside, "hash-object", "-w", "c.txt");
+        byte[] deflated = Files.readAllBytes(inside.resolve(".git/objects").resolve(id.substring(0, 2))
+                .resolve(id.substring(2)));
+        assertThat(GitApply.checkObject(deflated, id, false)).isNull();
+        assertThat(GitApply.checkObject(deflated, "0" + id.substring(1), false)).contains("not what its name says");
+        assertThat(GitApply.checkObject(java.util.Arrays.copyOf(deflated, deflated.length / 2), id, false))
+                .isNotNull();
+        assertThat(GitApply.checkObject("garbage".getBytes(StandardCharsets.US_ASCII), id, false)).isNotNull();
+    }
+
+    @Test
+    void An_Index_Is_Taken_Only_Whole() throws IOException {
+        byte[] index = Files.readAllBytes(host.resolve(".git/index"));
+        assertThat(GitApply.checkIndex(index, false)).isNull();
+        byte[] cut = java.util.Arrays.copyOf(index, index.length - 3);
+        assertThat(GitApply.checkIndex(cut, false)).isNotNull();
+        byte[] changed = index.clone();
+        changed[20] ^= 1;
+        assertThat(GitApply.checkIndex(changed, false)).contains("checksum");
+        assertThat(GitApply.checkIndex("DIRX".getBytes(StandardCharsets.US_ASCII), false)).isNotNull();
+    }
+
+    @Test
+    void Only_Branches_Tags_Remotes_Notes_And_The_Stash_Are_Taken() {
+        assertThat(GitApply.applicable("refs/heads/feature/x")).isTrue();
+        assertThat(GitApply.applicable("refs/tags/v1")).isTrue();
+        assertThat(GitApply.applicable("refs/remotes/origin/main")).isTrue();
+        assertThat(GitApply.applicable("refs/stash")).isTrue();
+        assertThat(GitApply.applicable("refs/agent-sandbox/heads/main")).isFalse();
+        assertThat(GitApply.applicable("refs/heads/../../config")).isFalse();
+        assertThat(GitApply.applicable("refs/heads/x.lock")).isFalse();
+        assertThat(GitApply.applicable("refs/heads/a b")).isFalse();
+        assertThat(GitApply.applicable("HEAD")).isFalse();
+    }
+
+    @Test
+    void An_Empty_Layer_Changes_Nothing() throws Exception {
+        String before = git(host, "for-each-ref");
+        assertThat(apply()).isEmpty();
+        assertThat(git(host, "for-each-ref")).isEqualTo(before);
+    }
+}

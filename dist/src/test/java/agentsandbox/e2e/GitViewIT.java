@@ -1,0 +1,167 @@
+package agentsandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The project's git dir as a copy-on-write view inside: git works normally in the sandbox,
+ * the host takes new objects and ref updates that lose no commit, and nothing a sandbox
+ * writes to the git dir's config, hooks or {@code commondir} ever reaches the host's git,
+ * during the run or after it. Every effect is asserted on the host's repository.
+ */
+class GitViewIT {
+    @RegisterExtension
+    final SandboxCli sandbox = new SandboxCli();
+
+    /** Identity and no signing, for git inside (the sandbox's git config is the host's, read-only). */
+    private static final String GIT = "git -c user.name=Agent -c user.email=agent@agent-sandbox.invalid"
+            + " -c commit.gpgsign=false";
+
+    private Path marker;
+
+    @BeforeEach
+    void repository() {
+        sandbox.git("init", "-q");
+        sandbox.write("a.txt", "one\n");
+        sandbox.git("add", "a.txt");
+        sandbox.git("commit", "-q", "-m", "first");
+        marker = sandbox.tmp().resolve("host-git-ran-it");
+    }
+
+    private String hostHead() {
+        return sandbox.git("rev-parse", "HEAD").stdout().strip();
+    }
+
+    private Result inside(String script) {
+        return sandbox.command("--", "sh", "-c", script).run();
+    }
+
+    @Test
+    void A_Commit_Inside_Lands_On_The_Host_Branch() {
+        String before = hostHead();
+        inside("echo two >> a.txt && " + GIT + " commit -q -am second && git log --format=%s -1")
+                .succeeds().stdoutIs("second\n");
+
+        assertThat(sandbox.git("log", "--format=%s").stdout()).isEqualTo("second\nfirst\n");
+        assertThat(sandbox.git("rev-parse", "HEAD~1").stdout().strip()).isEqualTo(before);
+        // the index came along: the host sees a clean work tree
+        assertThat(sandbox.git("status", "--porcelain").stdout()).isEmpty();
+    }
+
+    @Test
+    void Config_Hooks_And_Commondir_Written_Inside_Never_Reach_The_Host() {
+        String config = sandbox.read(sandbox.project(".git/config"));
+        inside("git config core.fsmonitor 'touch " + marker + "'"
+                + " && printf '#!/bin/sh\\ntouch " + marker + "\\n' > .git/hooks/post-commit"
+                + " && chmod +x .git/hooks/post-commit"
+                + " && mkdir -p /tmp/elsewhere && echo /tmp/elsewhere > .git/commondir"
+                + " && mkdir -p .git/info && echo 'x' > .git/info/exclude"
+                + " && git config --get core.fsmonitor").succeeds().stdoutContains("touch");
+
+        assertThat(sandbox.read(sandbox.project(".git/config"))).isEqualTo(config);
+        assertThat(sandbox.project(".git/hooks/post-commit")).doesNotExist();
+        assertThat(sandbox.project(".git/commondir")).doesNotExist();
+        sandbox.git("status");
+        sandbox.write("b.txt", "b\n");
+        sandbox.git("add", "b.txt");
+        sandbox.git("commit", "-q", "-m", "on the host");
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void A_Plant_Is_Not_Live_On_The_Host_While_The_Sandbox_Runs() throws Exception {
+        Path planted = sandbox.tmp().resolve("planted");
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c",
+                "git config core.fsmonitor 'touch " + marker + "' && touch " + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        for (int i = 0; i < 5; i++) {
+            sandbox.git("status", "--porcelain"); // what an IDE does every few seconds
+        }
+        run.signal("TERM");
+        run.waitFor(Duration.ofSeconds(30));
+        assertThat(marker).doesNotExist();
+        assertThat(sandbox.read(sandbox.project(".git/config"))).doesNotContain("fsmonitor");
+    }
+
+    @Test
+    void History_Rewritten_And_Pruned_Inside_Stays_On_The_Host() {
+        inside("echo two >> a.txt && " + GIT + " commit -q -am second").succeeds();
+        String second = hostHead();
+
+        Result r = inside("git reset -q --soft HEAD~1 && " + GIT + " commit -q -m replaced"
+                + " && git -c gc.reflogExpire=now -c gc.reflogExpireUnreachable=now -c gc.pruneExpire=now gc -q"
+                + " && git log --format=%s");
+        r.succeeds().stdoutIs("replaced\nfirst\n")
+                .stderrContains("after the run: git: the sandbox moved refs/heads/")
+                .stderrContains("the host keeps");
+
+        assertThat(hostHead()).isEqualTo(second);
+        assertThat(sandbox.git("log", "--format=%s").stdout()).isEqualTo("second\nfirst\n");
+        // the sandbox's work is not lost either
+        String branch = sandbox.git("symbolic-ref", "--short", "HEAD").stdout().strip();
+        assertThat(sandbox.git("log", "--format=%s", "-1", "refs/agent-sandbox/heads/" + branch).stdout())
+                .isEqualTo("replaced\n");
+        sandbox.git("fsck", "--no-dangling");
+    }
+
+    @Test
+    void A_Branch_Deleted_Inside_Stays_On_The_Host() {
+        sandbox.git("branch", "keep");
+        String tip = hostHead();
+        inside("git branch -d keep && git pack-refs --all").succeeds();
+        assertThat(sandbox.git("rev-parse", "refs/heads/keep").stdout().strip()).isEqualTo(tip);
+    }
+
+    @Test
+    void A_Stash_Made_Inside_Is_The_Host_s_Stash() {
+        inside("echo changed >> a.txt && " + GIT + " stash -q && git stash list").succeeds().stdoutContains("stash@{0}");
+        assertThat(sandbox.git("stash", "list").stdout()).contains("stash@{0}");
+        assertThat(sandbox.read(sandbox.project("a.txt"))).isEqualTo("one\n");
+    }
+
+    @Test
+    void A_Corrupt_Object_Applies_Nothing_And_Says_So_In_One_Line() {
+        String before = hostHead();
+        Result r = inside("echo two >> a.txt && " + GIT + " commit -q -am second"
+                + " && f=$(find .git/objects -type f -newer a.txt -path '*/objects/??/*' | head -1)"
+                + " && chmod u+w \"$f\" && printf 'garbage' > \"$f\"");
+        r.succeeds().stderrContains("after the run: git: the sandbox's object ");
+        assertThat(hostHead()).isEqualTo(before);
+        sandbox.git("fsck");
+    }
+
+    @Test
+    void Without_The_View_The_Git_Dir_Is_Protected_Path_By_Path_And_Debug_Says_Which() {
+        sandbox.command("--debug", "--", "true").run().succeeds()
+                .stderrContains("is a copy-on-write view inside");
+        Result off = sandbox.command("--debug", "--", "sh", "-c", "git config core.fsmonitor x")
+                .env("AGENT_SANDBOX_GIT_VIEW", "off").run();
+        off.stderrContains("git: no copy-on-write view of", "AGENT_SANDBOX_GIT_VIEW=off");
+        assertThat(off.exitCode()).isNotZero(); // the config is read-only then
+        assertThat(sandbox.read(sandbox.project(".git/config"))).doesNotContain("fsmonitor");
+    }
+
+    @Test
+    void Everyday_Git_Works_Inside() {
+        inside(String.join(" && ", List.of(
+                GIT + " switch -q -c feature",
+                "echo f > f.txt && git add f.txt && " + GIT + " commit -q -m feature",
+                GIT + " commit -q --amend -m 'feature, amended'",
+                GIT + " switch -q -",
+                GIT + " merge -q --no-edit feature",
+                GIT + " tag v1",
+                "git worktree add -q ../wt feature 2>/dev/null || true",
+                "git log --format=%s -1"))).succeeds().stdoutIs("feature, amended\n");
+        assertThat(sandbox.git("log", "--format=%s", "-1").stdout()).isEqualTo("feature, amended\n");
+        assertThat(sandbox.git("tag").stdout()).isEqualTo("v1\n");
+        assertThat(sandbox.git("branch", "--format=%(refname:short)").stdout()).contains("feature");
+        assertThat(Files.exists(sandbox.project(".git/worktrees"))).isFalse();
+    }
+}
