@@ -92,6 +92,13 @@ if [[ -n $run_id ]]; then
     sockets_dir=$(grep -o "[^ ]*/$run_id/guard" <<<"$dry_run" | head -n 1 | sed 's|/guard$||' || true)
     run sh -c 'mkdir -p -m 700 "$1/tmp" && : >"$1/hidden" && chmod 000 "$1/hidden" && : >"$1/policy" && : >"$1/mounts" && if [ -n "$2" ]; then
         mkdir -p -m 700 "$2/guard" "$2/net"; fi' sh "$runtime_dir" "$sockets_dir"
+    # the git dir's copy-on-write view (when the line has one): its layer, and what the
+    # first program mounts
+    if grep -q -- "--cap-add" <<<"$dry_run"; then
+        run sh -c 'mkdir -p -m 700 "$1/git-layers/0/upper" "$1/git-layers/0/work" &&
+            printf "%s\0%s\0%s\0%s\0%s\0" "$(id -u)" "$(id -g)" "$2/.git" /run/agent-sandbox-git/0/upper \
+                /run/agent-sandbox-git/0/work >"$1/git-views"' sh "$runtime_dir" "$project"
+    fi
     # the sockets' directory lies outside $work (in the sockets' short base): remove it too
     [[ -z $sockets_dir ]] || trap 'rm -rf "$work" "$sockets_dir"' EXIT
 fi
@@ -152,6 +159,7 @@ java=$(dirname "$(dirname "$launcher")")/runtime/bin/java
 hyperfine --shell=bash --warmup 3 --export-json "$work/result.json" -i "$@" \
     --command-name "raw bwrap" "$prefix$dry_run" \
     --command-name "agent-sandbox -- true" "$prefix$tool -- true" \
+    --command-name "agent-sandbox -- true, git view off" "${prefix}env AGENT_SANDBOX_GIT_VIEW=off $tool -- true" \
     --command-name "agent-sandbox --network=false -- true" "$prefix$tool --network=false -- true" \
     --command-name "bundled java -version" "$prefix$(printf '%q' "$java") -Xshare:auto -version 2>/dev/null" \
     --command-name "plan --exclude '*', 1 000 files" "$(in_dir "$work/many1000")$tool --dry-run --exclude '*' -- true >/dev/null 2>&1" \
@@ -163,17 +171,19 @@ hyperfine --shell=bash --warmup 3 --export-json "$work/result.json" -i "$@" \
 
 # hyperfine writes one "median" (seconds) per command, in the order given.
 mapfile -t medians < <(grep -o '"median": *[0-9.eE+-]*' "$work/result.json" | sed 's/.*: *//')
-[[ ${#medians[@]} -eq 10 ]] || die "cannot read the medians from hyperfine's JSON report"
+[[ ${#medians[@]} -eq 11 ]] || die "cannot read the medians from hyperfine's JSON report"
 
 # Peak memory of one run: the JVM that plans, starts and waits for the sandbox.
 rss_kb=$(cd "$project" && "${environment[@]}" "${as_user[@]}" /usr/bin/time -f '%M' "$launcher" -- true 2>&1 >/dev/null | tail -n 1)
 
-awk -v raw="${medians[0]}" -v run="${medians[1]}" -v off="${medians[2]}" -v jv="${medians[3]}" \
-    -v p1="${medians[4]}" -v p20="${medians[5]}" -v cfg="${medians[6]}" -v big="${medians[7]}" \
-    -v dry="${medians[8]}" -v chk="${medians[9]}" -v rss="$rss_kb" 'BEGIN {
+awk -v raw="${medians[0]}" -v run="${medians[1]}" -v noview="${medians[2]}" -v off="${medians[3]}" \
+    -v jv="${medians[4]}" -v p1="${medians[5]}" -v p20="${medians[6]}" -v cfg="${medians[7]}" -v big="${medians[8]}" \
+    -v dry="${medians[9]}" -v chk="${medians[10]}" -v rss="$rss_kb" 'BEGIN {
     printf "raw bwrap: %.1f ms\n", raw * 1000
     printf "agent-sandbox: %.1f ms\n", run * 1000
     printf "ratio: %.2f\n", run / raw
+    printf "the git dir's copy-on-write view: %.1f ms (agent-sandbox with AGENT_SANDBOX_GIT_VIEW=off: %.1f ms)\n",
+        (run - noview) * 1000, noview * 1000
     printf "agent-sandbox --network=false: %.1f ms\n", off * 1000
     printf "bundled java -version: %.1f ms; agent-sandbox minus (raw bwrap + java -version): %.1f ms\n", jv * 1000,
         (run - raw - jv) * 1000

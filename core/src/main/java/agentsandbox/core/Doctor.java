@@ -1,5 +1,7 @@
 package agentsandbox.core;
 
+import agentsandbox.core.git.GitViews;
+import agentsandbox.core.plan.Inside;
 import agentsandbox.core.host.Preflight;
 
 import java.io.File;
@@ -134,9 +136,20 @@ public final class Doctor {
         checks.add(appArmor(restrict, trial));
         checks.add(seccomp(env.procSys()));
         checks.add(tiocsti(env.procSys()));
+        checks.add(gitView(env));
         checks.add(trial != null ? trial
                 : new Check("trial sandbox", Status.WARNING, "not tried: fix the problems above first", ""));
         return checks;
+    }
+
+    /** Which protection the project's git dir gets: a copy-on-write view, or path by path. */
+    static Check gitView(Environment env) {
+        String why = GitViews.unavailable(env, Inside.isInside());
+        return why == null
+                ? Check.ok("git view", "the project's git dir is a copy-on-write view inside; the host takes only"
+                        + " new objects and ref updates that lose no commit")
+                : new Check("git view", Status.WARNING, "the project's git dir is protected path by path (" + why + ")",
+                        "a kernel 5.11 or later and the installed agent-sandbox give the copy-on-write view");
     }
 
     private static Check home(Environment env) {

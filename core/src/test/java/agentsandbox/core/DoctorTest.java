@@ -38,6 +38,7 @@ class DoctorTest {
         values.put("kernel/unprivileged_userns_clone", "1");
         values.put("kernel/seccomp/actions_avail", "kill_process kill_thread trap errno user_notif trace log allow");
         values.put("dev/tty/legacy_tiocsti", "0");
+        values.put("kernel/osrelease", "6.1.0-13-amd64");
         for (int i = 0; i < settings.length; i += 2) {
             values.put(settings[i], settings[i + 1]);
         }
@@ -53,7 +54,8 @@ class DoctorTest {
 
     private Environment env(Path bin, Path procSys) throws IOException {
         Path home = Files.createDirectories(tmp.resolve("home"));
-        return new Environment(home, home, Map.of("PATH", bin.toString()), tmp, 1000, "Linux", null, procSys);
+        return new Environment(home, home, Map.of("PATH", bin.toString()), tmp, 1000, "Linux",
+                new Environment.Installation(tmp.resolve("launcher"), tmp.resolve("app"), null), procSys);
     }
 
     private static Doctor.Check check(List<Doctor.Check> checks, String name) {
@@ -70,8 +72,16 @@ class DoctorTest {
         List<Doctor.Check> checks = Doctor.machine(env(bin(WORKING), procSys()));
         assertThat(checks).allSatisfy(c -> assertThat(c.status()).as(c.toString()).isEqualTo(Doctor.Status.OK));
         assertThat(checks).extracting(Doctor.Check::name).containsExactly("system", "user", "home", "bwrap",
-                "user namespaces", "AppArmor", "seccomp", "TIOCSTI", "trial sandbox");
+                "user namespaces", "AppArmor", "seccomp", "TIOCSTI", "git view", "trial sandbox");
         assertThat(check(checks, "bwrap").finding()).contains("bubblewrap 0.8.0");
+    }
+
+    @Test
+    void The_Git_View_Is_A_Warning_Where_The_Kernel_Has_None() throws IOException {
+        Doctor.Check view = check(Doctor.machine(env(bin(WORKING), procSys("kernel/osrelease", "5.10.0"))),
+                "git view");
+        assertThat(view.status()).isEqualTo(Doctor.Status.WARNING);
+        assertThat(view.finding()).contains("path by path", "5.10.0");
     }
 
     @Test

@@ -54,7 +54,7 @@ public final class GitApply {
     private final Path gitDir;
     private final Path upper;
     private final Map<String, String> hostEnv;
-    private final List<String> out = new ArrayList<>();
+    private List<String> out = new ArrayList<>();
 
     /**
      * @param gitDir  the host's git dir the view showed
@@ -68,7 +68,8 @@ public final class GitApply {
     }
 
     /** Applies what the layer holds; one line per thing the user should know. Never throws. */
-    public List<String> apply() {
+    public synchronized List<String> apply() {
+        out = new ArrayList<>();
         try {
             if (isEmpty(upper)) {
                 return List.of();
@@ -85,6 +86,37 @@ public final class GitApply {
                     + "); the host's git dir has what was applied before, in order");
         }
         return out;
+    }
+
+    /**
+     * What the sandbox's git has moved so far, cheaply: the names, sizes and times of the
+     * layer's refs, {@code packed-refs}, {@code HEAD} and index. The same value twice means
+     * there is nothing new to apply.
+     */
+    public String progress() {
+        StringBuilder b = new StringBuilder();
+        for (String name : new String[] {"HEAD", "packed-refs", "index"}) {
+            stamp(upper.resolve(name), b);
+        }
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        try {
+            looseNames(upper.resolve("refs"), "refs/", names);
+        } catch (IOException | RuntimeException e) {
+            b.append("refs: unreadable\n");
+        }
+        for (String name : names) {
+            stamp(upper.resolve(name), b);
+        }
+        return b.toString();
+    }
+
+    private static void stamp(Path p, StringBuilder b) {
+        try {
+            BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            b.append(p).append(' ').append(a.size()).append(' ').append(a.lastModifiedTime()).append('\n');
+        } catch (IOException e) {
+            b.append(p).append(" -\n");
+        }
     }
 
     // ------------------------------------------------------------------ objects

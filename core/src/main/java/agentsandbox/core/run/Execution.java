@@ -11,6 +11,7 @@ import agentsandbox.core.SandboxException;
 import agentsandbox.core.aftercheck.GitAftercheck;
 import agentsandbox.core.aftercheck.Quarantine;
 import agentsandbox.core.git.GitApply;
+import agentsandbox.core.git.LiveApply;
 import agentsandbox.core.aftercheck.StateWatch;
 
 import java.io.IOException;
@@ -46,7 +47,8 @@ public final class Execution implements AutoCloseable {
     private final GitAftercheck.Running gitCheck;
     private List<String> changed;
     /** What the host applies from the git views once bwrap has ended, before the layers go. */
-    private final List<GitApply> gitApplies;
+    private final LiveApply gitApplies;
+    private boolean gitApplied; // under this
     private final List<String> applied = new java.util.ArrayList<>();
     private final Object sweeping = new Object();
     private boolean swept; // under sweeping
@@ -64,7 +66,8 @@ public final class Execution implements AutoCloseable {
     public Execution(Bwrap bwrap, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy,
             java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state, int uid, GitAftercheck git,
             List<GitApply> gitApplies) {
-        this.gitApplies = gitApplies;
+        this.gitApplies = new LiveApply(gitApplies);
+        this.gitApplies.start();
         this.gitCheck = git == null ? null : git.ready();
         this.state = state;
         this.uid = uid;
@@ -148,6 +151,12 @@ public final class Execution implements AutoCloseable {
      */
     @Override
     public void close() {
+        synchronized (this) {
+            if (!gitApplied) { // bwrap's end was not waited for: the layers still hold what to apply
+                gitApplied = true;
+                applied.addAll(gitApplies.finish());
+            }
+        }
         if (gitCheck != null) {
             gitCheck.cancel(); // a check never let go (bwrap could not set the sandbox up) ends
         }
@@ -219,8 +228,9 @@ public final class Execution implements AutoCloseable {
         try {
             try {
                 status = waitUninterruptibly();
-                for (GitApply a : gitApplies) {
-                    applied.addAll(a.apply()); // from the layers, which go with the run directory next
+                synchronized (this) {
+                    gitApplied = true;
+                    applied.addAll(gitApplies.finish()); // from the layers, which go with the run directory next
                 }
             } finally {
                 // first: the starter removes the run directory while the rest below runs (the

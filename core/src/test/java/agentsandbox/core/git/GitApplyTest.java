@@ -198,4 +198,18 @@ class GitApplyTest {
         assertThat(apply()).isEmpty();
         assertThat(git(host, "for-each-ref")).isEqualTo(before);
     }
+
+    @Test
+    void A_Commit_Reaches_The_Host_While_The_Sandbox_Still_Runs() throws Exception {
+        LiveApply live = new LiveApply(List.of(new GitApply(host.resolve(".git"), upper,
+                Map.of("PATH", System.getenv("PATH"), "HOME", dir.toString()))));
+        live.start();
+        String tip = commitInside("live");
+        long end = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+        while (!git(host, "rev-parse", "main").equals(tip) && System.nanoTime() < end) {
+            Thread.sleep(100);
+        }
+        assertThat(git(host, "rev-parse", "main")).as("applied before the end").isEqualTo(tip);
+        assertThat(live.finish()).isEmpty();
+    }
 }

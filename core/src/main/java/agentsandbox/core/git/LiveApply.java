@@ -1,0 +1,108 @@
+package agentsandbox.core.git;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The git views applied while the sandbox runs, not only at its end: every {@link #INTERVAL_MILLIS}
+ * the layers are looked at, and one whose refs, HEAD or index moved is applied, so the
+ * user sees the sandbox's commits on the host's branches as they are made. Git writes a
+ * commit's objects before the ref that points at it, so a ref taken in passing never points
+ * at an object the host lacks (and one that would is not taken, see {@link GitApply}).
+ * {@link #finish()} stops the watch and applies once more, last.
+ */
+public final class LiveApply {
+    /** How often the layers are looked at while the sandbox runs. */
+    public static final long INTERVAL_MILLIS = 2_000;
+
+    private final List<GitApply> views;
+    private final String[] seen;
+    private final Set<String> lines = new LinkedHashSet<>();
+    private final Thread thread;
+    private boolean stopped; // under this
+
+    public LiveApply(List<GitApply> views) {
+        this.views = List.copyOf(views);
+        this.seen = new String[views.size()];
+        this.thread = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                watch();
+            }
+        }, "agent-sandbox git apply");
+        thread.setDaemon(true);
+    }
+
+    /** Starts the watch (nothing to do without views). */
+    public void start() {
+        if (!views.isEmpty()) {
+            thread.start();
+        }
+    }
+
+    private void watch() {
+        while (awaitTick()) {
+            applyChanged();
+        }
+    }
+
+    private synchronized boolean awaitTick() {
+        if (!stopped) {
+            try {
+                wait(INTERVAL_MILLIS);
+            } catch (InterruptedException e) {
+                return false;
+            }
+        }
+        return !stopped;
+    }
+
+    private void applyChanged() {
+        for (int i = 0; i < views.size(); i++) {
+            String now = views.get(i).progress();
+            if (!now.equals(seen[i])) {
+                seen[i] = now;
+                List<String> said = views.get(i).apply();
+                synchronized (this) {
+                    lines.addAll(said);
+                }
+            }
+        }
+    }
+
+    /**
+     * Stops the watch, applies what is left, and returns every line the applies said
+     * (each once). Call once bwrap has ended, before the layers go.
+     */
+    public List<String> finish() {
+        synchronized (this) {
+            stopped = true;
+            notifyAll();
+        }
+        if (thread.isAlive()) {
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    thread.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        for (GitApply v : views) {
+            List<String> said = v.apply();
+            synchronized (this) {
+                lines.addAll(said);
+            }
+        }
+        synchronized (this) {
+            return new ArrayList<>(lines);
+        }
+    }
+}
