@@ -275,7 +275,10 @@ record Reference(
                             "Hide a path (repeatable): an excluded directory looks empty (writes into it vanish when"
                                     + " the sandbox ends), an excluded file exists but cannot be read."),
                     flag("--cmd", "NAME=VALUE", false, "command rule: @git, true, false or a script",
-                            "Give the command NAME a rule: @git (the git guard, the default for git), false"
+                            "Give the command NAME a rule: @git (the git guard, the default for git: it refuses"
+                                    + " what loses uncommitted work or local history, and deleting or overwriting a"
+                                    + " remote branch, where push --force-with-lease alone is allowed; git=true lifts it"
+                                    + " for a run where you want those), false"
                                     + " (blocked), true (no wrapper) or the path of a script that runs instead, with the"
                                     + " original arguments and AGENT_SANDBOX_CMD and AGENT_SANDBOX_REAL set. Every place"
                                     + " the command is reachable through PATH is covered. Repeatable, also"

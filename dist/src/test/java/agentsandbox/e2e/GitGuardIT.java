@@ -100,6 +100,24 @@ class GitGuardIT {
             "git push --mirror origin",
             "git push origin main -f",
             "git push --force --force-with-lease origin main",
+            // deleting remote branches
+            "git push origin :main",
+            "git push origin :refs/heads/main",
+            "git push origin --delete main",
+            "git push -d origin main",
+            "git push origin +:main",
+            "git push --prune origin 'refs/heads/*:refs/heads/*'",
+            "git push --all --force origin",
+            "git send-pack --force \"$(git remote get-url origin)\" main",
+            // local history: reflog expiry and pruning now, forced fetches into local branches
+            "git -c gc.reflogExpire=now -c gc.reflogExpireUnreachable=now -c gc.pruneExpire=now gc",
+            "git gc --prune=now",
+            "git prune",
+            "git repack -a -d",
+            "git fast-import --force </dev/null",
+            "git fetch . +feature:merged",
+            "git fetch -f . feature:merged",
+            "git pull --force . feature:merged",
             // stash
             "git stash drop",
             "git stash clear",
@@ -404,7 +422,32 @@ class GitGuardIT {
         sandbox.run("--", "git", "push", "--force", "origin", "main")
                 .failsWithOneLineError()
                 .stderrIs("agent-sandbox: git push --force is not allowed in this sandbox: it can overwrite commits on"
-                        + " the remote; use git push --force-with-lease\n");
+                        + " the remote; use git push --force-with-lease, or ask the user to push outside the sandbox\n");
+    }
+
+    @Test
+    void Push_Deleting_A_Remote_Branch_Is_Refused_And_The_Branch_Stays_While_A_Normal_Push_Runs() {
+        sandbox.git("push", "-q", "origin", "feature:topic");
+        String topic = sandbox.runOnHost("git", "--git-dir", remote.toString(), "rev-parse", "refs/heads/topic")
+                .succeeds().stdout();
+
+        Result r = sandbox.run("--rw", remote.toString(), "--", "sh", "-c", """
+                for spelling in ':topic' ':refs/heads/topic' '+:topic' '--delete topic' '-d topic'; do
+                  git push origin $spelling 2>&1 && echo "RAN: $spelling"
+                done
+                git -c user.name=t -c user.email=t@x commit -q --allow-empty -m pushed && git push -q origin main \
+                  && echo NORMAL-PUSH-RAN
+                """).succeeds();
+
+        assertThat(r.stdout()).doesNotContain("RAN: ").contains("NORMAL-PUSH-RAN")
+                .contains("agent-sandbox: git push :topic is not allowed in this sandbox: a refspec with nothing"
+                        + " before the colon deletes that branch on the remote; leave the remote branch as it is,"
+                        + " or ask the user to run this outside the sandbox")
+                .contains("agent-sandbox: git push --delete is not allowed in this sandbox");
+        assertThat(sandbox.runOnHost("git", "--git-dir", remote.toString(), "rev-parse", "refs/heads/topic")
+                .succeeds().stdout()).as("the remote branch").isEqualTo(topic);
+        assertThat(sandbox.runOnHost("git", "--git-dir", remote.toString(), "log", "--format=%s", "-1", "main")
+                .succeeds().stdout()).isEqualTo("pushed\n");
     }
 
     @Test

@@ -17,7 +17,8 @@ import java.util.Set;
  * @param inline      every {@code -c}/{@code --config-env} value, in order, with its option
  * @param forwarded   the global options that choose the repository and its config, to ask git
  *                    the same question in the same context ({@code -C}, {@code -c},
- *                    {@code --config-env}, {@code --git-dir}, {@code --work-tree}, {@code --bare})
+ *                    {@code --config-env}, {@code --git-dir}, {@code --work-tree}, {@code --bare},
+ *                    {@code --exec-path=})
  * @param query       whether a global option makes git only print something (help, version, paths)
  * @param incomplete  whether a global option misses its value (git reports it and runs nothing)
  * @param sub         the subcommand, or null when there is none
@@ -87,8 +88,8 @@ record GitCommand(String invoked, String dir, String gitDirFlag, String workTree
                         // --namespace, --attr-source, --super-prefix, --list-cmds, --shallow-file: harmless
                     }
                 }
-            } else if (a.equals("--bare")) {
-                forwarded.add(a);
+            } else if (a.equals("--bare") || a.startsWith("--exec-path=")) {
+                forwarded.add(a); // --exec-path=DIR: where git looks for programs git-NAME
             } else if (a.equals("-h") || a.equals("--help") || a.equals("-v") || a.equals("--version")
                     || (a.startsWith("--exec-path") && !a.startsWith("--exec-path=")) || a.equals("--html-path")
                     || a.equals("--man-path") || a.equals("--info-path")) {

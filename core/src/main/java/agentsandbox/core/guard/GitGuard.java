@@ -81,9 +81,6 @@ final class GitGuard {
         /** Whether a resolved path inside lies in the sandbox's own private temp dir. */
         boolean inPrivateTemp(String resolved);
 
-        /** Whether {@code git-NAME} exists as a program git would run, given git's PATH. */
-        boolean externalCommand(String name, String path);
-
         /** The value the sandbox started with for an environment variable, or null. */
         String sandboxEnv(String name);
     }
@@ -166,7 +163,8 @@ final class GitGuard {
         if (cmd.sub() != null && isRealBinary(request.parentExe()) && ownCallOfParent(cmd, request, probe)) {
             return new Decision.Allow("git's own call, made by the git that started it");
         }
-        if (throwAway(cmd, request, probe)) {
+        // a branch on a remote is no throw-away, whichever repository pushes to it
+        if (refusal.effect() != GitRules.Effect.REMOTE && throwAway(cmd, request, probe)) {
             return new Decision.Allow("the repository lies in the sandbox's temp dir");
         }
         return new Decision.Deny(refusal.message());
@@ -203,6 +201,10 @@ final class GitGuard {
         if (r != null) {
             return r;
         }
+        r = remoteFromFiles(cmd, probe);
+        if (r != null) {
+            return r;
+        }
         Optional<List<String>> alias = alias(cmd, request, probe);
         if (alias == null) {
             return new GitRules.Refusal("git " + cmd.sub(), GitRules.Effect.CONFIG,
@@ -219,13 +221,15 @@ final class GitGuard {
     }
 
     /**
-     * The words a non-shell alias stands for; empty when the subcommand is no alias or a
-     * shell alias (whose git is guarded again when it runs); null when git's config
-     * cannot be read in time.
+     * The words a non-shell alias stands for; empty when the subcommand is no alias, a
+     * shell alias (whose git is guarded again when it runs) or a program {@code git-NAME}
+     * git runs before it looks for an alias; null when git cannot tell in time. The real
+     * git answers, inside the sandbox, with the caller's PATH and exec path: the host
+     * never looks for a file with a path a sandbox sent.
      */
     private static Optional<List<String>> alias(GitCommand cmd, Request request, Probe probe) {
         String sub = cmd.sub();
-        if (KNOWN.contains(sub) || probe.externalCommand(sub, request.env().get("PATH"))) {
+        if (KNOWN.contains(sub)) {
             return Optional.empty();
         }
         List<String> args = new ArrayList<>(cmd.forwarded());
@@ -244,7 +248,67 @@ final class GitGuard {
             return Optional.empty();
         }
         List<String> words = GitCommand.splitAlias(expansion);
-        return words.isEmpty() ? Optional.empty() : Optional.of(words);
+        if (words.isEmpty()) {
+            return Optional.empty();
+        }
+        List<String> list = new ArrayList<>(cmd.forwarded());
+        list.add("--list-cmds=main,others");
+        GitRun programs = probe.git(list);
+        if (programs.status() != 0) {
+            return null;
+        }
+        return programs.out().lines().anyMatch(sub::equals) ? Optional.empty() : Optional.of(words);
+    }
+
+    /** Most remote names looked up in the legacy files per command. */
+    private static final int MAX_REMOTE_NAMES = 4;
+
+    /**
+     * A push, fetch or pull to a remote that git reads from the git dir's {@code remotes/}
+     * or {@code branches/} files (still read when the config has no such remote): a
+     * sandbox can write those files, and their {@code Push:} and {@code Pull:} lines can
+     * force or delete. The real git names the files, inside; whether they exist is asked
+     * of the launcher.
+     */
+    private static GitRules.Refusal remoteFromFiles(GitCommand cmd, Probe probe) {
+        List<String> names = GitRules.remotes(cmd.sub(), cmd.rest());
+        if (names == null) {
+            return null;
+        }
+        List<String> nicks = new ArrayList<>();
+        for (String n : names.isEmpty() ? List.of("origin") : names) {
+            if (!n.isEmpty() && n.indexOf('/') < 0 && !n.equals(".") && !n.equals("..") && !nicks.contains(n)
+                    && nicks.size() < MAX_REMOTE_NAMES) {
+                nicks.add(n);
+            }
+        }
+        if (nicks.isEmpty()) {
+            return null;
+        }
+        List<String> args = new ArrayList<>(cmd.forwarded());
+        args.addAll(List.of("rev-parse", "--path-format=absolute"));
+        for (String n : nicks) {
+            args.addAll(List.of("--git-path", "remotes/" + n, "--git-path", "branches/" + n));
+        }
+        GitRun run = probe.git(args);
+        if (run.status() > 0) {
+            return null; // no repository: git finds no remote files either
+        }
+        List<String> lines = run.out().lines().toList();
+        if (run.status() < 0 || lines.size() != 2 * nicks.size()) {
+            return new GitRules.Refusal("git " + cmd.sub(), GitRules.Effect.REMOTE,
+                    "git could not say in time where it would read the remote from", "try again");
+        }
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).startsWith("/") && probe.realPath(lines.get(i)).isPresent()) {
+                String nick = nicks.get(i / 2);
+                return new GitRules.Refusal("git " + cmd.sub() + " " + nick, GitRules.Effect.REMOTE,
+                        "the remote " + nick + " comes from the git dir's " + (i % 2 == 0 ? "remotes/" : "branches/")
+                                + " file, which the sandbox can write and whose refspecs can force or delete",
+                        "define remotes with git remote add outside the sandbox");
+            }
+        }
+        return null;
     }
 
     /** Whether the command is exactly a call its parent, a running git, makes itself. */

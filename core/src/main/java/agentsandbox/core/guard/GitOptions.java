@@ -102,16 +102,23 @@ final class GitOptions {
      *                    appears as {@code no-name} unless the option's own name starts
      *                    with {@code no-}, in which case its positive form appears
      * @param positionals the non-option arguments, in order
+     * @param values      the values given to options that take one, by canonical name, in order
      */
-    record Parsed(Set<String> options, List<String> positionals) {
+    record Parsed(Set<String> options, List<String> positionals, Map<String, List<String>> values) {
         boolean has(String name) {
             return options.contains(name);
+        }
+
+        /** Every value given to an option, in order; empty when none was. */
+        List<String> values(String name) {
+            return values.getOrDefault(name, List.of());
         }
     }
 
     /** Parses the arguments after the subcommand. */
     Parsed parse(List<String> args) {
         Set<String> seen = new LinkedHashSet<>();
+        Map<String, List<String>> values = new HashMap<>();
         List<String> positionals = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
             String a = args.get(i);
@@ -120,17 +127,21 @@ final class GitOptions {
                 break;
             }
             if (a.startsWith("--")) {
-                i = parseLong(args, i, seen);
+                i = parseLong(args, i, seen, values);
             } else if (a.startsWith("-") && a.length() > 1) {
-                i = parseShorts(args, i, seen);
+                i = parseShorts(args, i, seen, values);
             } else {
                 positionals.add(a);
             }
         }
-        return new Parsed(seen, positionals);
+        return new Parsed(seen, positionals, values);
     }
 
-    private int parseLong(List<String> args, int i, Set<String> seen) {
+    private static void value(Map<String, List<String>> values, String name, String value) {
+        values.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
+    }
+
+    private int parseLong(List<String> args, int i, Set<String> seen, Map<String, List<String>> values) {
         String body = args.get(i).substring(2);
         int eq = body.indexOf('=');
         String name = eq < 0 ? body : body.substring(0, eq);
@@ -144,13 +155,17 @@ final class GitOptions {
         int consumed = i;
         for (Match m : matches) {
             seen.add(m.canonical);
-            if (matches.size() == 1 && !m.negated && !attached) {
+            if (attached) {
+                value(values, m.canonical, body.substring(eq + 1));
+            } else if (matches.size() == 1 && !m.negated) {
                 Option o = m.option;
                 if (o.arity == Arity.REQUIRED && i + 1 < args.size()) {
                     consumed = i + 1;
+                    value(values, m.canonical, args.get(consumed));
                 } else if (o.arity == Arity.NEXT_IF_PRESENT && i + 1 < args.size()
                         && !args.get(i + 1).startsWith("-")) {
                     consumed = i + 1;
+                    value(values, m.canonical, args.get(consumed));
                 }
             }
         }
@@ -201,7 +216,7 @@ final class GitOptions {
         return out;
     }
 
-    private int parseShorts(List<String> args, int i, Set<String> seen) {
+    private int parseShorts(List<String> args, int i, Set<String> seen, Map<String, List<String>> values) {
         String a = args.get(i);
         for (int k = 1; k < a.length(); k++) {
             char c = a.charAt(k);
@@ -210,22 +225,21 @@ final class GitOptions {
                 seen.add("-" + c);
                 continue;
             }
-            seen.add(o.name != null ? o.name : "-" + c);
-            if (o.arity == Arity.REQUIRED) {
-                if (k + 1 < a.length()) {
-                    return i; // value attached: -mmsg
-                }
-                return i + 1 < args.size() ? i + 1 : i;
+            String name = o.name != null ? o.name : "-" + c;
+            seen.add(name);
+            if (o.arity == Arity.NONE) {
+                continue;
             }
-            if (o.arity == Arity.OPTIONAL) {
-                return i; // the rest, if any, is the value: -S<keyid>
+            if (k + 1 < a.length()) {
+                value(values, name, a.substring(k + 1)); // value attached: -mmsg, -S<keyid>
+                return i;
             }
-            if (o.arity == Arity.NEXT_IF_PRESENT) {
-                if (k + 1 < a.length()) {
-                    return i;
-                }
-                return i + 1 < args.size() && !args.get(i + 1).startsWith("-") ? i + 1 : i;
+            if (o.arity == Arity.REQUIRED && i + 1 < args.size()
+                    || o.arity == Arity.NEXT_IF_PRESENT && i + 1 < args.size() && !args.get(i + 1).startsWith("-")) {
+                value(values, name, args.get(i + 1));
+                return i + 1;
             }
+            return i;
         }
         return i;
     }

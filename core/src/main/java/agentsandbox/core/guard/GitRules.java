@@ -1,5 +1,6 @@
 package agentsandbox.core.guard;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -16,9 +17,14 @@ import java.util.Set;
  *     reset --hard, switch --discard-changes, checkout-index -f, read-tree -u --reset,
  *     rm -f, mv -f, clean, worktree remove --force);
  * <li>{@link Effect#REFS}: deletes or moves a branch, tag or HEAD by force (branch -D/-f/-M/-C,
- *     tag -f/-d, update-ref, symbolic-ref HEAD, switch -C, worktree add -B, filter-branch);
+ *     tag -f/-d, update-ref, symbolic-ref HEAD, switch -C, worktree add -B, filter-branch,
+ *     fetch into a local branch by force, fast-import);
  * <li>{@link Effect#REFLOGS}: deletes the record that lets work be found again (reflog
- *     delete/expire/drop, stash drop/clear/pop);
+ *     delete/expire/drop, stash drop/clear/pop, gc config that expires reflogs now);
+ * <li>{@link Effect#OBJECTS}: deletes unreachable commits at once (prune, gc --prune=,
+ *     repack -a -d);
+ * <li>{@link Effect#REMOTE}: deletes or overwrites a branch on a remote (push --delete, :ref,
+ *     --force, +ref, --mirror, --prune; send-pack, http-push);
  * <li>{@link Effect#HOOKS}: makes a commit or push without the project's hooks (--no-verify,
  *     commit-tree, core.hooksPath);
  * <li>{@link Effect#CONFIG}: changes, inline, what commands mean or runs programs
@@ -33,8 +39,13 @@ final class GitRules {
 
     /** What an operation changes that cannot be taken back. */
     enum Effect {
-        WORK_TREE, REFS, REFLOGS, HOOKS, CONFIG
+        WORK_TREE, REFS, REFLOGS, OBJECTS, REMOTE, HOOKS, CONFIG
     }
+
+    /** How a user does what the guard refuses on a remote. */
+    static final String REMOTE_INSTEAD = "leave the remote branch as it is, or ask the user to run this outside the"
+            + " sandbox";
+    private static final String PRUNE_INSTEAD = "leave pruning to plain git gc, which keeps them two weeks";
 
     /**
      * A refusal: the operation as spelled, its effect, why, and the safer way.
@@ -57,6 +68,33 @@ final class GitRules {
             f|force force-with-lease? force-if-includes repo= u|set-upstream thin q|quiet v|verbose progress
             recurse-submodules= no-verify o|push-option= signed? 4|ipv4 6|ipv6
             """);
+    private static final GitOptions FETCH = GitOptions.of("""
+            q|quiet v|verbose all set-upstream a|append atomic upload-pack= f|force m|multiple t|tags n| j|jobs=
+            prefetch p|prune P|prune-tags recurse-submodules? dry-run porcelain write-fetch-head k|keep
+            u|update-head-ok progress depth= shallow-since= shallow-exclude= deepen= unshallow refetch
+            update-shallow refmap= o|server-option= 4|ipv4 6|ipv6 negotiation-restrict= negotiation-tip=
+            negotiation-include= negotiate-only filter= auto-maintenance auto-gc show-forced-updates
+            write-commit-graph stdin
+            """);
+    private static final GitOptions SEND_PACK = GitOptions.of("""
+            receive-pack= exec= remote= all dry-run mirror f|force v|verbose q|quiet thin stateless-rpc stdin
+            helper-status force-with-lease? force-if-includes atomic signed? push-option= progress
+            """);
+    private static final GitOptions HTTP_PUSH = GitOptions.of("""
+            all force dry-run verbose d| D|
+            """);
+    private static final GitOptions GC = GitOptions.of("""
+            q|quiet prune? cruft max-cruft-size= aggressive auto detach force keep-largest-pack expire-to=
+            """);
+    private static final GitOptions PRUNE = GitOptions.of("""
+            n|dry-run v|verbose progress expire= exclude-promisor-objects
+            """);
+    private static final GitOptions REPACK = GitOptions.of("""
+            a| A| d| cruft cruft-expiration= max-cruft-size= combine-cruft-below-size= expire-to= l|local f| F|
+            q|quiet n| window= depth= threads= window-memory= max-pack-size= filter= filter-to= b|write-bitmap-index
+            pack-kept-objects k|keep-unreachable keep-pack= unpack-unreachable= g|geometric= m|write-midx
+            name-hash-version= path-walk i|delta-islands
+            """);
     private static final GitOptions MERGE = GitOptions.of("""
             commit e|edit cleanup= ff ff-only log? n|no-stat stat summary squash no-verify s|strategy=
             X|strategy-option= verify-signatures q|quiet v|verbose progress autostash allow-unrelated-histories
@@ -66,9 +104,9 @@ final class GitRules {
     private static final GitOptions PULL = GitOptions.of("""
             q|quiet v|verbose recurse-submodules? commit e|edit cleanup= ff ff-only log? n|no-stat stat summary
             squash no-verify s|strategy= X|strategy-option= verify-signatures autostash allow-unrelated-histories
-            r|rebase? S|gpg-sign? all a|append upload-pack= f|force t|tags p|prune j|jobs? dry-run k|keep
+            r|rebase? S|gpg-sign? all a|append upload-pack= f|force t|tags p|prune P|prune-tags j|jobs? dry-run k|keep
             depth= shallow-since= shallow-exclude= deepen= unshallow update-shallow refmap= o|server-option=
-            4|ipv4 6|ipv6 negotiation-tip= show-forced-updates set-upstream signoff
+            4|ipv4 6|ipv6 negotiation-tip= show-forced-updates set-upstream signoff u|update-head-ok
             """);
     private static final GitOptions AM = GitOptions.of("""
             i|interactive 3|3way q|quiet s|signoff u|utf8 k|keep keep-non-patch keep-cr c|scissors
@@ -284,9 +322,45 @@ final class GitRules {
                 }
             }
             case "pull" -> {
-                if (PULL.parse(args).has("no-verify")) {
+                GitOptions.Parsed p = PULL.parse(args);
+                if (p.has("no-verify")) {
                     return noVerify("pull");
                 }
+                return checkFetch("pull", p);
+            }
+            case "fetch" -> {
+                return checkFetch("fetch", FETCH.parse(args));
+            }
+            case "send-pack" -> {
+                return checkSendPack(SEND_PACK.parse(args));
+            }
+            case "http-push" -> {
+                GitOptions.Parsed p = HTTP_PUSH.parse(args);
+                if (p.has("force") || p.has("-d") || p.has("-D") || forcesOrDeletes(p.positionals()) != null) {
+                    return new Refusal("git http-push", Effect.REMOTE, "it can delete or overwrite branches on the remote",
+                            REMOTE_INSTEAD);
+                }
+            }
+            case "gc" -> {
+                GitOptions.Parsed p = GC.parse(args);
+                if (!p.values("prune").isEmpty()) {
+                    return new Refusal("git gc --prune=" + p.values("prune").get(p.values("prune").size() - 1),
+                            Effect.OBJECTS, "it deletes unreachable commits sooner than git's two weeks", PRUNE_INSTEAD);
+                }
+            }
+            case "prune" -> {
+                if (!PRUNE.parse(args).has("dry-run")) {
+                    return new Refusal("git prune", Effect.OBJECTS,
+                            "it deletes every unreachable commit at once, with no grace period", PRUNE_INSTEAD);
+                }
+            }
+            case "repack" -> {
+                return checkRepack(REPACK.parse(args));
+            }
+            case "fast-import" -> {
+                return new Refusal("git fast-import", Effect.REFS,
+                        "its input can move any branch by force (feature force), which the guard cannot see",
+                        "import into a repository in /tmp and fetch from it");
             }
             case "am" -> {
                 if (AM.parse(args).has("no-verify")) {
@@ -336,25 +410,172 @@ final class GitRules {
         return null;
     }
 
+    /**
+     * A push that deletes or overwrites a remote branch: every spelling git's push reads
+     * ({@code --delete}/{@code -d}, a {@code :dst} refspec, {@code --prune}, {@code --mirror},
+     * {@code --force}/{@code -f}, a {@code +} refspec, {@code +:} for all matching branches).
+     * {@code --force-with-lease} alone stays allowed: it overwrites only what the local
+     * repository has seen, which stays in its remote-tracking branch's reflog.
+     */
     private static Refusal checkPush(GitOptions.Parsed p) {
         if (p.has("no-verify")) {
             return noVerify("push");
         }
+        if (p.has("delete")) {
+            return new Refusal("git push --delete", Effect.REMOTE, "it deletes branches on the remote", REMOTE_INSTEAD);
+        }
         if (p.has("force")) {
-            return new Refusal("git push --force", Effect.REFS, "it can overwrite commits on the remote",
-                    "use git push --force-with-lease");
+            return new Refusal("git push --force", Effect.REMOTE, "it can overwrite commits on the remote",
+                    "use git push --force-with-lease, or ask the user to push outside the sandbox");
         }
         if (p.has("mirror")) {
-            return new Refusal("git push --mirror", Effect.REFS, "it overwrites and deletes every ref on the remote",
+            return new Refusal("git push --mirror", Effect.REMOTE, "it overwrites and deletes every ref on the remote",
                     "push the branches you mean, with --force-with-lease if needed");
         }
-        for (String refspec : p.positionals()) {
+        if (p.has("prune")) {
+            return new Refusal("git push --prune", Effect.REMOTE,
+                    "it deletes every remote branch that has no local branch of the same name", REMOTE_INSTEAD);
+        }
+        return forcesOrDeletes(p.positionals());
+    }
+
+    /**
+     * The refusal for the first refspec that forces ({@code +src:dst}, {@code +:}) or deletes
+     * ({@code :dst}) a remote ref, or null. Git's push reads a refspec so: one leading
+     * {@code +} forces, and an empty source before the last {@code :} deletes the
+     * destination; {@code :} alone pushes the matching branches, without force.
+     */
+    static Refusal forcesOrDeletes(List<String> refspecs) {
+        for (String refspec : refspecs) {
             if (refspec.startsWith("+")) {
-                return new Refusal("git push " + refspec, Effect.REFS,
-                        "a + refspec forces the update and can overwrite commits", "use git push --force-with-lease");
+                return new Refusal("git push " + refspec, Effect.REMOTE,
+                        "a + refspec forces the update and can overwrite commits on the remote",
+                        "use git push --force-with-lease, or ask the user to push outside the sandbox");
+            }
+            if (refspec.startsWith(":") && refspec.length() > 1) {
+                return new Refusal("git push " + refspec, Effect.REMOTE,
+                        "a refspec with nothing before the colon deletes that branch on the remote", REMOTE_INSTEAD);
             }
         }
         return null;
+    }
+
+    /** The plumbing under push: the same refspecs, and {@code --stdin} only as git's own HTTP push uses it. */
+    private static Refusal checkSendPack(GitOptions.Parsed p) {
+        if (p.has("force") || p.has("mirror")) {
+            return new Refusal("git send-pack --" + (p.has("force") ? "force" : "mirror"), Effect.REMOTE,
+                    "it can overwrite or delete branches on the remote", REMOTE_INSTEAD);
+        }
+        if (p.has("stdin") && !p.has("stateless-rpc")) {
+            return new Refusal("git send-pack --stdin", Effect.REMOTE,
+                    "refspecs read from input can delete or overwrite remote branches unseen", "use git push");
+        }
+        // the first positional is the remote
+        Refusal r = forcesOrDeletes(p.positionals().isEmpty() ? List.of()
+                : p.positionals().subList(1, p.positionals().size()));
+        return r == null ? null : new Refusal("git send-pack", Effect.REMOTE, r.why(), r.instead());
+    }
+
+    /**
+     * A fetch (or the fetch of a pull) that overwrites or deletes a local branch or tag:
+     * a command-line refspec or {@code --refmap} whose destination is not a
+     * remote-tracking branch, forced ({@code +}, {@code --force}), a pattern (which
+     * {@code fetch.prune} can turn into deletions), or with {@code --prune}; tags moved by
+     * {@code --tags --force}; {@code --prune-tags}; refspecs read from input. A refspec
+     * without force only fast-forwards: it loses nothing.
+     */
+    private static Refusal checkFetch(String sub, GitOptions.Parsed p) {
+        String op = "git " + sub;
+        if (p.has("stdin")) {
+            return new Refusal(op + " --stdin", Effect.REFS,
+                    "refspecs read from input can overwrite local branches unseen", "give the refspecs as arguments");
+        }
+        if (p.has("prune-tags")) {
+            return new Refusal(op + " --prune-tags", Effect.REFS, "it deletes every local tag the remote lacks",
+                    "delete tags one by one with git tag -d outside the sandbox, or leave them");
+        }
+        boolean force = p.has("force");
+        if (force && p.has("tags")) {
+            return new Refusal(op + " --tags --force", Effect.REFS, "it moves local tags, which keep no reflog",
+                    "fetch without --force; a moved tag stays as it is");
+        }
+        List<String> refspecs = new ArrayList<>();
+        if (!p.has("multiple") && !p.has("all") && p.positionals().size() > 1) {
+            refspecs.addAll(p.positionals().subList(1, p.positionals().size()));
+        }
+        refspecs.addAll(p.values("refmap"));
+        for (String refspec : refspecs) {
+            boolean plus = refspec.startsWith("+");
+            String body = plus ? refspec.substring(1) : refspec;
+            int colon = body.lastIndexOf(':');
+            if (body.startsWith("^") || colon < 0) {
+                continue;
+            }
+            String dst = body.substring(colon + 1);
+            if (dst.isEmpty() || dst.startsWith("refs/remotes/")) {
+                continue; // not stored, or a remote-tracking branch (whose reflog keeps every tip)
+            }
+            if (plus || force) {
+                return new Refusal(op + " " + (plus ? refspec : "--force " + refspec), Effect.REFS,
+                        "it overwrites the local ref " + dst + " by force, losing the commits only it had",
+                        "fetch into a new branch name, or into refs/remotes/, without + or --force");
+            }
+            if (p.has("prune")) {
+                return new Refusal(op + " --prune " + refspec, Effect.REFS,
+                        "it deletes the local refs the remote lacks", "fetch without --prune");
+            }
+            if (dst.indexOf('*') >= 0) {
+                return new Refusal(op + " " + refspec, Effect.REFS,
+                        "a pattern into local branches lets fetch.prune delete those the remote lacks",
+                        "fetch into refs/remotes/, or name each branch");
+            }
+        }
+        return null;
+    }
+
+    /** Repacking that drops unreachable objects at once instead of keeping them loose or in a cruft pack. */
+    private static Refusal checkRepack(GitOptions.Parsed p) {
+        for (String option : List.of("unpack-unreachable", "cruft-expiration")) {
+            if (p.has(option)) {
+                return new Refusal("git repack --" + option, Effect.OBJECTS,
+                        "it can delete unreachable commits at once", PRUNE_INSTEAD);
+            }
+        }
+        if (p.has("-a") && p.has("-d") && !p.has("-A") && !p.has("cruft") && !p.has("keep-unreachable")) {
+            return new Refusal("git repack -a -d", Effect.OBJECTS, "it deletes unreachable commits at once",
+                    "use git repack -A -d or git gc, which keep them two weeks");
+        }
+        return null;
+    }
+
+    /**
+     * The remote names a push, fetch or pull names (empty when it names none, so git
+     * takes the default), or null for other commands and for {@code fetch --all}.
+     */
+    static List<String> remotes(String sub, List<String> args) {
+        GitOptions.Parsed p;
+        switch (sub) {
+            case "push" -> {
+                p = PUSH.parse(args);
+                if (!p.positionals().isEmpty()) {
+                    return List.of(p.positionals().get(0));
+                }
+                List<String> repo = p.values("repo");
+                return repo.isEmpty() ? List.of() : List.of(repo.get(repo.size() - 1));
+            }
+            case "fetch" -> p = FETCH.parse(args);
+            case "pull" -> p = PULL.parse(args);
+            default -> {
+                return null;
+            }
+        }
+        if (p.has("all")) {
+            return null;
+        }
+        if (p.has("multiple")) {
+            return p.positionals();
+        }
+        return p.positionals().isEmpty() ? List.of() : List.of(p.positionals().get(0));
     }
 
     private static final Set<String> STASH_SUBCOMMANDS = Set.of(
@@ -410,8 +631,19 @@ final class GitRules {
                     "review with git clean -n and remove files by hand");
         }
         if (k.startsWith("remote.") && (k.endsWith(".mirror") || k.endsWith(".push"))) {
-            return new Refusal(op, Effect.REFS, "a remote's mirror or push refspec set inline can force a push",
+            return new Refusal(op, Effect.REMOTE, "a remote's mirror or push refspec set inline can force a push",
                     "push with --force-with-lease");
+        }
+        if (k.startsWith("remote.") && (k.endsWith(".fetch") || k.endsWith(".prunetags"))
+                || k.equals("fetch.prunetags")) {
+            return new Refusal(op, Effect.REFS, "a fetch refspec or tag pruning set inline can overwrite or delete"
+                    + " local branches and tags", "fetch with refspecs given as arguments");
+        }
+        if (k.startsWith("gc.") && (k.endsWith(".reflogexpire") || k.endsWith(".reflogexpireunreachable")
+                || k.equals("gc.pruneexpire") || k.equals("gc.worktreepruneexpire"))) {
+            return new Refusal(op, Effect.REFLOGS,
+                    "it makes git gc (also the automatic one) expire reflogs or prune commits sooner than git's"
+                            + " defaults", "leave expiry to git's defaults");
         }
         if (k.startsWith("include.") || k.startsWith("includeif.")) {
             return new Refusal(op, Effect.CONFIG, "an included config file can define aliases and hooks",
@@ -527,11 +759,28 @@ final class GitRules {
             case "submodule--helper" -> parentAction.equals("update")
                     && (matches(sub, args, "checkout -q <hex>") || matches(sub, args, "checkout -f -q <hex>")
                             || matches(sub, args, "checkout -q -f <hex>"));
-            case "gc", "maintenance" -> matches(sub, args, "reflog expire --all");
+            // gc's repack and prune take their expiry from the config, which the sandbox cannot change
+            case "gc", "maintenance" -> matches(sub, args, "reflog expire --all") || sub.equals("repack")
+                    || sub.equals("prune");
+            // a remote helper's import (transport-helper.c): the stream comes from the configured helper
+            case "fetch", "clone" -> sub.equals("fast-import") && importerCall(args);
             case "cherry-pick", "revert", "rebase", "am", "merge", "pull" -> sub.equals("commit")
                     && sequencerCommit(args);
             default -> false;
         };
+    }
+
+    private static boolean importerCall(List<String> args) {
+        if (args.size() < 2 || !args.get(0).equals("--allow-unsafe-features")
+                || !(args.get(1).equals("--quiet") || args.get(1).equals("--stats"))) {
+            return false;
+        }
+        for (String a : args.subList(2, args.size())) {
+            if (!a.startsWith("--cat-blob-fd=")) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The sequencer's {@code git commit -n … -F <git dir>/MERGE_MSG --cleanup=…} (hooks already ran or do not apply). */

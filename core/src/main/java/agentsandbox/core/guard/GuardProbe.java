@@ -11,8 +11,10 @@ import java.util.Optional;
 /**
  * The guard's view of the sandbox for one request: paths and git's answers come from
  * the launcher inside ({@link GuardProtocol.Conversation}); where the sandbox's private
- * temp dir is comes from a {@link TempView}. Nothing here reads a file the sandbox wrote
- * or runs a program on the host.
+ * temp dir is comes from a {@link TempView}. Nothing here reads a file the sandbox wrote,
+ * runs a program on the host, or looks at a host path built from what a request says
+ * (its PATH, its directory): whether a file exists inside is asked of the launcher, so a
+ * request learns nothing of what the sandbox cannot see.
  */
 final class GuardProbe implements GitGuard.Probe {
     /** Where the sandbox's private temp dir is, and the sandbox's own environment. */
@@ -53,36 +55,6 @@ final class GuardProbe implements GitGuard.Probe {
     @Override
     public boolean inPrivateTemp(String resolved) {
         return view.inPrivateTemp(resolved);
-    }
-
-    /**
-     * Whether git would find {@code git-NAME} (its exec path, then PATH): only names are
-     * looked at, no file is opened.
-     */
-    @Override
-    public boolean externalCommand(String name, String path) {
-        if (name.contains("/") || name.isEmpty()) {
-            return false;
-        }
-        List<Path> dirs = new ArrayList<>();
-        dirs.add(Path.of("/usr/lib/git-core"));
-        String p = path != null ? path : view.sandboxEnv("PATH");
-        for (String d : (p == null ? "" : p).split(":")) {
-            if (d.startsWith("/") && dirs.size() < 64) {
-                dirs.add(Path.of(d));
-            }
-        }
-        for (Path d : dirs) {
-            try {
-                Path candidate = d.resolve("git-" + name);
-                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                    return true;
-                }
-            } catch (java.nio.file.InvalidPathException e) {
-                // not a name git could run either
-            }
-        }
-        return false;
     }
 
     @Override

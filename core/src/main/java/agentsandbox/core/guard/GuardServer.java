@@ -316,11 +316,6 @@ public final class GuardServer implements AutoCloseable {
         }
 
         @Override
-        public boolean externalCommand(String name, String path) {
-            throw Needed.INSTANCE;
-        }
-
-        @Override
         public String sandboxEnv(String name) {
             return view.sandboxEnv(name);
         }

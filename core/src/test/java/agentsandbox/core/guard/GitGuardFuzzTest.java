@@ -35,6 +35,9 @@ class GitGuardFuzzTest {
             if (args.contains("config")) {
                 return alias.isPresent() ? new GitGuard.GitRun(0, alias.get()) : new GitGuard.GitRun(1, "");
             }
+            if (args.contains("--list-cmds=main,others")) {
+                return new GitGuard.GitRun(0, external ? String.join("\n", args) : "");
+            }
             return throwAway ? new GitGuard.GitRun(0, "/tmp/x/.git\n/tmp/x/.git\n/tmp/x\n")
                     : new GitGuard.GitRun(128, "");
         }
@@ -44,10 +47,6 @@ class GitGuardFuzzTest {
             return throwAway;
         }
 
-        @Override
-        public boolean externalCommand(String name, String path) {
-            return external;
-        }
 
         @Override
         public String sandboxEnv(String name) {

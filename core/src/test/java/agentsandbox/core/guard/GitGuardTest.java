@@ -66,6 +66,9 @@ class GitGuardTest {
                 String alias = ALIASES.get(args.get(config + 2).substring("alias.".length()));
                 return alias == null ? new GitGuard.GitRun(1, "") : new GitGuard.GitRun(0, alias + "\n");
             }
+            if (args.contains("--list-cmds=main,others")) {
+                return new GitGuard.GitRun(0, "add\ncommit\n" + String.join("\n", EXTERNAL) + "\n");
+            }
             if (args.contains("rev-parse")) {
                 return new GitGuard.GitRun(128, "");
             }
@@ -77,10 +80,6 @@ class GitGuardTest {
             return throwAway;
         }
 
-        @Override
-        public boolean externalCommand(String name, String path) {
-            return EXTERNAL.contains(name);
-        }
 
         @Override
         public String sandboxEnv(String name) {
@@ -247,6 +246,91 @@ class GitGuardTest {
             git push -- origin +main                          | git push +main
             git push --mirror                                 | git push --mirror
             git push --mir origin                             | git push --mirror
+            # deleting a remote branch: --delete, -d, a refspec with no source, --prune
+            git push --delete origin topic                    | git push --delete
+            git push origin --delete topic                    | git push --delete
+            git push origin topic --delete                    | git push --delete
+            git push -d origin topic                          | git push --delete
+            git push -ud origin topic                         | git push --delete
+            git push --del origin topic                       | git push --delete
+            git push --repo=origin --delete topic             | git push --delete
+            git push origin --delete refs/heads/topic         | git push --delete
+            git push origin tag v1 --delete                   | git push --delete
+            git push --force-with-lease --delete origin topic | git push --delete
+            git push origin :topic                            | git push :topic
+            git push origin :refs/heads/topic                 | git push :refs/heads/topic
+            git push origin main :topic                       | git push :topic
+            git push origin main:main :a :b                   | git push :a
+            git push -- origin :topic                         | git push :topic
+            git push --force-with-lease origin :topic         | git push :topic
+            git push origin +:topic                           | git push +:topic
+            git push --prune origin                           | git push --prune
+            git push --prune origin refs/heads/*:refs/heads/* | git push --prune
+            git push --all --prune                            | git push --prune
+            # rewriting a remote branch: every force but a lease alone
+            git push --all --force                            | git push --force
+            git push --branches -f                            | git push --force
+            git push --tags --force                           | git push --force
+            git push --force-with-lease --force origin main   | git push --force
+            git push --force-if-includes -f                   | git push --force
+            git push --force-with-lease origin +main          | git push +main
+            git push origin +:                                | git push +:
+            git push origin +refs/heads/*:refs/heads/*        | git push +refs/heads/*:refs/heads/*
+            git send-pack --force ../r main                   | git send-pack --force
+            git send-pack --mirror ../r                       | git send-pack --mirror
+            git send-pack ../r :topic                         | git send-pack
+            git send-pack ../r +main                          | git send-pack
+            git send-pack --stdin ../r                        | git send-pack --stdin
+            git http-push --force https://x/r main            | git http-push
+            git http-push -d https://x/r topic                | git http-push
+            git http-push https://x/r :topic                  | git http-push
+            git -c remote.origin.push=:refs/heads/topic push  | git -c remote.origin.push=:refs/heads/topic
+            git -c Remote.origin.Push=+main:main push         | git -c Remote.origin.Push=+main:main
+            git --config-env=remote.origin.push=V push        | git --config-env remote.origin.push=V
+            GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.push GIT_CONFIG_VALUE_0=+main:main git push | git with GIT_CONFIG_KEY_0=remote.origin.push
+            # local history: expiring reflogs, pruning unreachable commits now
+            git -c gc.reflogExpire=now -c gc.reflogExpireUnreachable=now -c gc.pruneExpire=now gc | git -c gc.reflogExpire=now
+            git -c gc.pruneExpire=now gc                      | git -c gc.pruneExpire=now
+            git -c gc.reflogExpireUnreachable=now commit -m x | git -c gc.reflogExpireUnreachable=now
+            git -c gc.refs/heads/*.reflogExpire=now gc        | git -c gc.refs/heads/*.reflogExpire=now
+            git -c GC.WorktreePruneExpire=now gc              | git -c GC.WorktreePruneExpire=now
+            git -c gc.auto=1 -c gc.pruneExpire=now commit -m x | git -c gc.pruneExpire=now
+            GIT_CONFIG_PARAMETERS="'gc.pruneExpire'='now'" git gc | git with GIT_CONFIG_PARAMETERS gc.pruneExpire=now
+            GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=gc.reflogExpire GIT_CONFIG_VALUE_0=now git gc | git with GIT_CONFIG_KEY_0=gc.reflogExpire
+            git gc --prune=now                                | git gc --prune=now
+            git gc --prune=all                                | git gc --prune=all
+            git gc --pru=now                                  | git gc --prune=now
+            git gc --aggressive --prune=1.second.ago          | git gc --prune=1.second.ago
+            git prune                                         | git prune
+            git prune --expire=now                            | git prune
+            git prune --expire now -v                         | git prune
+            git repack -a -d                                  | git repack -a -d
+            git repack -ad                                    | git repack -a -d
+            git repack -adf                                   | git repack -a -d
+            git repack -A -d --unpack-unreachable=now         | git repack --unpack-unreachable
+            git repack --cruft -d --cruft-expiration=now      | git repack --cruft-expiration
+            git fast-import                                   | git fast-import
+            git fast-import --force                           | git fast-import
+            git fast-import --quiet --force                   | git fast-import
+            # fetch or pull overwriting or deleting local branches and tags
+            git fetch . +refs/heads/old:refs/heads/keep       | git fetch +refs/heads/old:refs/heads/keep
+            git fetch origin +main:main                       | git fetch +main:main
+            git fetch --force . old:keep                      | git fetch --force old:keep
+            git fetch -f origin main:main                     | git fetch --force main:main
+            git fetch origin +refs/heads/*:refs/heads/*       | git fetch +refs/heads/*:refs/heads/*
+            git fetch origin refs/heads/*:refs/heads/*        | git fetch refs/heads/*:refs/heads/*
+            git fetch --prune origin main:main                | git fetch --prune main:main
+            git fetch origin --refmap=+refs/heads/*:refs/heads/* main | git fetch +refs/heads/*:refs/heads/*
+            git fetch origin +v1:refs/tags/v1                 | git fetch +v1:refs/tags/v1
+            git fetch --stdin origin                          | git fetch --stdin
+            git fetch --prune-tags origin                     | git fetch --prune-tags
+            git fetch -pP                                     | git fetch --prune-tags
+            git fetch --tags --force                          | git fetch --tags --force
+            git fetch -ft                                     | git fetch --tags --force
+            git pull origin +main:main                        | git pull +main:main
+            git pull --force . old:keep                       | git pull --force old:keep
+            git -c remote.origin.fetch=+refs/heads/*:refs/heads/* fetch | git -c remote.origin.fetch=+refs/heads/*:refs/heads/*
+            git -c fetch.pruneTags=true fetch -p              | git -c fetch.pruneTags=true
             # discarding work tree changes, by porcelain and plumbing
             git switch -f main                                | git switch --discard-changes
             git switch --discard-changes main                 | git switch --discard-changes
@@ -428,8 +512,53 @@ class GitGuardTest {
             git push --force-with-lease=main:abc123 origin main
             git push --force-w
             git push --force-with-lease --force-if-includes
-            git push --delete origin topic
-            git push origin :old
+            git push origin :
+            git push origin main:main
+            git push origin HEAD:refs/heads/topic
+            git push --all
+            git push --tags
+            git push --follow-tags origin main
+            git push --force-with-lease origin main
+            git push --force-with-lease=main:abc123 --force-if-includes origin main
+            git push --no-force origin main
+            git push --repo=origin
+            git gc
+            git gc --auto
+            git gc --aggressive
+            git gc --prune
+            git gc --no-prune
+            git gc --cruft
+            git prune -n
+            git prune --dry-run --expire=now
+            git repack -d
+            git repack -A -d
+            git repack -a -A -d
+            git repack -ad --cruft
+            git repack -adk
+            git repack -a
+            git fetch origin main:main
+            git fetch . topic:main
+            git fetch origin main
+            git fetch origin +refs/heads/*:refs/remotes/origin/*
+            git fetch origin +main:refs/remotes/origin/main
+            git fetch --force origin main:refs/remotes/origin/main
+            git fetch origin refs/heads/*:refs/remotes/origin/*
+            git fetch origin main:
+            git fetch --prune origin
+            git fetch -p
+            git fetch --tags
+            git fetch --all --prune
+            git fetch --multiple origin upstream
+            git fetch -u origin main:main
+            git fetch origin ^refs/heads/wip
+            git pull --ff-only
+            git pull origin main
+            git pull --rebase origin main
+            git pull --force
+            git pull --prune
+            git -c gc.auto=0 commit -m x
+            git -c fetch.prune=true fetch
+            git -c push.default=current push
             git push -o -f
             git push --verify
             git fetch
@@ -491,6 +620,10 @@ class GitGuardTest {
             /tmp/scratch     | HOME=/tmp/home git push --force
             """;
 
+    /** The refused lines that delete or overwrite something on a remote. */
+    private static final Pattern REMOTE_EFFECT = Pattern.compile(
+            "^(git (push|send-pack|http-push) |git fp$|.*(?i:remote\\.origin\\.(push|mirror)))");
+
     // ------------------------------------------------------------------ tests
 
     @ParameterizedTest(name = "{0}")
@@ -517,7 +650,12 @@ class GitGuardTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("refused")
     void Allows_Every_Refused_Operation_In_A_Throw_Away_Repository_In_Temp(String line, String operation) {
-        assertThat(decide(SCRATCH, line, true)).isInstanceOf(GitGuard.Decision.Allow.class);
+        GitGuard.Decision d = decide(SCRATCH, line, true);
+        if (REMOTE_EFFECT.matcher(line).find() && !line.contains("--no-verif")) {
+            assertRefuses(d, operation); // the remote is no throw-away
+        } else {
+            assertThat(d).isInstanceOf(GitGuard.Decision.Allow.class);
+        }
     }
 
     @ParameterizedTest(name = "{0}: {1}")
@@ -606,6 +744,11 @@ class GitGuardTest {
             git bisect--helper reset                     | git checkout main --                                   | yes
             git submodule--helper update --init          | git checkout -q 0123456789abcdef0123                   | yes
             git gc                                       | git reflog expire --all                                | yes
+            git gc                                       | git prune --expire 2.weeks.ago                         | yes
+            git gc --auto                                | git repack -d -l -A --unpack-unreachable=2.weeks.ago   | yes
+            git gc                                       | git repack -d -l --cruft --cruft-expiration=2.weeks.ago | yes
+            git fetch hg::x                              | git fast-import --allow-unsafe-features --quiet        | yes
+            git clone hg::x                              | git fast-import --allow-unsafe-features --stats --cat-blob-fd=5 | yes
             git cherry-pick feature                      | git commit -n --no-gpg-sign -F .git/MERGE_MSG --cleanup=verbatim --allow-empty-message | yes
             git rebase -i main                           | git commit -n -F /p/.git/rebase-merge/message --cleanup=strip | yes
             # commands the parent runs for the caller get every rule
@@ -625,6 +768,10 @@ class GitGuardTest {
             git cherry-pick feature                      | git commit -n -m x                                     | no
             git worktree list                            | git reset --hard --no-recurse-submodules               | no
             git frobnicate                               | git reset --hard -q --no-recurse-submodules            | no
+            git commit                                   | git prune                                              | no
+            git fetch origin                             | git prune --expire now                                 | no
+            git fetch hg::x                              | git fast-import --allow-unsafe-features --quiet --force | no
+            git fetch hg::x                              | git fast-import --force                                | no
             """;
 
     @ParameterizedTest(name = "{0} -> {1}: {2}")
@@ -669,10 +816,6 @@ class GitGuardTest {
                 return false;
             }
 
-            @Override
-            public boolean externalCommand(String name, String path) {
-                return false;
-            }
 
             @Override
             public String sandboxEnv(String name) {
@@ -681,6 +824,78 @@ class GitGuardTest {
         };
         GitGuard.Request request = new GitGuard.Request(List.of("git", "co", "."), PROJECT, Map.of());
         assertRefuses(GitGuard.decide(request, noAnswer), "git co");
+    }
+
+    /**
+     * A sandbox can write the git dir's {@code remotes/} and {@code branches/} files, which
+     * git still reads for a remote the config does not define; their refspecs can force or
+     * delete. Here {@code evil} is such a file, {@code origin} is not.
+     */
+    @ParameterizedTest(name = "{0}: {1}")
+    @CsvSource(delimiter = '|', value = {
+        "git push evil                | git push evil",
+        "git push evil main           | git push evil",
+        "git push --repo=evil         | git push evil",
+        "git fetch evil               | git fetch evil",
+        "git fetch --multiple a evil  | git fetch evil",
+        "git pull evil                | git pull evil",
+        "git pull --rebase legacy     | git pull legacy",
+        "git push origin main         | ",
+        "git push                     | ",
+        "git fetch                    | ",
+        "git fetch --all              | ",
+        "git push ../bare.git main    | ",
+        "git pull origin main         | ",
+    })
+    void Push_Or_Fetch_Through_A_Remote_Defined_In_The_Git_Dirs_Files_Is_Refused(String line, String operation) {
+        String gitDir = PROJECT + "/.git";
+        Set<String> files = Set.of(gitDir + "/remotes/evil", gitDir + "/branches/legacy");
+        GitGuard.Probe probe = new TestProbe(false);
+        GitGuard.Probe legacy = new GitGuard.Probe() {
+            @Override
+            public Optional<String> realPath(String path) {
+                return files.contains(path) ? Optional.of(path) : Optional.empty();
+            }
+
+            @Override
+            public GitGuard.GitRun git(List<String> args) {
+                assertThat(args).startsWith("rev-parse", "--path-format=absolute");
+                StringBuilder out = new StringBuilder();
+                for (int i = 0; i < args.size(); i++) {
+                    if (args.get(i).equals("--git-path")) {
+                        out.append(gitDir).append('/').append(args.get(++i)).append('\n');
+                    }
+                }
+                return new GitGuard.GitRun(0, out.toString());
+            }
+
+            @Override
+            public boolean inPrivateTemp(String resolved) {
+                return false;
+            }
+
+            @Override
+            public String sandboxEnv(String name) {
+                return probe.sandboxEnv(name);
+            }
+        };
+        GitGuard.Decision d = GitGuard.decide(new GitGuard.Request(words(line), PROJECT, Map.of("HOME", "/home/u")),
+                legacy);
+        if (operation == null) {
+            assertThat(d).isInstanceOf(GitGuard.Decision.Allow.class);
+        } else {
+            assertRefuses(d, operation);
+        }
+    }
+
+    @Test
+    void Push_Refusals_Say_How_The_User_Does_It() {
+        for (String line : List.of("git push origin --delete topic", "git push origin :topic", "git push --prune")) {
+            assertThat(((GitGuard.Decision.Deny) decide(PROJECT, line, false)).message())
+                    .endsWith("; " + GitRules.REMOTE_INSTEAD);
+        }
+        assertThat(((GitGuard.Decision.Deny) decide(PROJECT, "git push -f", false)).message())
+                .contains("--force-with-lease").contains("outside the sandbox");
     }
 
     // ------------------------------------------------------------------ helpers

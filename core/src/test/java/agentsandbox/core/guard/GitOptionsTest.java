@@ -146,7 +146,7 @@ class GitOptionsTest {
 
     @Test
     void Reads_An_Empty_Command_Line() {
-        assertThat(parse(null)).isEqualTo(new GitOptions.Parsed(Set.of(), List.of()));
+        assertThat(parse(null)).isEqualTo(new GitOptions.Parsed(Set.of(), List.of(), java.util.Map.of()));
     }
 
     @Test

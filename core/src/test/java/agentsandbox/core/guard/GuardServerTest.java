@@ -203,6 +203,53 @@ class GuardServerTest {
         }
     }
 
+    /**
+     * Plays the launcher for one request: answers each question as a sandbox where
+     * {@code x} is an alias of {@code checkout} and no program {@code git-x} exists would,
+     * and returns every line the guard sent, its answer last.
+     */
+    private static List<String> transcript(Path socket, byte[] request) throws Exception {
+        List<String> lines = new ArrayList<>();
+        try (SocketChannel ch = connect(socket)) {
+            ch.write(ByteBuffer.wrap(request));
+            while (true) {
+                String line = readLine(ch);
+                lines.add(line);
+                if (line.startsWith("G ")) {
+                    String answer = line.contains("alias.x") ? "0 checkout\n"
+                            : line.contains("--list-cmds") ? "0 add\ncommit\n" : "128 ";
+                    ch.write(ByteBuffer.wrap(request(answer)));
+                } else if (line.startsWith("R ")) {
+                    ch.write(ByteBuffer.wrap(request("")));
+                } else {
+                    return lines;
+                }
+            }
+        }
+    }
+
+    /**
+     * The host side never looks at a host path a request names: a request whose PATH
+     * points at a directory the sandbox cannot see (say ~/.ssh) gets the same questions
+     * and the same answer whether {@code DIR/git-x} exists there or not.
+     */
+    @Test
+    void A_Request_Learns_Nothing_Of_Host_Files_From_Its_Path() throws Exception {
+        Path hidden = Files.createDirectories(dir.resolve("hidden"));
+        Path socket = dir.resolve("socket");
+        byte[] request = request("AGS2", "/p", "", "0", "2", "git", "x", "1", "PATH=" + hidden);
+        try (GuardServer server = GuardServer.on(socket, NOWHERE)) {
+            server.listen();
+            List<String> without = transcript(socket, request);
+            Path program = Files.writeString(hidden.resolve("git-x"), "#!/bin/sh\n");
+            program.toFile().setExecutable(true);
+            List<String> with = transcript(socket, request);
+
+            assertThat(with).isEqualTo(without);
+            assertThat(without.get(without.size() - 1)).startsWith("D git checkout is not allowed");
+        }
+    }
+
     @Test
     void Maps_Nothing_When_Plan_Has_No_Temp_Source() {
         assertThat(new GuardProbe.HostView(List.of(), null, Map.of()).inPrivateTemp("/tmp/x")).isFalse();
