@@ -87,7 +87,7 @@ class DryRunIT {
         String sockets = "/tmp/agent-sandbox-" + sandbox.uid() + "/" + Path.of(dir).getFileName();
         Result pasted = sandbox.runOnHost("sh", "-c", "mkdir -p -m 700 " + dir + "/tmp " + sockets + "/guard " + sockets
                 + "/net && : > " + dir + "/hidden && chmod 000 " + dir + "/hidden && : > " + dir + "/policy && : > " + dir
-                + "/mounts && " + line);
+                + "/mounts && " + sandbox.gitViewFiles(dir) + " && " + line);
 
         assertProbedSandbox(pasted);
         assertThat(pasted.exitCode()).isEqualTo(direct.exitCode());

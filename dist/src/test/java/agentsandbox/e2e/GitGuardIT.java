@@ -474,7 +474,8 @@ class GitGuardIT {
         String dir = sandbox.home(".local/state/agent-sandbox/run/" + id).toString();
         String sockets = "/tmp/agent-sandbox-" + sandbox.uid() + "/" + id;
         sandbox.runOnHost("sh", "-c", "mkdir -p -m 700 " + dir + "/tmp " + sockets + "/guard " + sockets + "/net && : > "
-                + dir + "/hidden && chmod 000 " + dir + "/hidden && : > " + dir + "/policy && : > " + dir + "/mounts && " + line + "; s=$?; rm -rf " + dir + " " + sockets
+                + dir + "/hidden && chmod 000 " + dir + "/hidden && : > " + dir + "/policy && : > " + dir + "/mounts && "
+                + sandbox.gitViewFiles(dir) + " && " + line + "; s=$?; rm -rf " + dir + " " + sockets
                 + "; exit $s")
                 .fails()
                 .stderrContains("git guard unavailable", "refusing to run git");

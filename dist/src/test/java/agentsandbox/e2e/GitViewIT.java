@@ -164,4 +164,41 @@ class GitViewIT {
         assertThat(sandbox.git("branch", "--format=%(refname:short)").stdout()).contains("feature");
         assertThat(Files.exists(sandbox.project(".git/worktrees"))).isFalse();
     }
+
+    @Test
+    void A_Submodule_Git_Dir_Planted_Inside_Never_Reaches_The_Host() {
+        inside("mkdir -p .git/modules/m/hooks && echo 'ref: refs/heads/main' > .git/modules/m/HEAD"
+                + " && printf '[core]\\n\\tpager = touch " + marker + "\\n' > .git/modules/m/config"
+                + " && printf '#!/bin/sh\\ntouch " + marker + "\\n' > .git/modules/m/hooks/post-checkout").succeeds();
+        assertThat(sandbox.project(".git/modules")).doesNotExist();
+        sandbox.git("status");
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void Started_In_A_Sub_Directory_The_Repository_Is_Viewed_Too() {
+        sandbox.mkdirs("src/deep");
+        sandbox.command("--", "sh", "-c", "git config core.hooksPath /tmp && echo deep >> ../../a.txt && " + GIT
+                + " commit -q -am deep").cwd("src/deep").run().succeeds();
+        assertThat(sandbox.read(sandbox.project(".git/config"))).doesNotContain("hooksPath");
+        assertThat(sandbox.git("log", "--format=%s", "-1").stdout()).isEqualTo("deep\n");
+    }
+
+    @Test
+    void With_Git_Strict_The_Host_Takes_Only_The_Current_Branch() {
+        sandbox.git("branch", "other");
+        sandbox.git("tag", "v1");
+        String first = hostHead();
+        sandbox.write(".agent-sandbox.json", """
+                {"filesystem": {"presets": ["@git-strict"]}}
+                """);
+        Result r = inside("echo change >> a.txt && " + GIT + " commit -q -am 'on main'"
+                + " && git branch -f other HEAD 2>/dev/null; " + GIT + " tag v2 && git switch -q other");
+        r.succeeds().stderrContains("@git-strict: the sandbox changed refs/tags/v2");
+
+        assertThat(sandbox.git("log", "--format=%s", "-1", "main").stdout()).isEqualTo("on main\n");
+        assertThat(sandbox.git("rev-parse", "other").stdout().strip()).isEqualTo(first);
+        assertThat(sandbox.git("tag").stdout()).isEqualTo("v1\n");
+        assertThat(sandbox.git("symbolic-ref", "--short", "HEAD").stdout()).isEqualTo("main\n");
+    }
 }

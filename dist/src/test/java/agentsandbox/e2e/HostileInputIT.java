@@ -298,7 +298,8 @@ class HostileInputIT {
         String id = line.replaceAll("(?s).*agent-sandbox/run/([0-9a-f]{16}).*", "$1");
         Path run = sandbox.home(".local/state/agent-sandbox/run/" + id);
         String sockets = "/tmp/agent-sandbox-" + sandbox.uid() + "/" + id;
-        sandbox.runOnHost("sh", "-c", "mkdir -p -m 700 \"$0/tmp\" \"$1/net\" && : > \"$0/hidden\" && : > \"$0/policy\" && : > \"$0/mounts\"",
+        sandbox.runOnHost("sh", "-c", "mkdir -p -m 700 \"$0/tmp\" \"$1/net\" && : > \"$0/hidden\" && : > \"$0/policy\" && : > \"$0/mounts\" && "
+                + sandbox.gitViewFiles("\"$0\""),
                 run.toString(),
                 sockets).succeeds();
         Result pasted = sandbox.runOnHost("bash", "-c", "cd / && " + line);

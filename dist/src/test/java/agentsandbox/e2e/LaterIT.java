@@ -310,6 +310,8 @@ class LaterIT {
 
     @Test
     void An_Existing_Submodule_Git_Dirs_Config_And_Hooks_Cannot_Be_Changed() {
+        // the fallback without the copy-on-write view (GitViewIT has the view's own tests)
+        sandbox.gitDirPathByPath();
         Path upstream = sandbox.world().resolve("upstream");
         sandbox.mkdirs(upstream);
         sandbox.runOnHost("git", "-C", upstream.toString(), "init", "-q").succeeds();
@@ -337,6 +339,8 @@ class LaterIT {
 
     @Test
     void A_New_Submodule_Git_Dir_With_A_Hook_And_A_Pager_Is_Reported() throws IOException {
+        // the fallback without the copy-on-write view (GitViewIT has the view's own tests)
+        sandbox.gitDirPathByPath();
         repository();
         Result run = inside("""
                 mkdir -p .git/modules/m/hooks && echo 'ref: refs/heads/main' > .git/modules/m/HEAD
@@ -384,6 +388,8 @@ class LaterIT {
 
     @Test
     void The_Repositorys_Own_Config_And_Hooks_Stay_As_They_Were() {
+        // the fallback without the copy-on-write view (GitViewIT has the view's own tests)
+        sandbox.gitDirPathByPath();
         repository();
         String config = sandbox.read(sandbox.project(".git/config"));
         sandbox.attempts(List.of(),
@@ -399,6 +405,8 @@ class LaterIT {
 
     @Test
     void The_Exit_Status_Is_The_Commands_Own_With_Findings() {
+        // the fallback without the copy-on-write view (GitViewIT has the view's own tests)
+        sandbox.gitDirPathByPath();
         repository();
         Result run = inside("""
                 mkdir -p .git/modules/m && echo 'ref: refs/heads/main' > .git/modules/m/HEAD
@@ -509,6 +517,8 @@ class LaterIT {
 
     @Test
     void A_Forged_Worktree_Makes_No_Directory_Writable_Later() {
+        // the fallback without the copy-on-write view (GitViewIT has the view's own tests)
+        sandbox.gitDirPathByPath();
         sandbox.git("init", "-q");
         sandbox.git("commit", "-q", "--allow-empty", "-m", "start");
         sandbox.mkdirs(sandbox.home(".config"));

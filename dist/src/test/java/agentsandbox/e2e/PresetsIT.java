@@ -255,6 +255,8 @@ class PresetsIT {
 
     @Test
     void Git_Protects_Hooks_And_Config_While_Commits_Work() {
+        // the fallback without the copy-on-write view (GitViewIT has the view's own tests)
+        sandbox.gitDirPathByPath();
         initRepository();
         Path hook = sandbox.write(".git/hooks/pre-push", "#!/bin/sh\nexit 0\n");
         String config = sandbox.read(sandbox.project(".git/config"));
@@ -287,6 +289,8 @@ class PresetsIT {
 
     @Test
     void Git_Protects_The_Repository_When_Started_In_A_Sub_Directory() {
+        // the fallback without the copy-on-write view (GitViewIT has the view's own tests)
+        sandbox.gitDirPathByPath();
         initRepository();
         sandbox.write("src/main.c", "int main(void) { return 0; }\n");
         String config = sandbox.read(sandbox.project(".git/config"));
@@ -311,6 +315,8 @@ class PresetsIT {
 
     @Test
     void Git_In_A_Linked_Worktree_Commits_While_The_Main_Hooks_And_Config_Stay_Read_Only() {
+        // the fallback without the copy-on-write view (GitViewIT has the view's own tests)
+        sandbox.gitDirPathByPath();
         initRepository();
         Path worktree = sandbox.mkdirs(sandbox.world().resolve("wt"));
         sandbox.git("worktree", "add", "-q", worktree.toString(), "-b", "feature");
@@ -339,6 +345,8 @@ class PresetsIT {
 
     @Test
     void Git_Strict_Commits_On_The_Current_Branch_But_Protects_Other_Branches_And_Tags() {
+        // the fallback without the copy-on-write view (GitViewIT has the view's own tests)
+        sandbox.gitDirPathByPath();
         initRepository();
         sandbox.git("branch", "other");
         sandbox.git("branch", "feature/nested");

@@ -647,9 +647,40 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
         }
     }
 
+    /**
+     * From now on in this test, agent-sandbox runs without the git dir's copy-on-write view
+     * (AGENT_SANDBOX_GIT_VIEW=off): the fallback, which protects the git dir path by path,
+     * for the tests of that protection.
+     */
+    public void gitDirPathByPath() {
+        gitViewOff = true;
+    }
+
+    private boolean gitViewOff;
+
+    /**
+     * A shell command that makes what a real run creates for the git dir's copy-on-write view
+     * in {@code runDir} (the layer, and what the first program mounts), for a pasted
+     * {@code --dry-run} line; harmless for a line without a view.
+     */
+    public String gitViewFiles(String runDir) {
+        Path gitDir;
+        try {
+            gitDir = project().resolve(".git").toRealPath();
+        } catch (IOException e) {
+            gitDir = project().resolve(".git");
+        }
+        return "mkdir -p -m 700 " + runDir + "/git-layers/0/upper " + runDir + "/git-layers/0/work"
+                + " && printf '%s\\0%s\\0%s\\0%s\\0%s\\0' \"$(id -u)\" \"$(id -g)\" '" + gitDir
+                + "' /run/agent-sandbox-git/0/upper /run/agent-sandbox-git/0/work > " + runDir + "/git-views";
+    }
+
     private Map<String, String> baseEnvironment() {
         Host host = host();
         Map<String, String> env = new LinkedHashMap<>();
+        if (gitViewOff) {
+            env.put("AGENT_SANDBOX_GIT_VIEW", "off");
+        }
         env.put("HOME", home().toString());
         env.put("TMPDIR", tmp().toString());
         env.put("PATH", PATH);

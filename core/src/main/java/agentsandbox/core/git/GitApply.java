@@ -54,6 +54,8 @@ public final class GitApply {
     private final Path gitDir;
     private final Path upper;
     private final Map<String, String> hostEnv;
+    /** With {@code @git-strict}: the one branch the host takes (refs/heads/...); null for every ref. */
+    private final String onlyBranch;
     private List<String> out = new ArrayList<>();
 
     /**
@@ -62,6 +64,15 @@ public final class GitApply {
      * @param hostEnv the host's environment, for the host's git (its PATH, HOME)
      */
     public GitApply(Path gitDir, Path upper, Map<String, String> hostEnv) {
+        this(gitDir, upper, hostEnv, null);
+    }
+
+    /**
+     * @param onlyBranch with {@code @git-strict}, the branch checked out when the run began
+     *                   ({@code refs/heads/NAME}): the only ref the host takes; null for all
+     */
+    public GitApply(Path gitDir, Path upper, Map<String, String> hostEnv, String onlyBranch) {
+        this.onlyBranch = onlyBranch;
         this.gitDir = gitDir;
         this.upper = upper;
         this.hostEnv = hostEnv;
@@ -334,8 +345,16 @@ public final class GitApply {
                     + "; none was applied");
             return;
         }
+        // updates first, then deletions: a branch deleted after a merge is contained in the merge
         for (Map.Entry<String, String> e : changed.entrySet()) {
-            ref(e.getKey(), e.getValue());
+            if (e.getValue() != null) {
+                ref(e.getKey(), e.getValue());
+            }
+        }
+        for (Map.Entry<String, String> e : changed.entrySet()) {
+            if (e.getValue() == null) {
+                ref(e.getKey(), null);
+            }
         }
     }
 
@@ -481,13 +500,18 @@ public final class GitApply {
             return;
         }
         String hostTip = resolve(ref);
-        if (sandboxTip == null) {
-            if (hostTip != null) {
-                out.add("git: the sandbox deleted " + ref + "; the host keeps it at " + shortId(hostTip));
-            }
+        if (sandboxTip != null && sandboxTip.equals(hostTip)) {
             return;
         }
-        if (sandboxTip.equals(hostTip)) {
+        if (onlyBranch != null && !ref.equals(onlyBranch)) {
+            if (sandboxTip != null && !ref.equals("refs/stash")) {
+                keepAside(ref, sandboxTip);
+            }
+            out.add("git: @git-strict: the sandbox changed " + ref + "; the host takes only " + onlyBranch);
+            return;
+        }
+        if (sandboxTip == null) {
+            delete(ref, hostTip);
             return;
         }
         if (git("cat-file", "-e", sandboxTip).status != 0) {
@@ -495,7 +519,8 @@ public final class GitApply {
                     + ", an object it did not leave in its git dir: not taken");
             return;
         }
-        if (hostTip == null || isAncestor(hostTip, sandboxTip)) {
+        // the stash's earlier entries are its reflog, which the host keeps: any new entry is taken
+        if (hostTip == null || ref.equals("refs/stash") || isAncestor(hostTip, sandboxTip)) {
             String message = reflogMessage(ref);
             Result r = hostTip == null
                     ? git("update-ref", "--create-reflog", "-m", message, ref, sandboxTip, "")
@@ -505,11 +530,39 @@ public final class GitApply {
             }
             return;
         }
-        String kept = KEPT + ref.substring("refs/".length());
-        Result r = git("update-ref", "-m", "agent-sandbox: a tip the host did not take", kept, sandboxTip);
+        String kept = keepAside(ref, sandboxTip);
         out.add("git: the sandbox moved " + ref + " to " + shortId(sandboxTip) + ", which would lose commits of "
                 + shortId(hostTip) + ": the host keeps " + shortId(hostTip)
-                + (r.status == 0 ? "; the sandbox's tip is kept at " + kept : ""));
+                + (kept != null ? "; the sandbox's tip is kept at " + kept : ""));
+    }
+
+    /**
+     * A ref the sandbox deleted: deleted on the host too when its tip stays reachable from
+     * another branch, tag or remote-tracking ref (a merged branch), else kept and said.
+     */
+    private void delete(String ref, String hostTip) {
+        if (hostTip == null) {
+            return;
+        }
+        Result containing = git("for-each-ref", "--contains", hostTip, "--format=%(refname)", "refs/heads",
+                "refs/tags", "refs/remotes");
+        boolean elsewhere = false;
+        for (String other : containing.output.split("\n")) {
+            elsewhere |= containing.status == 0 && !other.isBlank() && !other.strip().equals(ref);
+        }
+        if (!ref.equals("refs/stash") && elsewhere
+                && git("update-ref", "-d", ref, hostTip).status == 0) {
+            return;
+        }
+        out.add("git: the sandbox deleted " + ref + "; the host keeps it at " + shortId(hostTip)
+                + (elsewhere ? "" : ", whose commits no other branch has"));
+    }
+
+    /** The sandbox's tip of a ref the host did not take, at {@code refs/agent-sandbox/...}; its name, or null. */
+    private String keepAside(String ref, String tip) {
+        String kept = KEPT + ref.substring("refs/".length());
+        return git("update-ref", "-m", "agent-sandbox: a tip the host did not take", kept, tip).status == 0
+                ? kept : null;
     }
 
     /**
@@ -534,6 +587,9 @@ public final class GitApply {
     }
 
     private void head() throws IOException {
+        if (onlyBranch != null) {
+            return; // @git-strict: the host's HEAD stays on its branch
+        }
         Path head = upper.resolve("HEAD");
         if (!Files.isRegularFile(head, LinkOption.NOFOLLOW_LINKS) || Files.size(head) > 4096) {
             return;

@@ -502,6 +502,7 @@ public final class PlanBuilder {
                 base && !shareTmp ? RunLayout.tmp(runDir) : null, own, session);
         return new Plan(argv, mounts, runDir, hiddenFile, notes, bwrap, guardSocket, tmpSource,
                 spill == null ? List.of() : command, netSocket, policy.hostPorts(), homeSetup, explanation,
-                base ? realWork : null, gitViews);
+                base ? realWork : null, gitViews, gitViews.isEmpty() || !active.contains("@git-strict") ? null
+                        : "refs/heads/" + git.get().currentBranch().orElse("(detached HEAD)"));
     }
 }

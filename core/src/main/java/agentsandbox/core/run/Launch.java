@@ -179,7 +179,7 @@ public final class Launch {
         List<GitApply> out = new ArrayList<>();
         for (int i = 0; i < plan.gitViews().size(); i++) {
             Path upper = RunLayout.gitLayers(plan.runtimeDir()).resolve(Integer.toString(i)).resolve("upper");
-            out.add(new GitApply(plan.gitViews().get(i), upper, env.hostEnv()));
+            out.add(new GitApply(plan.gitViews().get(i), upper, env.hostEnv(), plan.gitOnlyBranch()));
         }
         return out;
     }
