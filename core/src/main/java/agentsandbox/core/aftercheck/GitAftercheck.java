@@ -276,7 +276,8 @@ public final class GitAftercheck {
             }
             String name = p.getFileName().toString();
             if (dirs.configs.contains(p)) {
-                config(p, now, true, out);
+                // an included file's own includes were followed from the config that includes it, as git does
+                config(p, now, dirs.roots.contains(p), out);
             } else if (name.equals(".gitmodules")) {
                 config(p, now, false, out); // git follows no includes there
             } else if (name.equals("hooks")) {

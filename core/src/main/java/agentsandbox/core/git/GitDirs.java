@@ -49,6 +49,11 @@ public final class GitDirs {
     public final Set<Path> watched = new LinkedHashSet<>();
     /** The files of {@link #watched} that git reads as config: config, config.worktree and the files they include. */
     public final Set<Path> configs = new LinkedHashSet<>();
+    /**
+     * The files of {@link #configs} that git reads as a repository's config (not only as
+     * included): git follows includes from these, counting its depth from them.
+     */
+    public final Set<Path> roots = new LinkedHashSet<>();
     /** Each bound that was reached, where and what: nothing beyond it was looked at. */
     public final List<GitLimit> limits = new ArrayList<>();
     /** Git dirs not looked at because {@link #MAX_DIRS} were already. */
@@ -346,6 +351,7 @@ public final class GitDirs {
     private void config(Path file) {
         watched.add(file);
         configs.add(file);
+        roots.add(file);
         if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
