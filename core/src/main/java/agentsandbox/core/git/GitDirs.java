@@ -56,6 +56,12 @@ public final class GitDirs {
     public final Set<Path> roots = new LinkedHashSet<>();
     /** Each bound that was reached, where and what: nothing beyond it was looked at. */
     public final List<GitLimit> limits = new ArrayList<>();
+    /**
+     * Common dirs named by a commondir that git did not make (see {@link GitLayout#isWorktreeOf}):
+     * watched, since git obeys them, but never offered for protection ({@link #protectable}),
+     * since a rule for them could open up whatever directory a planted file names.
+     */
+    private final Set<Path> forged = new LinkedHashSet<>();
     /** Git dirs not looked at because {@link #MAX_DIRS} were already. */
     private int refused;
     /** The home for {@code ~/} in includes; null when unknown. */
@@ -160,7 +166,11 @@ public final class GitDirs {
         if (top.isPresent()) {
             GitLayout t = top.get();
             // the shared dir git itself takes: a commondir planted in the git dir is obeyed too
-            g.repo(t.workTree(), t.gitDir(), GitLayout.followedCommonDir(t.gitDir()), 0);
+            Path common = GitLayout.followedCommonDir(t.gitDir());
+            if (!common.equals(t.commonDir())) {
+                g.forged.add(common);
+            }
+            g.repo(t.workTree(), t.gitDir(), common, 0);
         } else {
             g.childRepos(work);
         }
@@ -171,17 +181,31 @@ public final class GitDirs {
         return g;
     }
 
-    /** The paths of {@link #watched} that are a git dir's {@code config}, {@code config.worktree} or {@code hooks}. */
+    /**
+     * The paths of {@link #watched} that are a git dir's {@code config}, {@code config.worktree}
+     * or {@code hooks}; never a file only included, nor anything a forged commondir leads to
+     * (a read-only rule there could show what the policy hides).
+     */
     public List<Path> protectable() {
         List<Path> out = new ArrayList<>();
         for (Path p : watched) {
             String name = p.getFileName().toString();
-            if ((name.equals("config") || name.equals("config.worktree") || name.equals("hooks"))
+            boolean config = name.equals("config") || name.equals("config.worktree");
+            if ((config && roots.contains(p) || name.equals("hooks")) && !fromForged(p)
                     && Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
                 out.add(p);
             }
         }
         return out;
+    }
+
+    private boolean fromForged(Path p) {
+        for (Path f : forged) {
+            if (f.equals(p.getParent()) || p.startsWith(f.resolve("modules")) || p.startsWith(f.resolve("worktrees"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void childRepos(Path work) {
@@ -336,7 +360,11 @@ public final class GitDirs {
             return; // not a git dir: a .git file may name any directory
         }
         // git follows a commondir in any git dir, made by git or not
-        repo(workTree, gitDir, GitLayout.followedCommonDir(gitDir), depth);
+        Path common = GitLayout.followedCommonDir(gitDir);
+        if (!common.equals(gitDir) && !GitLayout.isWorktreeOf(workTree, gitDir, common)) {
+            forged.add(common);
+        }
+        repo(workTree, gitDir, common, depth);
     }
 
     private void gitDirFiles(Path gitDir) {

@@ -230,6 +230,24 @@ class GitAftercheckBoundsTest {
                 });
     }
 
+    /**
+     * What a planted commondir or an include names is watched, never protected: a read-only
+     * rule there could show what the policy hides (a secret's directory, say).
+     */
+    @Test
+    void A_Forged_Commondir_Or_An_Include_Is_Watched_But_Never_Offered_For_Protection() throws IOException {
+        Path r = repo("r");
+        Path secret = Files.createDirectories(dir.resolve("secret"));
+        Files.writeString(secret.resolve("config"), "SECRET");
+        Files.createDirectories(secret.resolve("hooks"));
+        Files.writeString(r.resolve(".git/commondir"), secret + "\n");
+        git(r, "config", "--file", ".git/config", "include.path", secret.resolve("config").toString());
+        agentsandbox.core.git.GitDirs dirs = agentsandbox.core.git.GitDirs.find(r);
+        assertThat(dirs.watched).contains(secret.resolve("config"), secret.resolve("hooks"), r.resolve(".git/commondir"));
+        assertThat(dirs.protectable()).contains(r.resolve(".git/config"), r.resolve(".git/hooks"))
+                .doesNotContain(secret.resolve("config"), secret.resolve("hooks"));
+    }
+
     @Test
     void A_Bound_Recorded_After_A_Run_Refuses_The_Next_Until_The_Record_Is_Removed() throws IOException {
         Path state = Files.createDirectories(dir.resolve("state"));
