@@ -284,6 +284,37 @@ class LaterIT {
         attempt("gitlink with fsmonitor", Files.exists(marker()));
     }
 
+    /**
+     * What git obeys and a parser of its own could miss: a nested repository whose config
+     * starts with a byte order mark, and one whose gitlink comes after 256 others.
+     */
+    @Test
+    void A_Bom_Config_And_A_Repository_Behind_256_Gitlinks_Are_Named_In_The_Report() throws IOException {
+        repository();
+        Result run = inside("""
+                for d in b zz; do
+                  mkdir $d && git -C $d init -q && git -C $d -c user.name=a -c user.email=a@a commit -q --allow-empty -m x
+                done
+                printf '\\357\\273\\277[core]fsmonitor = %1$s; false\\n' > b/.git/config
+                git -C zz config core.fsmonitor "%1$s; false"
+                sha=$(git -C zz rev-parse HEAD)
+                git update-index --add --cacheinfo "160000,$sha,b"
+                i=0
+                while [ $i -lt 256 ]; do printf '160000 %%s\\tm%%03d\\n' "$sha" $i; i=$((i+1)); done \
+                  | git update-index --index-info
+                git update-index --add --cacheinfo "160000,$sha,zz"
+                """.formatted(touch())).succeeds();
+        run.stderrContains("agent-sandbox: after the run: " + sandbox.project("b/.git/config")
+                + " sets core.fsmonitor");
+        run.stderrContains("agent-sandbox: after the run: " + sandbox.project("zz/.git/config")
+                + " sets core.fsmonitor");
+        attempt("fsmonitor after a byte order mark or 256 gitlinks, while agent-sandbox checked",
+                Files.exists(marker()));
+        userFollowsTheReport(run);
+        userRunsGit();
+        attempt("fsmonitor after a byte order mark or 256 gitlinks", Files.exists(marker()));
+    }
+
     @Test
     void An_Existing_Nested_Repositorys_Config_And_Hooks_Cannot_Be_Changed() {
         repository();

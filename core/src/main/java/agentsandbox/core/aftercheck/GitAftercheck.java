@@ -2,6 +2,8 @@ package agentsandbox.core.aftercheck;
 
 import agentsandbox.core.git.GitConfigScan;
 import agentsandbox.core.git.GitDirs;
+import agentsandbox.core.git.GitLayout;
+import agentsandbox.core.git.GitLimit;
 import agentsandbox.core.host.HostRead;
 import agentsandbox.core.text.ShellQuote;
 
@@ -13,8 +15,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * What a sandbox left in git's metadata for the host to run later. A sandbox cannot
@@ -28,6 +33,10 @@ import java.util.Map;
  * type, inode, size and times of each file, nothing read. {@link #after} looks again
  * and reads only what was created or changed, with bounded reads, within a time limit.
  *
+ * <p>Every bound (a count, a size, a depth, the time) is a promise that the check cannot
+ * keep beyond it: when the run made the check reach one, that is a finding of its own,
+ * {@link Finding#refusesNextRun() refusing the next run} until the user has looked.
+ *
  * <pre>{@code
  * GitAftercheck check = GitAftercheck.before(workDir);
  * int status = execution.waitFor();
@@ -35,8 +44,20 @@ import java.util.Map;
  * }</pre>
  */
 public final class GitAftercheck {
-    /** At most this many hooks per hooks directory are looked at. */
-    private static final int MAX_HOOKS = 256;
+    /**
+     * At most this many entries of a hooks directory are looked at besides the hooks git
+     * knows ({@link #HOOK_NAMES}, always looked up by name): the first in name order.
+     */
+    static final int MAX_HOOKS = 256;
+
+    /** Every hook git runs (githooks(5)): looked up by name, so no number of other files hides one. */
+    static final List<String> HOOK_NAMES = List.of(
+            "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+            "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge",
+            "pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update",
+            "reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate",
+            "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist", "p4-post-changelist",
+            "p4-pre-submit", "post-index-change");
 
     /**
      * One thing a later host git command would run.
@@ -45,8 +66,22 @@ public final class GitAftercheck {
      * @param setting the config key ({@code core.fsmonitor}), or {@code "hook"}, or a short
      *                description of what is wrong with the file
      * @param message one line saying what was found and how to get rid of it
+     * @param refusesNextRun whether a bound of the check was reached here: what is beyond
+     *                       it was not looked at, and the next run refuses to start until
+     *                       the user has (see {@code Unsettled})
      */
-    public record Finding(Path file, String setting, String message) {}
+    public record Finding(Path file, String setting, String message, boolean refusesNextRun) {
+        public Finding(Path file, String setting, String message) {
+            this(file, setting, message, false);
+        }
+
+        /** A bound reached at {@code limit}. */
+        static Finding limit(GitLimit limit) {
+            return new Finding(limit.file(), "limit", "the check of the git metadata stopped early: "
+                    + limit.describe() + "; look at it before you run git there (git may run what was not checked):"
+                    + " agent-sandbox does not start again until you have", true);
+        }
+    }
 
     /** inode, size, change and modification time, type; null fields for a missing file. */
     private record State(Object inode, long size, Object ctime, Object mtime, boolean regular, boolean directory) {
@@ -65,10 +100,14 @@ public final class GitAftercheck {
     }
 
     private final Path workDir;
+    private final Path home;
     private final Map<Path, State> states = new HashMap<>();
+    /** The bounds already reached before the run: not the run's doing. */
+    private final Set<GitLimit> limitsBefore = new HashSet<>();
 
-    private GitAftercheck(Path workDir) {
+    private GitAftercheck(Path workDir, Path home) {
         this.workDir = workDir;
+        this.home = home;
     }
 
     /** The snapshot before the sandbox starts. */
@@ -81,12 +120,18 @@ public final class GitAftercheck {
      * (for the plan's {@code @git} rules) when they still hold; null to find them now.
      */
     public static GitAftercheck before(Path workDir, GitDirs found) {
-        GitAftercheck c = new GitAftercheck(workDir);
-        GitDirs dirs = GitDirs.reuse(found, workDir);
+        return before(workDir, found, null);
+    }
+
+    /**
+     * {@link #before(Path, GitDirs)}, with the user's home, from which git reads the
+     * {@code ~/} files a config includes.
+     */
+    public static GitAftercheck before(Path workDir, GitDirs found, Path home) {
+        GitAftercheck c = new GitAftercheck(workDir, home);
+        GitDirs dirs = GitDirs.reuse(found, workDir, home);
+        c.limitsBefore.addAll(dirs.limits);
         for (Path p : dirs.watched) {
-            if (p.getFileName().toString().equals("index")) {
-                continue; // read again after the run in any case, for the gitlinks in it
-            }
             State s = state(p);
             if (s != null) {
                 c.states.put(p, s);
@@ -213,7 +258,8 @@ public final class GitAftercheck {
                 List<Finding> partial = new ArrayList<>();
                 partial.add(new Finding(workDir, "timeout", "the check of the git metadata in " + workDir
                         + " did not finish in " + limit.toSeconds() + " s; look at .git/config, .git/hooks and"
-                        + " nested repositories before you run git there"));
+                        + " nested repositories before you run git there: agent-sandbox does not start again until"
+                        + " you have", true));
                 return partial;
             }
             return List.copyOf(out);
@@ -222,22 +268,42 @@ public final class GitAftercheck {
 
     private List<Finding> scan() {
         List<Finding> out = new ArrayList<>();
-        GitDirs dirs = GitDirs.fresh(workDir);
+        GitDirs dirs = GitDirs.fresh(workDir, home);
         for (Path p : dirs.watched) {
             State now = state(p);
             if (now == null || now.equals(states.get(p))) {
                 continue;
             }
             String name = p.getFileName().toString();
-            switch (name) {
-                case "hooks" -> hooksDir(p, now, out);
-                case "config", "config.worktree", ".gitmodules" -> config(p, now, out);
-                default -> {
-                    // .git files and indexes: what they point at is in the list in its own right
-                }
+            if (dirs.configs.contains(p)) {
+                // an included file's own includes were followed from the config that includes it, as git does
+                config(p, now, dirs.roots.contains(p), out);
+            } else if (name.equals(".gitmodules")) {
+                config(p, now, false, out); // git follows no includes there
+            } else if (name.equals("hooks")) {
+                hooksDir(p, now, out);
+            } else if (name.equals("commondir")) {
+                out.add(new Finding(p, "commondir", p + " is a " + (states.containsKey(p) ? "changed" : "new")
+                        + " commondir: git then takes that repository's config and hooks from the directory it names"
+                        + " (" + GitLayout.followedCommonDir(p.getParent()) + "); look at it before you run git there,"
+                        + " and delete it if you did not make it"));
+            }
+            // .git files and indexes: what they point at is in the list in its own right
+        }
+        for (GitLimit l : dirs.limits) {
+            if (!limitsBefore.contains(l)) {
+                out.add(Finding.limit(l));
             }
         }
-        return out;
+        // a setting in an included file is found from the file and from what includes it: once
+        Set<List<Object>> keys = new HashSet<>();
+        List<Finding> unique = new ArrayList<>();
+        for (Finding f : out) {
+            if (keys.add(List.of(f.file(), f.setting(), f.refusesNextRun() ? f.message() : ""))) {
+                unique.add(f);
+            }
+        }
+        return unique;
     }
 
     private void hooksDir(Path dir, State now, List<Finding> out) {
@@ -245,6 +311,10 @@ public final class GitAftercheck {
             out.add(new Finding(dir, "hooks", dir + " is not a plain directory (a link?); git may run what it"
                     + " points to: look at it, and delete it if you did not make it"));
             return;
+        }
+        if (others(dir).total() > MAX_HOOKS) {
+            out.add(Finding.limit(new GitLimit(dir, "holds more than " + MAX_HOOKS + " files besides the hooks git"
+                    + " knows: only the first " + MAX_HOOKS + " by name were looked at")));
         }
         for (Path hook : hooks(dir)) {
             State h = state(hook);
@@ -257,7 +327,11 @@ public final class GitAftercheck {
         }
     }
 
-    private static void config(Path file, State now, List<Finding> out) {
+    /**
+     * The settings that run something in a config file the run created or changed, and in
+     * the files it includes ({@code includes}: as git follows them).
+     */
+    private void config(Path file, State now, boolean includes, List<Finding> out) {
         if (!now.regular()) {
             out.add(new Finding(file, "not a file", file + " is not a regular file (a link?); git reads what it"
                     + " points to: look at it, and delete it if you did not make it"));
@@ -265,35 +339,79 @@ public final class GitAftercheck {
         }
         byte[] data = HostRead.bytes(file, GitDirs.MAX_SMALL);
         if (data == null) {
-            out.add(new Finding(file, "unreadable", file + " changed and is too large or unreadable to check:"
-                    + " look at it before you run git there"));
+            out.add(new Finding(file, "unreadable", file + " changed and is too large (more than " + GitDirs.MAX_SMALL
+                    + " bytes) or unreadable to check: look at it before you run git there: agent-sandbox does not"
+                    + " start again until you have", true));
             return;
         }
-        for (GitConfigScan.Setting s : GitConfigScan.running(data)) {
-            String key = s.name();
-            out.add(new Finding(file, key, file + " sets " + key + ", with which git runs a command: look at it"
-                    + " before you run git there; to remove it: git config --file " + ShellQuote.quote(file.toString())
-                    + " --unset-all " + ShellQuote.quote(key)));
+        List<GitConfigScan.Found> found = new ArrayList<>();
+        if (includes) {
+            GitConfigScan.Scan scan = GitConfigScan.scan(file, home);
+            found.addAll(scan.running());
+            for (GitLimit l : scan.limits()) {
+                out.add(Finding.limit(l));
+            }
+        } else {
+            for (GitConfigScan.Setting s : GitConfigScan.running(data)) {
+                found.add(new GitConfigScan.Found(file, s));
+            }
+        }
+        for (GitConfigScan.Found f : found) {
+            String key = f.setting().name();
+            Path in = f.file();
+            out.add(new Finding(in, key, in + " sets " + key + (in.equals(file) ? "" : " (included from " + file + ")")
+                    + ", with which git runs a command: look at it before you run git there; to remove it: git config"
+                    + " --file " + ShellQuote.quote(in.toString()) + " --unset-all " + ShellQuote.quote(key)));
         }
     }
 
+    /**
+     * The hooks of {@code dir} to look at: every hook git knows, looked up by name, then
+     * the other files (never a {@code *.sample}, which git never runs) in name order, at
+     * most {@link #MAX_HOOKS} of them.
+     */
     private static List<Path> hooks(Path dir) {
-        List<Path> out = new ArrayList<>();
+        Set<Path> out = new TreeSet<>();
+        for (String name : HOOK_NAMES) {
+            Path hook = dir.resolve(name);
+            if (Files.exists(hook, LinkOption.NOFOLLOW_LINKS)) {
+                out.add(hook);
+            }
+        }
+        out.addAll(others(dir).first());
+        return List.copyOf(out);
+    }
+
+    /**
+     * The files of a hooks dir that are neither a known hook nor a sample: the first
+     * {@link #MAX_HOOKS} in name order, chosen from the whole listing (so the order the
+     * directory lists them in hides none), and how many there are.
+     */
+    private record Others(List<Path> first, int total) {}
+
+    private static Others others(Path dir) {
+        // the largest of those kept on top, to be dropped when a smaller one comes
+        java.util.PriorityQueue<Path> kept = new java.util.PriorityQueue<>(java.util.Comparator.reverseOrder());
+        int total = 0;
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             for (Path e : entries) {
-                if (out.size() >= MAX_HOOKS) {
-                    break;
-                }
+                String name = e.getFileName().toString();
                 // git never runs a *.sample: not worth a look (a fresh repository has only these)
-                if (!e.getFileName().toString().endsWith(".sample")) {
-                    out.add(e);
+                if (name.endsWith(".sample") || HOOK_NAMES.contains(name)) {
+                    continue;
+                }
+                total++;
+                kept.add(e);
+                if (kept.size() > MAX_HOOKS) {
+                    kept.poll();
                 }
             }
         } catch (IOException | RuntimeException e) {
             // unreadable: nothing to list
         }
-        out.sort(null);
-        return out;
+        List<Path> first = new ArrayList<>(kept);
+        first.sort(null);
+        return new Others(first, total);
     }
 
     private static State state(Path p) {

@@ -1,51 +1,107 @@
 package agentsandbox.core.git;
 
-import java.nio.charset.StandardCharsets;
+import agentsandbox.core.host.HostRead;
+import agentsandbox.core.rules.Resolver;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
 /**
  * Finds, in a git config file (or {@code .gitmodules}), the settings with which git runs
- * a command of the file's choosing: {@code core.fsmonitor}, hooks paths, pagers and
- * editors, filter, diff and merge drivers, {@code !} aliases, submodule {@code update =
- * !cmd}, {@code ext::} URLs, includes (they pull in another file), and their kin.
+ * a command of the file's choosing, and follows the files it includes as git does.
  *
- * <p>The parser follows git's syntax where it matters for this (sections
- * {@code [a]}, {@code [a "b"]}, {@code [a.b]}, a key after the header on the same
- * line, comments, quotes, line continuations) and leans towards reporting: a key it
- * cannot place is judged by its name alone.
+ * <p>The file is read exactly as git reads it ({@link GitConfigFile}). A setting counts
+ * when git runs what it names, in any spelling git accepts (names are compared as git
+ * compares them: section and key without regard to case, subsection as written), and, to
+ * lean towards reporting, when its key has the name of such a setting in any section:
+ *
+ * <ul>
+ * <li>every key of {@link #RUNNING_SECTIONS} ({@code alias.*} with or without {@code !},
+ *     {@code filter.*.clean/smudge/process}, {@code credential[.URL].helper},
+ *     {@code gpg[.FORMAT].program}, {@code pager.*}, {@code hook.*.command},
+ *     {@code include.path}, {@code includeIf.*.path}, {@code url.*.insteadOf},
+ *     {@code protocol.*.allow}, …);</li>
+ * <li>{@code core.fsmonitor} other than a boolean, {@code core.hooksPath},
+ *     {@code core.sshCommand}, {@code core.pager}, {@code core.editor},
+ *     {@code core.gitProxy}, {@code core.askPass}, {@code core.alternateRefsCommand},
+ *     {@code sequence.editor}, {@code interactive.diffFilter}, {@code diff.external},
+ *     {@code diff.*.textconv}, {@code diff.*.command}, {@code merge.*.driver},
+ *     {@code gc.recentObjectsHook}, {@code uploadpack.packObjectsHook},
+ *     {@code imap.tunnel}, {@code help/web/instaweb.browser},
+ *     {@code remote.*.uploadpack/receivepack/vcs}, {@code init.templateDir};</li>
+ * <li>{@code submodule.*.update} that starts with {@code !};</li>
+ * <li>any value with {@code ::} ({@code ext::} and other remote helpers).</li>
+ * </ul>
  */
 public final class GitConfigScan {
     private GitConfigScan() {}
 
-    /** One setting: {@code section[.subsection].key}, as git spells it in lower case (subsection kept). */
+    /** git's own bound on nested includes ({@code MAX_INCLUDE_DEPTH}). */
+    public static final int MAX_INCLUDE_DEPTH = 10;
+
+    /**
+     * One setting, named as git names it: section and key lowered, subsection as written.
+     *
+     * @param value null for a key without {@code =} (git's boolean true)
+     */
     public record Setting(String section, String subsection, String key, String value) {
         public String name() {
+            if (section.isEmpty() && subsection == null) {
+                return key; // before any section
+            }
             return section + (subsection == null ? "" : "." + subsection) + "." + key;
         }
+
+        /** From git's full name: section to the first dot, key after the last. */
+        static Setting of(String name, String value) {
+            int first = name.indexOf('.');
+            int last = name.lastIndexOf('.');
+            if (first < 0) {
+                return new Setting("", null, name, value); // a key before any section
+            }
+            return new Setting(name.substring(0, first), first == last ? null : name.substring(first + 1, last),
+                    name.substring(last + 1), value);
+        }
     }
+
+    /** A setting that runs something, and the file it is in. */
+    public record Found(Path file, Setting setting) {}
+
+    /**
+     * What a config file and the files it includes hold.
+     *
+     * @param running  the settings that make git run something, in the order git reads them
+     * @param included every file an include names (read or not: one that is missing now
+     *                 is read by git once it exists)
+     * @param limits   what could not be followed as git follows it
+     */
+    public record Scan(List<Found> running, Set<Path> included, List<GitLimit> limits) {}
 
     /** Whole sections whose every key runs something or decides what runs. */
     private static final Set<String> RUNNING_SECTIONS = Set.of(
             "alias", "pager", "filter", "credential", "gpg", "difftool", "mergetool", "guitool", "man",
-            "browser", "sendemail", "hook", "url", "protocol", "instaweb", "trailer", "tar");
+            "browser", "sendemail", "hook", "url", "protocol", "instaweb", "trailer", "tar", "include",
+            "includeif");
 
     /** Keys, in any section, that name a program, a command or a file that holds commands. */
     private static final Set<String> RUNNING_KEYS = Set.of(
             "fsmonitor", "hookspath", "sshcommand", "pager", "editor", "askpass", "gitproxy", "command",
             "cmd", "textconv", "driver", "external", "program", "helper", "uploadpack", "receivepack",
-            "packobjectshook", "alternaterefscommand", "difffilter", "path", "vcs",
-            "templatedir", "proxycommand");
+            "packobjectshook", "alternaterefscommand", "difffilter", "vcs", "templatedir", "proxycommand",
+            "recentobjectshook", "tunnel", "browser");
 
     private static final Set<String> BOOLEANS = Set.of(
             "", "true", "false", "yes", "no", "on", "off", "1", "0");
 
-    /** The settings of {@code data} that make git run something, in file order. */
+    /** The settings of {@code data} that make git run something, in file order (includes not followed). */
     public static List<Setting> running(byte[] data) {
         List<Setting> out = new ArrayList<>();
-        for (Setting s : parse(new String(data, StandardCharsets.UTF_8))) {
+        for (Setting s : GitConfigFile.parse(data).entries()) {
             if (runs(s)) {
                 out.add(s);
             }
@@ -55,7 +111,7 @@ public final class GitConfigScan {
 
     static boolean runs(Setting s) {
         String value = s.value() == null ? "" : s.value().strip();
-        if (value.startsWith("ext::") || value.contains("::")) {
+        if (value.contains("::")) {
             return true; // a remote helper or the ext transport: a URL that is a command
         }
         if (RUNNING_SECTIONS.contains(s.section())) {
@@ -64,25 +120,17 @@ public final class GitConfigScan {
         switch (s.section()) {
             case "core" -> {
                 if (s.key().equals("fsmonitor")) {
-                    return !BOOLEANS.contains(value.toLowerCase(Locale.ROOT));
-                }
-                if (s.key().equals("path")) {
-                    return false;
+                    // no value is true: the built-in daemon; a value that is no boolean is a command
+                    return s.value() != null && !BOOLEANS.contains(value.toLowerCase(Locale.ROOT));
                 }
             }
             case "submodule" -> {
-                return s.key().equals("update") ? value.startsWith("!") || value.isEmpty()
-                        : RUNNING_KEYS.contains(s.key()) && !s.key().equals("path");
-            }
-            case "include", "includeif" -> {
-                return true;
+                if (s.key().equals("update")) {
+                    return value.startsWith("!");
+                }
             }
             case "remote" -> {
-                return RUNNING_KEYS.contains(s.key()) || s.key().equals("url") && value.contains("::")
-                        || s.key().equals("pushurl") && value.contains("::");
-            }
-            case "diff", "merge", "sequence", "interactive", "uploadpack", "web", "ssh" -> {
-                return RUNNING_KEYS.contains(s.key()) || s.key().equals("editor");
+                return RUNNING_KEYS.contains(s.key());
             }
             default -> {
                 // judged by the key's name below
@@ -91,124 +139,104 @@ public final class GitConfigScan {
         return RUNNING_KEYS.contains(s.key());
     }
 
-    /** Every setting of a config file's text. */
-    static List<Setting> parse(String text) {
-        List<Setting> out = new ArrayList<>();
-        String section = "";
-        String subsection = null;
-        int i = 0;
-        int n = text.length();
-        while (i < n) {
-            char c = text.charAt(i);
-            if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-                i++;
-            } else if (c == '#' || c == ';') {
-                i = lineEnd(text, i);
-            } else if (c == '[') {
-                int close = text.indexOf(']', i);
-                if (close < 0) {
-                    close = lineEnd(text, i);
-                }
-                String header = text.substring(i + 1, Math.min(close, n)).strip();
-                int quote = header.indexOf('"');
-                if (quote >= 0) {
-                    section = header.substring(0, quote).strip().toLowerCase(Locale.ROOT);
-                    subsection = unquote(header.substring(quote));
-                } else {
-                    int dot = header.indexOf('.');
-                    section = (dot < 0 ? header : header.substring(0, dot)).toLowerCase(Locale.ROOT);
-                    subsection = dot < 0 ? null : header.substring(dot + 1).toLowerCase(Locale.ROOT);
-                }
-                i = close + 1;
-            } else {
-                int start = i;
-                while (i < n && isKeyChar(text.charAt(i))) {
-                    i++;
-                }
-                String key = text.substring(start, i).toLowerCase(Locale.ROOT);
-                if (key.isEmpty()) {
-                    // not a key: git would refuse the file; skip the line
-                    i = lineEnd(text, i);
-                    continue;
-                }
-                while (i < n && (text.charAt(i) == ' ' || text.charAt(i) == '\t')) {
-                    i++;
-                }
-                String value = null;
-                if (i < n && text.charAt(i) == '=') {
-                    StringBuilder v = new StringBuilder();
-                    i = value(text, i + 1, v);
-                    value = v.toString();
-                } else {
-                    i = lineEnd(text, i);
-                }
-                out.add(new Setting(section, subsection, key, value));
-            }
+    /**
+     * The settings that run something in {@code file} and in the files it includes, followed
+     * as git follows them: {@code include.path} and {@code includeIf.COND.path} (every
+     * condition counts as true: which one holds depends on the command), relative to the
+     * including file's directory, {@code ~/} from {@code home}, only when the file exists,
+     * at most {@link #MAX_INCLUDE_DEPTH} deep.
+     *
+     * @param home the user's home for {@code ~/}, or null when unknown (then such an
+     *             include is a limit)
+     */
+    public static Scan scan(Path file, Path home) {
+        List<Found> running = new ArrayList<>();
+        Set<Path> included = new LinkedHashSet<>();
+        List<GitLimit> limits = new ArrayList<>();
+        // git reads a config through a link; what is not a regular file is the caller's to report
+        Path real = Files.isSymbolicLink(file) ? Resolver.realPath(file) : file;
+        byte[] data = real == null ? null : HostRead.bytes(real, GitDirs.MAX_SMALL);
+        if (data != null) {
+            follow(file, data, home, 0, running, included, limits);
+        } else if (real != null && Files.isRegularFile(real)) {
+            limits.add(new GitLimit(file, "is larger than " + GitDirs.MAX_SMALL + " bytes: the files it includes"
+                    + " were not looked at"));
         }
-        return out;
+        return new Scan(List.copyOf(running), included, List.copyOf(limits));
     }
 
-    private static boolean isKeyChar(char c) {
-        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-';
-    }
-
-    private static int lineEnd(String text, int i) {
-        int nl = text.indexOf('\n', i);
-        return nl < 0 ? text.length() : nl + 1;
-    }
-
-    /** Reads a value the way git does: quotes, escapes, continuations, comments. */
-    private static int value(String text, int i, StringBuilder v) {
-        boolean quoted = false;
-        int n = text.length();
-        while (i < n) {
-            char c = text.charAt(i);
-            if (c == '\n') {
-                return i + 1;
+    private static void follow(Path file, byte[] data, Path home, int depth, List<Found> running,
+            Set<Path> included, List<GitLimit> limits) {
+        for (Setting s : GitConfigFile.parse(data).entries()) {
+            if (runs(s)) {
+                running.add(new Found(file, s));
             }
-            if (c == '\\' && i + 1 < n) {
-                char next = text.charAt(i + 1);
-                if (next == '\n') {
-                    i += 2;
-                    continue;
-                }
-                if (next == '\r' && i + 2 < n && text.charAt(i + 2) == '\n') {
-                    i += 3;
-                    continue;
-                }
-                v.append(switch (next) {
-                    case 'n' -> '\n';
-                    case 't' -> '\t';
-                    case 'b' -> '\b';
-                    default -> next;
-                });
-                i += 2;
+            if (!isInclude(s) || s.value() == null) {
+                continue; // a bare include.path is an error for git: it stops there
+            }
+            Path target = includeTarget(file, s.value(), home);
+            if (target == null) {
+                limits.add(new GitLimit(file, "includes " + s.value() + ", a path that agent-sandbox cannot"
+                        + " resolve as git does"));
                 continue;
             }
-            if (c == '"') {
-                quoted = !quoted;
-            } else if (!quoted && (c == '#' || c == ';')) {
-                return lineEnd(text, i);
-            } else {
-                v.append(c);
+            included.add(target);
+            if (!Files.exists(target)) {
+                continue; // git reads it once it exists: watched, nothing to read now
             }
-            i++;
+            if (depth + 1 > MAX_INCLUDE_DEPTH) {
+                limits.add(new GitLimit(file, "includes files more than " + MAX_INCLUDE_DEPTH
+                        + " deep (git refuses such a chain)"));
+                return;
+            }
+            // git follows links here; the host reads the file they lead to, never a FIFO
+            Path real = Resolver.realPath(target);
+            byte[] more = real == null ? null : HostRead.bytes(real, GitDirs.MAX_SMALL);
+            if (more == null) {
+                limits.add(new GitLimit(target, "is included by " + file + " and is not a regular file of at most "
+                        + GitDirs.MAX_SMALL + " bytes"));
+                continue;
+            }
+            follow(target, more, home, depth + 1, running, included, limits);
         }
-        return i;
     }
 
-    private static String unquote(String s) {
-        StringBuilder b = new StringBuilder();
-        for (int i = 1; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '\\' && i + 1 < s.length()) {
-                b.append(s.charAt(++i));
-            } else if (c == '"') {
-                break;
-            } else {
-                b.append(c);
+    /** {@code include.path} or {@code includeIf.COND.path}, exactly as git matches them. */
+    static boolean isInclude(Setting s) {
+        return s.key().equals("path") && (s.section().equals("include") && s.subsection() == null
+                || s.section().equals("includeif") && s.subsection() != null);
+    }
+
+    /**
+     * The file git includes for {@code value} in {@code including}: {@code ~/} and
+     * {@code ~} from {@code home}, absolute as it is, relative from the including file's
+     * directory; null where git's expansion cannot be repeated here ({@code ~user/},
+     * {@code %(prefix)/}, no home).
+     */
+    static Path includeTarget(Path including, String value, Path home) {
+        String v = value;
+        if (v.isEmpty()) {
+            return null;
+        }
+        if (v.startsWith("%(prefix)/")) {
+            return null;
+        }
+        if (v.startsWith("~")) {
+            if (home == null || !(v.equals("~") || v.startsWith("~/"))) {
+                return null;
+            }
+            try {
+                return Path.of(home + v.substring(1)).normalize();
+            } catch (java.nio.file.InvalidPathException e) {
+                return null;
             }
         }
-        return b.toString();
+        Path p;
+        try {
+            p = Path.of(v);
+        } catch (java.nio.file.InvalidPathException e) {
+            return null;
+        }
+        return (p.isAbsolute() ? p : including.toAbsolutePath().getParent().resolve(p)).normalize();
     }
 }

@@ -24,8 +24,14 @@ import java.util.Set;
  * paths of its {@code .gitmodules} (git status recurses into them), to a bounded depth.
  * Outside any repository: the repositories directly below the working directory.
  *
+ * <p>As git does, a {@code commondir} file in any git dir is followed: git takes that
+ * repository's config and hooks from the directory it names, whether or not git made it.
+ * The files a config includes ({@code include.path}, {@code includeIf.*.path}) are
+ * watched like the config itself, whether they exist yet or not.
+ *
  * <p>Everything read here may have been written by a sandbox: reads are bounded
- * ({@link HostRead}), and counts and depths are capped.
+ * ({@link HostRead}), and counts and depths are capped. Each cap that is reached is kept
+ * in {@link #limits}: beyond it, nothing was looked at.
  */
 public final class GitDirs {
     /** Nested repositories are followed this many levels below the top one. */
@@ -39,10 +45,31 @@ public final class GitDirs {
 
     /** Git dirs, top repository first. */
     final Set<Path> dirs = new LinkedHashSet<>();
-    /** Files whose content decides what git runs (config, config.worktree, hooks dirs, .gitmodules, .git files, indexes). */
+    /** Files whose content decides what git runs (config, config.worktree, hooks dirs, .gitmodules, .git files, indexes, commondir). */
     public final Set<Path> watched = new LinkedHashSet<>();
+    /** The files of {@link #watched} that git reads as config: config, config.worktree and the files they include. */
+    public final Set<Path> configs = new LinkedHashSet<>();
+    /**
+     * The files of {@link #configs} that git reads as a repository's config (not only as
+     * included): git follows includes from these, counting its depth from them.
+     */
+    public final Set<Path> roots = new LinkedHashSet<>();
+    /** Each bound that was reached, where and what: nothing beyond it was looked at. */
+    public final List<GitLimit> limits = new ArrayList<>();
+    /**
+     * Common dirs named by a commondir that git did not make (see {@link GitLayout#isWorktreeOf}):
+     * watched, since git obeys them, but never offered for protection ({@link #protectable}),
+     * since a rule for them could open up whatever directory a planted file names.
+     */
+    private final Set<Path> forged = new LinkedHashSet<>();
+    /** Git dirs not looked at because {@link #MAX_DIRS} were already. */
+    private int refused;
+    /** The home for {@code ~/} in includes; null when unknown. */
+    private final Path home;
 
-    private GitDirs() {}
+    private GitDirs(Path home) {
+        this.home = home;
+    }
 
     /** Where it was found from. */
     private Path workDir;
@@ -62,6 +89,15 @@ public final class GitDirs {
             return found;
         }
         return find(workDir);
+    }
+
+    /** {@link #reuse(GitDirs, Path)}, where {@code found} must also have been found with {@code home}. */
+    public static GitDirs reuse(GitDirs found, Path workDir, Path home) {
+        if (found != null && java.util.Objects.equals(home, found.home) && workDir.equals(found.workDir)
+                && found.seen != null && found.seen.equals(state(found))) {
+            return found;
+        }
+        return find(workDir, GitLayout.discover(workDir), home);
     }
 
     private static List<Object> state(GitDirs g) {
@@ -100,7 +136,12 @@ public final class GitDirs {
 
     /** {@link #find} with the repository above {@code workDir} already found. */
     public static GitDirs find(Path workDir, Optional<GitLayout> layout) {
-        GitDirs g = findNow(workDir, layout);
+        return find(workDir, layout, null);
+    }
+
+    /** {@link #find(Path, Optional)}, with the user's home for {@code ~/} in includes. */
+    public static GitDirs find(Path workDir, Optional<GitLayout> layout, Path home) {
+        GitDirs g = findNow(workDir, layout, home);
         g.workDir = workDir;
         g.seen = state(g);
         return g;
@@ -108,30 +149,49 @@ public final class GitDirs {
 
     /** {@link #find} for the check after a run: what is there now. */
     public static GitDirs fresh(Path workDir) {
-        return findNow(workDir, GitLayout.discover(workDir));
+        return fresh(workDir, null);
     }
 
-    private static GitDirs findNow(Path workDir, Optional<GitLayout> layout) {
-        GitDirs g = new GitDirs();
+    /** {@link #fresh(Path)}, with the user's home for {@code ~/} in includes. */
+    public static GitDirs fresh(Path workDir, Path home) {
+        return findNow(workDir, GitLayout.discover(workDir), home);
+    }
+
+    private static GitDirs findNow(Path workDir, Optional<GitLayout> layout, Path home) {
+        GitDirs g = new GitDirs(home);
         Path work = workDir.toAbsolutePath().normalize();
         Optional<GitLayout> top = layout;
         // a repository created here would take over the user's next git command in this directory
         g.watched.add(work.resolve(".git"));
         if (top.isPresent()) {
             GitLayout t = top.get();
-            g.repo(t.workTree(), t.gitDir(), t.commonDir(), 0);
+            // the shared dir git itself takes: a commondir planted in the git dir is obeyed too
+            Path common = GitLayout.followedCommonDir(t.gitDir());
+            if (!common.equals(t.commonDir())) {
+                g.forged.add(common);
+            }
+            g.repo(t.workTree(), t.gitDir(), common, 0);
         } else {
             g.childRepos(work);
+        }
+        if (g.refused > 0) {
+            g.limit(new GitLimit(work, "leads to more than " + MAX_DIRS + " git dirs: " + g.refused
+                    + " more, and what they lead to, were not looked at"));
         }
         return g;
     }
 
-    /** The paths of {@link #watched} that are a git dir's {@code config}, {@code config.worktree} or {@code hooks}. */
+    /**
+     * The paths of {@link #watched} that are a git dir's {@code config}, {@code config.worktree}
+     * or {@code hooks}; never a file only included, nor anything a forged commondir leads to
+     * (a read-only rule there could show what the policy hides).
+     */
     public List<Path> protectable() {
         List<Path> out = new ArrayList<>();
         for (Path p : watched) {
             String name = p.getFileName().toString();
-            if ((name.equals("config") || name.equals("config.worktree") || name.equals("hooks"))
+            boolean config = name.equals("config") || name.equals("config.worktree");
+            if ((config && roots.contains(p) || name.equals("hooks")) && !fromForged(p)
                     && Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
                 out.add(p);
             }
@@ -139,11 +199,22 @@ public final class GitDirs {
         return out;
     }
 
+    private boolean fromForged(Path p) {
+        for (Path f : forged) {
+            if (f.equals(p.getParent()) || p.startsWith(f.resolve("modules")) || p.startsWith(f.resolve("worktrees"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void childRepos(Path work) {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(work)) {
             int n = 0;
             for (Path e : entries) {
                 if (++n > MAX_LIST) {
+                    limits.add(new GitLimit(work, "holds more than " + MAX_LIST + " entries: the repositories"
+                            + " among the rest were not looked at"));
                     break;
                 }
                 Path dotGit = e.resolve(".git");
@@ -157,14 +228,19 @@ public final class GitDirs {
     }
 
     private void repo(Path workTree, Path gitDir, Path commonDir, int depth) {
-        if (dirs.size() >= MAX_DIRS || !dirs.add(gitDir)) {
+        if (dirs.contains(gitDir)) {
             return;
         }
+        if (dirs.size() >= MAX_DIRS) {
+            refused++;
+            return;
+        }
+        dirs.add(gitDir);
         gitDirFiles(gitDir);
         if (!commonDir.equals(gitDir) && dirs.add(commonDir)) {
             gitDirFiles(commonDir);
         }
-        if (workTree != null && depth < MAX_DEPTH) {
+        if (workTree != null) {
             // first, so that a submodule's git dir is reached with its work tree
             nestedRepos(workTree, gitDir, depth);
         }
@@ -178,52 +254,91 @@ public final class GitDirs {
         Path gitmodules = workTree.resolve(".gitmodules");
         watched.add(gitmodules);
         Set<String> paths = new LinkedHashSet<>();
-        paths.addAll(gitlinks(gitDir.resolve("index")));
+        Path index = gitDir.resolve("index");
+        Read read = gitlinks(index);
+        if (read.tooLarge() >= 0) {
+            limit(new GitLimit(index, "is " + read.tooLarge() + " bytes, more than " + MAX_INDEX
+                    + ": its gitlinks (the repositories git status looks into) were not read"));
+        }
+        paths.addAll(read.gitlinks());
         byte[] modules = HostRead.bytes(gitmodules, MAX_SMALL);
         if (modules != null) {
-            for (GitConfigScan.Setting s : GitConfigScan.parse(new String(modules, StandardCharsets.UTF_8))) {
+            for (GitConfigScan.Setting s : GitConfigFile.parse(modules).entries()) {
                 if (s.section().equals("submodule") && s.key().equals("path") && s.value() != null) {
                     paths.add(s.value().strip());
                 }
             }
+        } else if (Files.exists(gitmodules, LinkOption.NOFOLLOW_LINKS)) {
+            limit(new GitLimit(gitmodules, "is not a regular file of at most " + MAX_SMALL
+                    + " bytes: the submodules it names were not looked at"));
         }
         for (String p : paths) {
             if (p.isEmpty() || p.startsWith("/")) {
                 continue;
             }
-            Path nested = workTree.resolve(p).normalize();
-            if (nested.startsWith(workTree) && !nested.equals(workTree)) {
-                nested(nested, depth + 1);
+            Path nested;
+            try {
+                nested = workTree.resolve(p).normalize();
+            } catch (java.nio.file.InvalidPathException e) {
+                continue;
             }
+            if (!nested.startsWith(workTree) || nested.equals(workTree)) {
+                continue;
+            }
+            if (depth >= MAX_DEPTH) {
+                if (Files.exists(nested.resolve(".git"), LinkOption.NOFOLLOW_LINKS)) {
+                    limit(new GitLimit(nested, "is a repository nested more than " + MAX_DEPTH
+                            + " levels deep: it and what is below it were not looked at"));
+                }
+                continue;
+            }
+            nested(nested, depth + 1);
         }
     }
 
-    /** An index read earlier in this process, and the file state it was read at. */
-    private record Read(Object state, List<String> gitlinks) {}
+    /** Keeps {@code l} once. */
+    private void limit(GitLimit l) {
+        if (!limits.contains(l)) {
+            limits.add(l);
+        }
+    }
+
+
+    /**
+     * An index read earlier in this process, and the file state it was read at.
+     *
+     * @param tooLarge the index's size when it was too large to read, else -1
+     */
+    private record Read(Object state, List<String> gitlinks, long tooLarge) {}
+
+    private static final Read NONE = new Read(null, List.of(), -1);
 
     /** One start looks several times (policy, its comparison, the snapshot): the index is read once. */
     private static final java.util.Map<Path, Read> INDEXES = new java.util.concurrent.ConcurrentHashMap<>();
 
-    private static List<String> gitlinks(Path index) {
+    /** Every gitlink of the index (the file's size is the bound), or its size when it is too large. */
+    private static Read gitlinks(Path index) {
         if (!Files.exists(index, LinkOption.NOFOLLOW_LINKS)) {
-            return List.of();
+            return NONE;
         }
-        Object state;
+        java.util.Map<String, Object> state;
         try {
             // the change time too: a sandbox can set the modification time back, not that one
             state = Files.readAttributes(index, "unix:ino,dev,size,ctime,lastModifiedTime", LinkOption.NOFOLLOW_LINKS);
         } catch (IOException | RuntimeException e) {
-            return List.of();
+            return NONE;
         }
         Read cached = INDEXES.get(index);
         if (cached != null && cached.state().equals(state)) {
-            return cached.gitlinks();
+            return cached;
         }
-        List<String> links = GitIndex.gitlinks(HostRead.bytes(index, MAX_INDEX), MAX_DIRS);
+        long size = (Long) state.get("size");
+        Read read = size > MAX_INDEX ? new Read(state, List.of(), size)
+                : new Read(state, List.copyOf(GitIndex.gitlinks(HostRead.bytes(index, MAX_INDEX), Integer.MAX_VALUE)), -1);
         if (INDEXES.size() < MAX_DIRS) {
-            INDEXES.put(index, new Read(state, List.copyOf(links)));
+            INDEXES.put(index, read);
         }
-        return links;
+        return read;
     }
 
     /** The repository whose {@code .git} is in {@code workTree}, if it is one. */
@@ -232,7 +347,7 @@ public final class GitDirs {
         watched.add(dotGit);
         Path gitDir = dotGit;
         if (Files.isRegularFile(dotGit, LinkOption.NOFOLLOW_LINKS)) {
-            byte[] text = HostRead.bytes(dotGit, 4096);
+            byte[] text = HostRead.bytes(dotGit, MAX_SMALL); // git's own bound for a .git file
             String s = text == null ? "" : new String(text, StandardCharsets.UTF_8).strip();
             if (!s.startsWith("gitdir:") || s.length() == "gitdir:".length()) {
                 return;
@@ -244,38 +359,56 @@ public final class GitDirs {
         if (!Files.isDirectory(gitDir) || !Files.isRegularFile(gitDir.resolve("HEAD"))) {
             return; // not a git dir: a .git file may name any directory
         }
-        Path common = commonDir(gitDir);
+        // git follows a commondir in any git dir, made by git or not
+        Path common = GitLayout.followedCommonDir(gitDir);
         if (!common.equals(gitDir) && !GitLayout.isWorktreeOf(workTree, gitDir, common)) {
-            common = gitDir;
+            forged.add(common);
         }
         repo(workTree, gitDir, common, depth);
     }
 
-    private static Path commonDir(Path gitDir) {
-        byte[] text = HostRead.bytes(gitDir.resolve("commondir"), 4096);
-        if (text == null) {
-            return gitDir;
-        }
-        String s = new String(text, StandardCharsets.UTF_8).strip();
-        return s.isEmpty() ? gitDir : gitDir.resolve(s).normalize();
-    }
-
     private void gitDirFiles(Path gitDir) {
-        watched.add(gitDir.resolve("config"));
-        watched.add(gitDir.resolve("config.worktree"));
+        config(gitDir.resolve("config"));
+        config(gitDir.resolve("config.worktree"));
         watched.add(gitDir.resolve("hooks"));
         watched.add(gitDir.resolve("index"));
+        watched.add(gitDir.resolve("commondir"));
+    }
+
+    /** A config file and, followed as git follows them, the files it includes. */
+    private void config(Path file) {
+        watched.add(file);
+        configs.add(file);
+        roots.add(file);
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        GitConfigScan.Scan scan = GitConfigScan.scan(file, home);
+        for (Path p : scan.included()) {
+            watched.add(p);
+            configs.add(p);
+        }
+        for (GitLimit l : scan.limits()) {
+            limit(l);
+        }
     }
 
     /** Submodules' git dirs: {@code modules/NAME}, where a name may hold slashes, and their own modules. */
     private void modules(Path dir, int depth, int level) {
-        if (level > 8 || !Resolver.isRealDirectory(dir)) {
+        if (!Resolver.isRealDirectory(dir)) {
+            return;
+        }
+        if (level > 8) {
+            limit(new GitLimit(dir, "is nested more than 8 levels below modules/: the submodule git dirs"
+                    + " below it were not looked at"));
             return;
         }
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             int n = 0;
             for (Path e : entries) {
-                if (++n > MAX_LIST || dirs.size() >= MAX_DIRS) {
+                if (++n > MAX_LIST) {
+                    limit(new GitLimit(dir, "holds more than " + MAX_LIST + " entries: the submodule git dirs"
+                            + " among the rest were not looked at"));
                     break;
                 }
                 if (!Resolver.isRealDirectory(e)) {
@@ -301,9 +434,10 @@ public final class GitDirs {
             int n = 0;
             for (Path e : entries) {
                 if (++n > MAX_LIST) {
+                    limit(new GitLimit(dir, "holds more than " + MAX_LIST + " worktrees: the rest were not looked at"));
                     break;
                 }
-                watched.add(e.resolve("config.worktree"));
+                config(e.resolve("config.worktree"));
             }
         } catch (IOException | RuntimeException e) {
             // unreadable: nothing more to find here

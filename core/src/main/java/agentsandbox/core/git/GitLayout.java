@@ -114,6 +114,41 @@ public record GitLayout(Path workTree, Path gitDir, Path commonDir, boolean link
         return pointed != null && pointed.equals(realWorkTree.resolve(".git"));
     }
 
+    /**
+     * The common dir git takes for {@code gitDir}, as git's {@code get_common_dir_noenv}
+     * finds it: when {@code gitDir/commondir} exists, whoever made it, its text without the
+     * line ends at its end, relative to {@code gitDir} unless absolute; else {@code gitDir}.
+     * git then reads that directory's config and runs its hooks. A commondir that cannot
+     * be read here (too large, not a regular file) counts as none: the check after a run
+     * reports every commondir a run created or changed in any case.
+     */
+    public static Path followedCommonDir(Path gitDir) {
+        Path file = gitDir.resolve("commondir");
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            return gitDir;
+        }
+        Path real = Files.isSymbolicLink(file) ? Resolver.realPath(file) : file; // git follows a link here
+        byte[] data = real == null ? null : agentsandbox.core.host.HostRead.bytes(real, MAX_READ);
+        if (data == null) {
+            return gitDir;
+        }
+        int end = 0;
+        while (end < data.length && data[end] != 0) {
+            end++; // git reads it as a C string
+        }
+        while (end > 0 && (data[end - 1] == '\n' || data[end - 1] == '\r')) {
+            end--;
+        }
+        if (end == 0) {
+            return gitDir; // git refuses an empty one
+        }
+        try {
+            return gitDir.resolve(new String(data, 0, end, StandardCharsets.UTF_8)).normalize();
+        } catch (java.nio.file.InvalidPathException e) {
+            return gitDir;
+        }
+    }
+
     /** A repository's git dir: HEAD, objects and refs. */
     static boolean isRepository(Path dir) {
         return Files.isRegularFile(dir.resolve("HEAD")) && Files.isDirectory(dir.resolve("objects"))

@@ -114,6 +114,10 @@ public final class Execution implements AutoCloseable {
         if (gitCheck != null) {
             for (GitAftercheck.Finding f : gitCheck.findings(GIT_CHECK_LIMIT)) {
                 out.add(f.message());
+                if (f.refusesNextRun()) { // what the check could not look at: the next run waits for the user
+                    Unsettled.record(plan.runtimeDir().getParent().getParent(), f.file(), ToolHomes.identity(f.file()),
+                            f.message());
+                }
             }
         }
         out.addAll(afterRun());

@@ -58,7 +58,7 @@ public final class Launch {
             run = RunDir.create(plan.runtimeDir(), RunLayout.socketsDir(RunLayout.socketsBase(env), plan.runtimeDir()),
                     env.uid());
             state = StateWatch.before(env);
-            git = GitAftercheck.before(env.workDir());
+            git = GitAftercheck.before(env.workDir(), null, env.home());
         }
         GuardServer guard = null;
         NetworkProxy proxy = null;

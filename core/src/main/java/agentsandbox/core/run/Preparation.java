@@ -107,7 +107,7 @@ public final class Preparation implements AutoCloseable {
         try {
             state.set(StateWatch.before(env));
             // the git dirs found a moment ago, unless the repository changed since
-            gitBefore.set(GitAftercheck.before(env.workDir(), gitDirs.now()));
+            gitBefore.set(GitAftercheck.before(env.workDir(), gitDirs.now(), env.home()));
         } catch (RuntimeException e) {
             state.fail(e);
             gitBefore.fail(e);
@@ -128,7 +128,7 @@ public final class Preparation implements AutoCloseable {
         GitDirs dirs = null;
         if (found != null) {
             try {
-                dirs = GitDirs.find(env.workDir(), found);
+                dirs = GitDirs.find(env.workDir(), found, env.home());
             } catch (RuntimeException e) {
                 // the plan's own search meets the same and says so
             }

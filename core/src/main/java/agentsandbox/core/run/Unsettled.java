@@ -15,6 +15,10 @@ import java.nio.file.attribute.PosixFilePermissions;
  * until the user deals with them: the next run refuses to start while one is still there
  * as it was left, instead of running beside it.
  *
+ * <p>The same holds for what the check of the git metadata after a run could not look at
+ * (a bound it reached, see {@code GitAftercheck}): the next run refuses until the user has
+ * looked, with the reason that was recorded.
+ *
  * <p>The records live in agent-sandbox's state directory, which every sandbox sees empty
  * and cannot rename ({@link OwnState}): no sandbox can write, remove or forge one.
  */
@@ -27,10 +31,19 @@ public final class Unsettled {
 
     /** Remembers that {@code file}, as {@code identity} says it is now, could not be moved aside. */
     public static void record(Path stateDir, Path file, String identity) {
+        record(stateDir, file, identity, null);
+    }
+
+    /**
+     * Remembers that {@code file}, as {@code identity} says it is now, must be looked at
+     * before the next run, for {@code reason} (one line, said when that run refuses).
+     */
+    public static void record(Path stateDir, Path file, String identity, String reason) {
         try {
             Path d = dir(stateDir);
             Files.createDirectories(d, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            String text = identity + "\n" + file + "\n";
+            String text = identity + "\n" + file + "\n"
+                    + (reason == null ? "" : reason.replace('\n', ' ') + "\n");
             Path record = d.resolve(Integer.toHexString(file.toString().hashCode()) + "-"
                     + Long.toHexString(System.nanoTime()));
             RunDir.createFile(record, "rw-------", text.getBytes(StandardCharsets.UTF_8));
@@ -53,6 +66,11 @@ public final class Unsettled {
         try (DirectoryStream<Path> records = Files.newDirectoryStream(d)) {
             for (Path record : records) {
                 String[] lines = Files.readString(record, StandardCharsets.UTF_8).split("\n");
+                if (lines.length >= 3 && !lines[0].isEmpty() && lines[0].equals(ToolHomes.identity(Path.of(lines[1])))) {
+                    throw new SandboxException("an earlier run left something to look at: " + lines[2],
+                            "look at " + lines[1] + "; this run starts once it has changed or is gone, or once you"
+                            + " have removed " + record + " to say that you have looked");
+                }
                 if (lines.length >= 2 && !lines[0].isEmpty() && lines[0].equals(ToolHomes.identity(Path.of(lines[1])))) {
                     throw new SandboxException(lines[1] + " was written by a sandbox, and agent-sandbox could not move it"
                             + " aside after that run: tools outside would obey it",
