@@ -205,6 +205,14 @@ int git_views_mount(const char *file, char *reason, size_t capacity)
         if (mount("overlay", lower, "overlay", MS_NOSUID | MS_NODEV, options) != 0) {
             fprintf(stderr, "agent-sandbox: git: no copy-on-write view of %s (%s); its config and hooks stay"
                     " protected path by path\n", lower, strerror(errno));
+            continue;
+        }
+        /* the overlay makes its own work directory with no permission bits: the owner's
+         * again, so that the run's removal (and the next run's sweep) can enter it */
+        char own_work[PATH_MAX];
+        int n = snprintf(own_work, sizeof own_work, "%s/work", work);
+        if (n > 0 && (size_t)n < sizeof own_work && chmod(own_work, 0700) != 0 && errno != ENOENT) {
+            /* left as it is: the removal says what it cannot remove */
         }
     }
     free(bytes);

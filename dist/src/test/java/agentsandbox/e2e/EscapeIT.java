@@ -370,7 +370,7 @@ class EscapeIT {
 
         // .git itself is writable (commits write objects there): renaming it away is the
         // known limit, so only the original hooks directory is watched.
-        attack(Campaign.of("git hooks", List.of(), hooks).routes(routes).watchOriginalOnly());
+        attackGit(Campaign.of("git hooks", List.of(), hooks).routes(routes).watchOriginalOnly());
     }
 
     @Test
@@ -385,7 +385,7 @@ class EscapeIT {
                 change("git config --file \"$F\" core.hooksPath \"$X\"")));
         routes.addAll(protectedRoutes(false, setfacl()));
 
-        attack(Campaign.of("git config", List.of(), config).routes(routes).watchOriginalOnly());
+        attackGit(Campaign.of("git config", List.of(), config).routes(routes).watchOriginalOnly());
     }
 
     /** A submodule: its git dir is under the repository's .git/modules/, its work tree at lib/. */
@@ -409,7 +409,7 @@ class EscapeIT {
                 change("git config --file \"$F\" core.hooksPath \"$X\"")));
         routes.addAll(protectedRoutes(false, setfacl()));
 
-        attack(Campaign.of("submodule git config", List.of(), config).routes(routes).watchOriginalOnly());
+        attackGit(Campaign.of("submodule git config", List.of(), config).routes(routes).watchOriginalOnly());
     }
 
     @Test
@@ -421,7 +421,7 @@ class EscapeIT {
         List<Route> routes = new ArrayList<>(List.of(change("cp /bin/true \"$T/post-checkout\"")));
         routes.addAll(protectedRoutes(true, setfacl()));
 
-        attack(Campaign.of("submodule git hooks", List.of(), hooks).routes(routes).watchOriginalOnly());
+        attackGit(Campaign.of("submodule git hooks", List.of(), hooks).routes(routes).watchOriginalOnly());
     }
 
     @Test
@@ -738,36 +738,36 @@ class EscapeIT {
     /** One target and the routes against it. */
     private record Campaign(String title, List<String> flags, Map<String, String> env, Path target, Path secret,
             String token, String state, String cleanup, boolean originalOnly, boolean inSandboxOnly,
-            List<Route> routes) {
+            List<Route> routes, boolean hostOnly) {
 
         static Campaign of(String title, List<String> flags, Path target) {
-            return new Campaign(title, flags, Map.of(), target, target, "", null, "", false, false, List.of());
+            return new Campaign(title, flags, Map.of(), target, target, "", null, "", false, false, List.of(), false);
         }
 
         Campaign routes(List<Route> all) {
             return new Campaign(title, flags, env, target, secret, token, state, cleanup, originalOnly,
-                    inSandboxOnly, List.copyOf(all));
+                    inSandboxOnly, List.copyOf(all), hostOnly);
         }
 
         Campaign env(String name, String value) {
             return new Campaign(title, flags, Map.of(name, value), target, secret, token, state, cleanup,
-                    originalOnly, inSandboxOnly, routes);
+                    originalOnly, inSandboxOnly, routes, hostOnly);
         }
 
         /** An excluded target: nothing to watch inside, but the secret must not show up. */
         Campaign secret(Path file, String secretToken) {
             return new Campaign(title, flags, env, target, file, secretToken, "", cleanup, originalOnly,
-                    inSandboxOnly, routes);
+                    inSandboxOnly, routes, hostOnly);
         }
 
         Campaign state(String snippet) {
             return new Campaign(title, flags, env, target, secret, token, snippet, cleanup, originalOnly,
-                    inSandboxOnly, routes);
+                    inSandboxOnly, routes, hostOnly);
         }
 
         Campaign cleanup(String snippet) {
             return new Campaign(title, flags, env, target, secret, token, state, snippet, originalOnly,
-                    inSandboxOnly, routes);
+                    inSandboxOnly, routes, hostOnly);
         }
 
         /**
@@ -777,13 +777,22 @@ class EscapeIT {
          */
         Campaign watchOriginalOnly() {
             return new Campaign(title, flags, env, target, secret, token, state, cleanup, true, inSandboxOnly,
-                    routes);
+                    routes, hostOnly);
+        }
+
+        /**
+         * With the git dir's copy-on-write view: the routes may change what the sandbox sees
+         * (its own view), and the host's file must stay as it was.
+         */
+        Campaign hostOnly() {
+            return new Campaign(title, flags, env, target, secret, token, state, cleanup, originalOnly,
+                    inSandboxOnly, routes, true);
         }
 
         /** The target exists only inside the sandbox (the runtime under /run/agent-sandbox). */
         Campaign existsOnlyInside() {
             return new Campaign(title, flags, env, target, secret, token, state, cleanup, originalOnly, true,
-                    routes);
+                    routes, hostOnly);
         }
 
         String stateSnippet() {
@@ -845,6 +854,9 @@ class EscapeIT {
             Route route = campaign.routes().get(i);
             String[] l = lines.get(i);
             boolean ran = l[0].equals("0") && (route.goal() == Goal.CHANGE || !l[1].equals("0"));
+            if (campaign.hostOnly() && l[3].equals("0")) {
+                continue; // the view changed, which is the view's to do: the host is checked below
+            }
             if (l[2].equals("1") || l[3].equals("1")) {
                 escapes.add(campaign.title() + ": " + route.script() + (l[2].equals("1") ? " (changed it)" : "")
                         + (l[3].equals("1") ? " (read the secret)" : ""));
@@ -865,6 +877,16 @@ class EscapeIT {
         assertThat(escapes).as(() -> report.describe("no route escaping")).isEmpty();
         assertThat(notFailed).as(() -> report.describe("every route failing")).isEmpty();
         return report;
+    }
+
+    /**
+     * A campaign against the project's git dir, twice: without the copy-on-write view, where
+     * the git dir is protected path by path and every route must fail inside; and with it,
+     * where a route may change the sandbox's own view and the host's files must stay as they were.
+     */
+    private void attackGit(Campaign campaign) {
+        attack(campaign.env("AGENT_SANDBOX_GIT_VIEW", "off"));
+        attack(campaign.hostOnly());
     }
 
     private static void count(List<String> escapes, int tried) {

@@ -59,11 +59,12 @@ class GitViewIT {
     void Config_Hooks_And_Commondir_Written_Inside_Never_Reach_The_Host() {
         String config = sandbox.read(sandbox.project(".git/config"));
         inside("git config core.fsmonitor 'touch " + marker + "'"
+                + " && git config --get core.fsmonitor"
                 + " && printf '#!/bin/sh\\ntouch " + marker + "\\n' > .git/hooks/post-commit"
                 + " && chmod +x .git/hooks/post-commit"
-                + " && mkdir -p /tmp/elsewhere && echo /tmp/elsewhere > .git/commondir"
                 + " && mkdir -p .git/info && echo 'x' > .git/info/exclude"
-                + " && git config --get core.fsmonitor").succeeds().stdoutContains("touch");
+                + " && mkdir -p /tmp/elsewhere && echo /tmp/elsewhere > .git/commondir").succeeds()
+                .stdoutContains("touch");
 
         assertThat(sandbox.read(sandbox.project(".git/config"))).isEqualTo(config);
         assertThat(sandbox.project(".git/hooks/post-commit")).doesNotExist();
@@ -77,7 +78,7 @@ class GitViewIT {
 
     @Test
     void A_Plant_Is_Not_Live_On_The_Host_While_The_Sandbox_Runs() throws Exception {
-        Path planted = sandbox.tmp().resolve("planted");
+        Path planted = sandbox.project("planted");
         SandboxCli.Started run = sandbox.command("--", "sh", "-c",
                 "git config core.fsmonitor 'touch " + marker + "' && touch " + planted + " && sleep 30").start();
         run.awaitFile(planted, Duration.ofSeconds(30));

@@ -129,8 +129,10 @@ public final class Launch {
             ProcessBuilder.Redirect in, ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) throws IOException {
         if (logged && inherits(in) && inherits(out) && inherits(err)) {
             BwrapStarter starter = BwrapStarter.take(env.installation().starter());
-            if (starter != null) {
-                return starter.start(RunLayout.setupLog(run.path()), plan.argv(), env.hostEnv());
+            Bwrap started = starter == null ? null
+                    : starter.start(RunLayout.setupLog(run.path()), plan.argv(), env.hostEnv());
+            if (started != null) {
+                return started;
             }
         }
         ProcessBuilder pb = new ProcessBuilder(argv);
