@@ -784,7 +784,7 @@ class EscapeIT {
          * With the git dir's copy-on-write view: the routes may change what the sandbox sees
          * (its own view), and the host's file must stay as it was.
          */
-        Campaign hostOnly() {
+        Campaign judgedOnTheHost() {
             return new Campaign(title, flags, env, target, secret, token, state, cleanup, originalOnly,
                     inSandboxOnly, routes, true);
         }
@@ -886,7 +886,7 @@ class EscapeIT {
      */
     private void attackGit(Campaign campaign) {
         attack(campaign.env("AGENT_SANDBOX_GIT_VIEW", "off"));
-        attack(campaign.hostOnly());
+        attack(campaign.judgedOnTheHost());
     }
 
     private static void count(List<String> escapes, int tried) {
