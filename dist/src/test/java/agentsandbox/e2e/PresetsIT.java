@@ -375,6 +375,8 @@ class PresetsIT {
 
     @Test
     void Git_Strict_With_A_Detached_Head_Protects_Every_Branch() {
+        // the fallback without the copy-on-write view (GitViewIT has the view's own tests)
+        sandbox.gitDirPathByPath();
         initRepository();
         sandbox.git("branch", "other");
         sandbox.git("checkout", "-q", "--detach");

@@ -57,6 +57,10 @@ public final class GitApply {
     /** With {@code @git-strict}: the one branch the host takes (refs/heads/...); null for every ref. */
     private final String onlyBranch;
     private List<String> out = new ArrayList<>();
+    /** Each ref's tip on the host before this run first updated it ("" for a ref it created). */
+    private final Map<String, String> before = new java.util.HashMap<>();
+    /** The tip this run last gave each ref on the host. */
+    private final Map<String, String> lastApplied = new java.util.HashMap<>();
 
     /**
      * @param gitDir  the host's git dir the view showed
@@ -519,15 +523,27 @@ public final class GitApply {
                     + ", an object it did not leave in its git dir: not taken");
             return;
         }
-        // the stash's earlier entries are its reflog, which the host keeps: any new entry is taken
-        if (hostTip == null || ref.equals("refs/stash") || isAncestor(hostTip, sandboxTip)) {
+        // What may not be lost is what the host had: its tip before this run's first update
+        // of the ref, while the host's tip is still the one this run set (a commit the sandbox
+        // amends after it was taken in passing is its own work, kept recoverable below); the
+        // host's current tip once the user moved it. The stash's earlier entries are its
+        // reflog, which the host keeps: any new entry is taken.
+        boolean ours = hostTip != null && hostTip.equals(lastApplied.get(ref));
+        String base = ours ? before.get(ref) : hostTip;
+        if (base == null || base.isEmpty() || ref.equals("refs/stash") || isAncestor(base, sandboxTip)) {
+            if (ours && !isAncestor(hostTip, sandboxTip)) {
+                keepAside(ref, hostTip); // the sandbox rewrote what it had given: still recoverable
+            }
             String message = reflogMessage(ref);
             Result r = hostTip == null
                     ? git("update-ref", "--create-reflog", "-m", message, ref, sandboxTip, "")
                     : git("update-ref", "--create-reflog", "-m", message, ref, sandboxTip, hostTip);
             if (r.status != 0) {
                 out.add("git: " + ref + " was not taken from the sandbox (" + r.firstLine() + ")");
+                return;
             }
+            before.putIfAbsent(ref, hostTip == null ? "" : hostTip);
+            lastApplied.put(ref, sandboxTip);
             return;
         }
         String kept = keepAside(ref, sandboxTip);
@@ -542,6 +558,12 @@ public final class GitApply {
      */
     private void delete(String ref, String hostTip) {
         if (hostTip == null) {
+            return;
+        }
+        if ("".equals(before.get(ref)) && hostTip.equals(lastApplied.get(ref))) {
+            // a ref this run created and the sandbox deleted again: gone, its tip recoverable
+            keepAside(ref, hostTip);
+            git("update-ref", "-d", ref, hostTip);
             return;
         }
         Result containing = git("for-each-ref", "--contains", hostTip, "--format=%(refname)", "refs/heads",

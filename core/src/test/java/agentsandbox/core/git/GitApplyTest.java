@@ -55,6 +55,11 @@ class GitApplyTest {
     private String commitInside(String message) throws Exception {
         Files.writeString(inside.resolve("a.txt"), message + "\n", java.nio.file.StandardOpenOption.APPEND);
         git(inside, "commit", "-q", "-am", message);
+        return syncLayer();
+    }
+
+    /** The layer as the overlay would hold it after the inside clone's git work: new objects, the branch. */
+    private String syncLayer() throws Exception {
         String tip = git(inside, "rev-parse", "HEAD");
         try (Stream<Path> files = Files.walk(inside.resolve(".git/objects"))) {
             for (Path f : (Iterable<Path>) files::iterator) {
@@ -211,5 +216,27 @@ class GitApplyTest {
         }
         assertThat(git(host, "rev-parse", "main")).as("applied before the end").isEqualTo(tip);
         assertThat(live.finish()).isEmpty();
+    }
+
+    @Test
+    void A_Commit_Taken_In_Passing_May_Be_Amended_And_Stays_Recoverable() throws Exception {
+        String hostTip = git(host, "rev-parse", "HEAD");
+        GitApply apply = new GitApply(host.resolve(".git"), upper, Map.of("PATH", System.getenv("PATH"),
+                "HOME", dir.toString()));
+        String first = commitInside("second");
+        assertThat(apply.apply()).isEmpty();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(first);
+        git(inside, "commit", "-q", "--amend", "-m", "second, amended");
+        String amended = syncLayer();
+
+        assertThat(apply.apply()).isEmpty();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(amended);
+        assertThat(git(host, "rev-parse", "refs/agent-sandbox/heads/main")).isEqualTo(first);
+        // what the host had before the run is never lost
+        git(inside, "reset", "-q", "--soft", "HEAD~1");
+        git(inside, "commit", "-q", "--amend", "-m", "first, rewritten");
+        syncLayer();
+        assertThat(apply.apply()).singleElement().asString().contains("the host keeps");
+        assertThat(git(host, "merge-base", "--is-ancestor", hostTip, "main")).isEmpty();
     }
 }
