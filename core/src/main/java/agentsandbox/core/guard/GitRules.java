@@ -257,6 +257,12 @@ final class GitRules {
 
     /** The commands that rewrite or delete history (refs, reflogs), or skip the project's hooks. */
     private static Refusal checkHistory(String sub, List<String> args) {
+        Refusal r = checkRefs(sub, args);
+        return r != null ? r : checkHooksAndTransfer(sub, args);
+    }
+
+    /** The commands that move, delete or rewrite refs and reflogs directly. */
+    private static Refusal checkRefs(String sub, List<String> args) {
         switch (sub) {
             case "branch" -> {
                 GitOptions.Parsed p = BRANCH.parse(args);
@@ -311,6 +317,16 @@ final class GitRules {
                 return new Refusal("git commit-tree", Effect.HOOKS, "a commit made this way skips the project's hooks",
                         "use git commit");
             }
+            default -> {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    /** The commands that skip the project's hooks, fetch or push refs away, or drop objects. */
+    private static Refusal checkHooksAndTransfer(String sub, List<String> args) {
+        switch (sub) {
             case "commit" -> {
                 if (COMMIT.parse(args).has("no-verify")) {
                     return noVerify("commit");
