@@ -885,8 +885,10 @@ class EscapeIT {
      * where a route may change the sandbox's own view and the host's files must stay as they were.
      */
     private void attackGit(Campaign campaign) {
-        attack(campaign.env("AGENT_SANDBOX_GIT_VIEW", "off"));
+        // the view first: it must leave the repository as it was, for the fallback's campaign
+        // (in which renaming the writable .git away is the known limit)
         attack(campaign.judgedOnTheHost());
+        attack(campaign.env("AGENT_SANDBOX_GIT_VIEW", "off"));
     }
 
     private static void count(List<String> escapes, int tried) {
