@@ -518,7 +518,7 @@ public final class GitApply {
             delete(ref, hostTip);
             return;
         }
-        if (git("cat-file", "-e", sandboxTip).status != 0) {
+        if (!hostHas(sandboxTip)) {
             out.add("git: the sandbox's " + ref + " points at " + shortId(sandboxTip)
                     + ", an object it did not leave in its git dir: not taken");
             return;
@@ -620,8 +620,8 @@ public final class GitApply {
         if (text.startsWith("ref: ")) {
             String target = text.substring("ref: ".length());
             if (target.startsWith("refs/heads/") && applicable(target)) {
-                Result now = git("symbolic-ref", "-q", "HEAD");
-                if (!now.output.strip().equals(target)) {
+                String now = hostHead();
+                if (!("ref: " + target).equals(now)) {
                     git("symbolic-ref", "-m", "agent-sandbox: from the sandbox", "HEAD", target);
                 }
             }
@@ -633,13 +633,61 @@ public final class GitApply {
 
     // ------------------------------------------------------------------ the host's git
 
+    // Read as git reads them where that is plain (a loose ref, packed-refs, HEAD, the object
+    // format in the config): each call of the host's git costs a process, several milliseconds.
+
+    /** Whether the host's repository uses SHA-256 object names; asked once. */
     private boolean objectFormatSha256() {
-        return git("rev-parse", "--show-object-format").output.strip().equals("sha256");
+        if (sha256 == null) {
+            String config;
+            try {
+                config = Files.readString(gitDir.resolve("config"), StandardCharsets.UTF_8);
+            } catch (IOException | RuntimeException e) {
+                config = "";
+            }
+            // only a repository that says "objectformat" anywhere is asked: most never do
+            sha256 = config.toLowerCase(java.util.Locale.ROOT).contains("objectformat")
+                    && git("rev-parse", "--show-object-format").output.strip().equals("sha256");
+        }
+        return sha256;
     }
 
+    private Boolean sha256;
+
+    /** The host's value of {@code ref}: its loose file, else its line in packed-refs; null when it has none. */
     private String resolve(String ref) {
-        Result r = git("rev-parse", "-q", "--verify", ref);
-        return r.status == 0 ? r.output.strip() : null;
+        Path loose = gitDir.resolve(ref);
+        try {
+            if (Files.isRegularFile(loose, LinkOption.NOFOLLOW_LINKS)) {
+                String v = looseValue(loose);
+                if (v != null) {
+                    return v;
+                }
+                Result r = git("rev-parse", "-q", "--verify", ref); // a symbolic ref: git follows it
+                return r.status == 0 ? r.output.strip() : null;
+            } else if (Files.exists(loose, LinkOption.NOFOLLOW_LINKS)) {
+                return null;
+            }
+            return packedRefs(gitDir.resolve("packed-refs")).get(ref);
+        } catch (IOException e) {
+            Result r = git("rev-parse", "-q", "--verify", ref);
+            return r.status == 0 ? r.output.strip() : null;
+        }
+    }
+
+    /** What the host's HEAD file says, stripped; null when unreadable. */
+    private String hostHead() {
+        try {
+            return Files.readString(gitDir.resolve("HEAD"), StandardCharsets.US_ASCII).strip();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** Whether the host has object {@code id}: its loose file, else the host's git is asked. */
+    private boolean hostHas(String id) {
+        return Files.isRegularFile(gitDir.resolve("objects").resolve(id.substring(0, 2)).resolve(id.substring(2)),
+                LinkOption.NOFOLLOW_LINKS) || git("cat-file", "-e", id).status == 0;
     }
 
     private boolean isAncestor(String ancestor, String descendant) {
