@@ -186,7 +186,17 @@ public final class GitApply {
         if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
             return true; // the overlay's mark of a deleted object: the host deletes none
         }
-        String problem = checkObject(Files.readAllBytes(file), id, sha256);
+        // read once, not through a link, and what was checked is what is written: a sandbox that
+        // swaps the file meanwhile cannot make the host copy another file into its git dir
+        if (Files.size(file) > MAX_OBJECT) {
+            out.add("git: the sandbox's object " + id + " is larger than " + MAX_OBJECT + " bytes; nothing was applied");
+            return false;
+        }
+        byte[] deflated;
+        try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
+            deflated = in.readNBytes((int) MAX_OBJECT + 1);
+        }
+        String problem = checkObject(deflated, id, sha256);
         if (problem != null) {
             out.add("git: the sandbox's object " + id + " is " + problem + "; nothing was applied");
             return false;
@@ -194,7 +204,7 @@ public final class GitApply {
         Files.createDirectories(target.getParent());
         Path temp = Files.createTempFile(target.getParent(), "tmp_obj_", "");
         try {
-            Files.copy(file, temp, StandardCopyOption.REPLACE_EXISTING);
+            Files.write(temp, deflated);
             temp.toFile().setReadOnly();
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
         } finally {
@@ -262,23 +272,36 @@ public final class GitApply {
         if (Files.exists(packDir.resolve(pack.getFileName()), LinkOption.NOFOLLOW_LINKS)) {
             return true;
         }
-        Path temp = Files.createTempFile(packDir, "tmp_pack_", ".pack");
-        Path tempIndex = packDir.resolve(temp.getFileName().toString().replace(".pack", ".idx"));
+        // indexed where no sandbox sees it (beside the layer, in the run's directory): only a
+        // pack the host's git accepted reaches the git dir, which the sandbox's view shows
+        Path staging = Files.createDirectories(upper.resolveSibling("apply"));
+        Path temp = Files.createTempFile(staging, "tmp_pack_", ".pack");
+        Path tempIndex = staging.resolve(temp.getFileName().toString().replace(".pack", ".idx"));
         try {
-            Files.copy(pack, temp, StandardCopyOption.REPLACE_EXISTING);
+            try (InputStream in = Files.newInputStream(pack, LinkOption.NOFOLLOW_LINKS)) {
+                Files.copy(in, temp, StandardCopyOption.REPLACE_EXISTING);
+            }
             Result r = git("index-pack", "--strict", "-o", tempIndex.toString(), temp.toString());
             if (r.status != 0) {
                 out.add("git: the sandbox's " + pack.getFileName() + " is not a pack the host's git accepts ("
                         + r.firstLine() + "); nothing was applied");
                 return false;
             }
-            String name = pack.getFileName().toString();
+            // named by what git found the pack to be, not by the name the sandbox gave it
+            String[] words = r.output.strip().split("\\s+");
+            String checksum = words.length == 0 ? "" : words[words.length - 1];
+            if (!isHex(checksum)) {
+                out.add("git: the host's git named no checksum for the sandbox's " + pack.getFileName()
+                        + "; nothing was applied");
+                return false;
+            }
+            String name = "pack-" + checksum + ".pack";
             Path finalIndex = packDir.resolve(name.substring(0, name.length() - ".pack".length()) + ".idx");
             Path finalPack = packDir.resolve(name);
             if (!Files.exists(finalPack, LinkOption.NOFOLLOW_LINKS)) {
                 // the pack first, then its index: git looks for packs by their index
-                Files.move(temp, finalPack, StandardCopyOption.ATOMIC_MOVE);
-                Files.move(tempIndex, finalIndex, StandardCopyOption.ATOMIC_MOVE);
+                Files.move(temp, finalPack);
+                Files.move(tempIndex, finalIndex);
             }
             return true;
         } finally {
@@ -534,7 +557,7 @@ public final class GitApply {
             if (ours && !isAncestor(hostTip, sandboxTip)) {
                 keepAside(ref, hostTip); // the sandbox rewrote what it had given: still recoverable
             }
-            String message = reflogMessage(ref);
+            String message = reflogMessage(ref, sandboxTip);
             Result r = hostTip == null
                     ? git("update-ref", "--create-reflog", "-m", message, ref, sandboxTip, "")
                     : git("update-ref", "--create-reflog", "-m", message, ref, sandboxTip, hostTip);
@@ -588,22 +611,18 @@ public final class GitApply {
     }
 
     /**
-     * The message of the sandbox's last reflog entry of {@code ref} (what {@code git stash
-     * list} shows, say), for the host's entry; a plain one when there is none.
+     * The message of the host's reflog entry: for the stash, the stash commit's subject (what
+     * {@code git stash list} shows), read from the object the host now has; a plain one
+     * otherwise. Never a file of the layer: a link there could make the host copy a line of
+     * any file it can read into its reflog, which the sandbox's view shows.
      */
-    private String reflogMessage(String ref) {
-        Path log = upper.resolve("logs").resolve(ref);
-        try {
-            if (Files.isRegularFile(log, LinkOption.NOFOLLOW_LINKS) && Files.size(log) < (1 << 24)) {
-                List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-                String last = lines.isEmpty() ? "" : lines.get(lines.size() - 1);
-                int tab = last.indexOf('\t');
-                if (tab >= 0 && tab + 1 < last.length()) {
-                    return last.substring(tab + 1);
-                }
+    private String reflogMessage(String ref, String tip) {
+        if (ref.equals("refs/stash")) {
+            Result r = git("log", "-1", "--format=%s", tip);
+            String subject = r.firstLine();
+            if (r.status == 0 && !subject.isEmpty()) {
+                return subject;
             }
-        } catch (IOException | RuntimeException e) {
-            // a plain message, then
         }
         return "agent-sandbox: from the sandbox";
     }

@@ -239,4 +239,46 @@ class GitApplyTest {
         assertThat(apply.apply()).singleElement().asString().contains("the host keeps");
         assertThat(git(host, "merge-base", "--is-ancestor", hostTip, "main")).isEmpty();
     }
+
+    @Test
+    void A_Pack_Made_Inside_Is_Indexed_By_The_Host_s_Git_And_Taken() throws Exception {
+        Files.writeString(inside.resolve("a.txt"), "packed\n", java.nio.file.StandardOpenOption.APPEND);
+        git(inside, "commit", "-q", "-am", "packed");
+        git(inside, "gc", "-q");
+        String tip = git(inside, "rev-parse", "HEAD");
+        Path packs = Files.createDirectories(upper.resolve("objects/pack"));
+        try (Stream<Path> files = Files.list(inside.resolve(".git/objects/pack"))) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                Files.copy(f, packs.resolve(f.getFileName()));
+            }
+        }
+        Files.createDirectories(upper.resolve("refs/heads"));
+        Files.writeString(upper.resolve("refs/heads/main"), tip + "\n");
+        assertThat(apply()).isEmpty();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(tip);
+        git(host, "fsck", "--strict");
+    }
+
+    @Test
+    void Links_In_The_Layer_Are_Never_Followed_Into_The_Host_s_Git_Dir() throws Exception {
+        Path secret = Files.writeString(dir.resolve("secret"), "aws_secret_access_key = 0123456789abcdef\n");
+        Path packs = Files.createDirectories(upper.resolve("objects/pack"));
+        Files.createSymbolicLink(packs.resolve("pack-0123456789012345678901234567890123456789.pack"), secret);
+        Files.createDirectories(upper.resolve("objects/ab"));
+        Files.createSymbolicLink(upper.resolve("objects/ab/" + "c".repeat(38)), secret);
+        Files.createDirectories(upper.resolve("logs/refs/heads"));
+        Files.createSymbolicLink(upper.resolve("logs/refs/heads/main"), secret);
+        String tip = commitInside("second");
+
+        assertThat(apply()).isEmpty();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(tip);
+        try (Stream<Path> all = Files.walk(host.resolve(".git"))) {
+            for (Path f : (Iterable<Path>) all::iterator) {
+                if (Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    assertThat(new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1)).as(f.toString())
+                            .doesNotContain("aws_secret");
+                }
+            }
+        }
+    }
 }
