@@ -70,7 +70,9 @@ public final class Training {
         Files.createDirectories(git.resolve("refs/heads"));
         Files.createDirectories(git.resolve("refs/tags"));
         Files.writeString(git.resolve("HEAD"), "ref: refs/heads/main\n");
-        Files.writeString(git.resolve("config"), "[core]\n");
+        // as git init writes it: a run reads the settings of every repository it looks at
+        Files.writeString(git.resolve("config"), "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
+                + "\tbare = false\n\tlogallrefupdates = true\n");
         Files.writeString(git.resolve("refs/heads/other"), "0000000000000000000000000000000000000000\n");
 
         Environment system = SystemEnvironment.read();
