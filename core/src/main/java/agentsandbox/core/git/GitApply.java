@@ -526,6 +526,12 @@ public final class GitApply {
         if (!applicable(ref)) {
             return;
         }
+        if (symbolicOnHost(ref)) {
+            // the host's own symbolic ref (a clone's refs/remotes/origin/HEAD): git would follow
+            // it and move or delete the branch it names, which the sandbox did not touch
+            out.add("git: the sandbox changed " + ref + ", a symbolic ref on the host: the host keeps it");
+            return;
+        }
         String hostTip = resolve(ref);
         if (sandboxTip != null && sandboxTip.equals(hostTip)) {
             return;
@@ -559,8 +565,8 @@ public final class GitApply {
             }
             String message = reflogMessage(ref, sandboxTip);
             Result r = hostTip == null
-                    ? git("update-ref", "--create-reflog", "-m", message, ref, sandboxTip, "")
-                    : git("update-ref", "--create-reflog", "-m", message, ref, sandboxTip, hostTip);
+                    ? git("update-ref", "--no-deref", "--create-reflog", "-m", message, ref, sandboxTip, "")
+                    : git("update-ref", "--no-deref", "--create-reflog", "-m", message, ref, sandboxTip, hostTip);
             if (r.status != 0) {
                 out.add("git: " + ref + " was not taken from the sandbox (" + r.firstLine() + ")");
                 return;
@@ -586,7 +592,7 @@ public final class GitApply {
         if ("".equals(before.get(ref)) && hostTip.equals(lastApplied.get(ref))) {
             // a ref this run created and the sandbox deleted again: gone, its tip recoverable
             keepAside(ref, hostTip);
-            git("update-ref", "-d", ref, hostTip);
+            git("update-ref", "--no-deref", "-d", ref, hostTip);
             return;
         }
         Result containing = git("for-each-ref", "--contains", hostTip, "--format=%(refname)", "refs/heads",
@@ -596,7 +602,7 @@ public final class GitApply {
             elsewhere |= containing.status == 0 && !other.isBlank() && !other.strip().equals(ref);
         }
         if (!ref.equals("refs/stash") && elsewhere
-                && git("update-ref", "-d", ref, hostTip).status == 0) {
+                && git("update-ref", "--no-deref", "-d", ref, hostTip).status == 0) {
             return;
         }
         out.add("git: the sandbox deleted " + ref + "; the host keeps it at " + shortId(hostTip)
@@ -606,7 +612,8 @@ public final class GitApply {
     /** The sandbox's tip of a ref the host did not take, at {@code refs/agent-sandbox/...}; its name, or null. */
     private String keepAside(String ref, String tip) {
         String kept = KEPT + ref.substring("refs/".length());
-        return git("update-ref", "-m", "agent-sandbox: a tip the host did not take", kept, tip).status == 0
+        return git("update-ref", "--no-deref", "-m", "agent-sandbox: a tip the host did not take", kept, tip)
+                .status == 0
                 ? kept : null;
     }
 
@@ -638,7 +645,9 @@ public final class GitApply {
         String text = Files.readString(head, StandardCharsets.US_ASCII).strip();
         if (text.startsWith("ref: ")) {
             String target = text.substring("ref: ".length());
-            if (target.startsWith("refs/heads/") && applicable(target)) {
+            // a branch the host has (after the refs above): never an unborn or odd name
+            if (target.startsWith("refs/heads/") && applicable(target) && !symbolicOnHost(target)
+                    && resolve(target) != null) {
                 String now = hostHead();
                 if (!("ref: " + target).equals(now)) {
                     git("symbolic-ref", "-m", "agent-sandbox: from the sandbox", "HEAD", target);
@@ -691,6 +700,25 @@ public final class GitApply {
         } catch (IOException e) {
             Result r = git("rev-parse", "-q", "--verify", ref);
             return r.status == 0 ? r.output.strip() : null;
+        }
+    }
+
+    /** Whether the host's loose file for {@code ref} is a symbolic ref (or anything but a plain file). */
+    private boolean symbolicOnHost(String ref) {
+        Path loose = gitDir.resolve(ref);
+        try {
+            if (Files.isSymbolicLink(loose)) {
+                return true;
+            }
+            if (!Files.isRegularFile(loose, LinkOption.NOFOLLOW_LINKS)) {
+                return false;
+            }
+            if (Files.size(loose) > 4096) {
+                return true;
+            }
+            return Files.readString(loose, StandardCharsets.US_ASCII).startsWith("ref:");
+        } catch (IOException | RuntimeException e) {
+            return true; // not plain: not touched
         }
     }
 

@@ -281,4 +281,29 @@ class GitApplyTest {
             }
         }
     }
+
+    @Test
+    void The_Host_s_Symbolic_Refs_Are_Never_Followed_To_The_Branch_They_Name() throws Exception {
+        git(host, "symbolic-ref", "refs/heads/master", "refs/heads/main");
+        git(host, "update-ref", "refs/remotes/origin/main", "HEAD");
+        git(host, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main");
+        String main = git(host, "rev-parse", "main");
+        // inside: both symbolic refs deleted, one of them replaced by a plain ref
+        Files.createDirectories(upper.resolve("refs/heads"));
+        Files.createDirectories(upper.resolve("refs/remotes/origin"));
+        // the overlay's mark of a deleted file (a 0/0 character device: only root makes one
+        // outside an overlay; as another user the deletion is not tried, the change still is)
+        new ProcessBuilder("mknod", upper.resolve("refs/heads/master").toString(), "c", "0", "0")
+                .redirectErrorStream(true).start().waitFor();
+        Files.writeString(upper.resolve("refs/remotes/origin/HEAD"), main + "\n");
+        Files.writeString(upper.resolve("HEAD"), "ref: refs/heads/not-on-the-host\n");
+
+        apply();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(main);
+        assertThat(git(host, "rev-parse", "refs/remotes/origin/main")).isEqualTo(main);
+        assertThat(git(host, "symbolic-ref", "refs/heads/master")).isEqualTo("refs/heads/main");
+        assertThat(git(host, "symbolic-ref", "refs/remotes/origin/HEAD")).isEqualTo("refs/remotes/origin/main");
+        assertThat(git(host, "symbolic-ref", "HEAD")).isEqualTo("refs/heads/main");
+        git(host, "fsck");
+    }
 }
