@@ -211,4 +211,16 @@ class GitViewIT {
         assertThat(sandbox.git("tag").stdout()).isEqualTo("v1\n");
         assertThat(sandbox.git("symbolic-ref", "--short", "HEAD").stdout()).isEqualTo("main\n");
     }
+
+    @Test
+    void A_Nested_Repository_Added_As_A_Gitlink_Inside_Is_Not_Entered_By_The_Host_s_Git() {
+        Result r = inside("mkdir sub && cd sub && git init -q && echo s > s && git add s && " + GIT
+                + " commit -q -m s && printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n'"
+                + " >> .git/config && cd .. && git add sub && " + GIT + " commit -q -m 'add sub'");
+        r.succeeds().stderrContains("adds the gitlink sub");
+
+        sandbox.git("status");
+        sandbox.git("diff");
+        assertThat(marker).doesNotExist();
+    }
 }

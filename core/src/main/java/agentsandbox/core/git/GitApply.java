@@ -323,6 +323,24 @@ public final class GitApply {
             out.add("git: the sandbox's index is " + problem + "; the host keeps its own");
             return;
         }
+        // A gitlink is where the host's git status goes into another repository, whose config
+        // the sandbox could write (a nested repository in the work tree is no part of the
+        // view): an index with gitlinks the host's has not is not taken.
+        byte[] hostIndex = null;
+        try {
+            hostIndex = Files.readAllBytes(gitDir.resolve("index"));
+        } catch (IOException e) {
+            // none yet: every gitlink is new
+        }
+        List<String> added = new ArrayList<>(GitIndex.gitlinks(bytes, Integer.MAX_VALUE));
+        added.removeAll(GitIndex.gitlinks(hostIndex, Integer.MAX_VALUE));
+        if (!added.isEmpty()) {
+            out.add("git: the sandbox's index adds the gitlink" + (added.size() == 1 ? " " : "s ")
+                    + String.join(", ", added.subList(0, Math.min(5, added.size())))
+                    + (added.size() > 5 ? ", …" : "") + ", whose repositories your git status would enter: the host"
+                    + " keeps its index; add submodules outside the sandbox");
+            return;
+        }
         Path temp = Files.createTempFile(gitDir, "index.agent-sandbox", "");
         try {
             Files.write(temp, bytes);
