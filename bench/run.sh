@@ -182,7 +182,7 @@ awk -v raw="${medians[0]}" -v run="${medians[1]}" -v noview="${medians[2]}" -v o
     printf "raw bwrap: %.1f ms\n", raw * 1000
     printf "agent-sandbox: %.1f ms\n", run * 1000
     printf "ratio: %.2f\n", run / raw
-    printf "the git dir's copy-on-write view: %.1f ms (agent-sandbox with AGENT_SANDBOX_GIT_VIEW=off: %.1f ms)\n",
+    printf "the git view: %.1f ms (agent-sandbox with AGENT_SANDBOX_GIT_VIEW=off: %.1f ms)\n",
         (run - noview) * 1000, noview * 1000
     printf "agent-sandbox --network=false: %.1f ms\n", off * 1000
     printf "bundled java -version: %.1f ms; agent-sandbox minus (raw bwrap + java -version): %.1f ms\n", jv * 1000,

@@ -147,11 +147,12 @@ public final class GitApply {
         try (DirectoryStream<Path> fans = Files.newDirectoryStream(dir)) {
             for (Path fan : fans) {
                 String name = fan.getFileName().toString();
-                if (name.length() == 2 && isHex(name) && Files.isDirectory(fan, LinkOption.NOFOLLOW_LINKS)) {
+                if (name.length() == 2 && ObjectIds.isHex(name)
+                        && Files.isDirectory(fan, LinkOption.NOFOLLOW_LINKS)) {
                     try (DirectoryStream<Path> files = Files.newDirectoryStream(fan)) {
                         for (Path f : files) {
                             String rest = f.getFileName().toString();
-                            if (rest.length() != hexLength - 2 || !isHex(rest)) {
+                            if (rest.length() != hexLength - 2 || !ObjectIds.isHex(rest)) {
                                 continue; // a temporary file of git's, or not an object
                             }
                             if (!looseObject(f, name + rest, hexLength == 64)) {
@@ -290,7 +291,7 @@ public final class GitApply {
             // named by what git found the pack to be, not by the name the sandbox gave it
             String[] words = r.output.strip().split("\\s+");
             String checksum = words.length == 0 ? "" : words[words.length - 1];
-            if (!isHex(checksum)) {
+            if (!ObjectIds.isHex(checksum)) {
                 out.add("git: the host's git named no checksum for the sandbox's " + pack.getFileName()
                         + "; nothing was applied");
                 return false;
@@ -498,7 +499,7 @@ public final class GitApply {
             return null;
         }
         String text = Files.readString(file, StandardCharsets.US_ASCII).strip();
-        return isHex(text) && (text.length() == 40 || text.length() == 64) ? text : null;
+        return ObjectIds.isObjectId(text) ? text : null;
     }
 
     private static Map<String, String> packedRefs(Path file) throws IOException {
@@ -671,7 +672,7 @@ public final class GitApply {
                     git("symbolic-ref", "-m", "agent-sandbox: from the sandbox", "HEAD", target);
                 }
             }
-        } else if (isHex(text) && (text.length() == 40 || text.length() == 64)
+        } else if (ObjectIds.isObjectId(text)
                 && git("cat-file", "-e", text + "^{commit}").status == 0) {
             git("update-ref", "--no-deref", "-m", "agent-sandbox: from the sandbox", "HEAD", text);
         }
@@ -814,19 +815,6 @@ public final class GitApply {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             return !entries.iterator().hasNext();
         }
-    }
-
-    private static boolean isHex(String s) {
-        if (s.isEmpty()) {
-            return false;
-        }
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static int indexOf(byte[] bytes, byte b, int from) {

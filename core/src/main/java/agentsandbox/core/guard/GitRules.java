@@ -1,5 +1,7 @@
 package agentsandbox.core.guard;
 
+import agentsandbox.core.git.ObjectIds;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -837,16 +839,8 @@ final class GitRules {
         return true;
     }
 
+    /** An object name or an abbreviation git accepts (7 digits or more). */
     private static boolean isHex(String s) {
-        if (s.length() < 7 || s.length() > 64) {
-            return false;
-        }
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
-                return false;
-            }
-        }
-        return true;
+        return s.length() >= 7 && s.length() <= 64 && ObjectIds.isHex(s);
     }
 }

@@ -43,6 +43,9 @@ import java.util.Set;
  * agent-sandbox's runtime inside, and the bwrap command line. Creates nothing.
  */
 public final class PlanBuilder {
+    /** Why agent-sandbox's own files are where they are inside. */
+    private static final Origin RUNTIME = new Origin(Layer.PRESET, "agent-sandbox runtime");
+
     private final Policy policy;
     private final Environment env;
     private final List<String> command;
@@ -404,7 +407,7 @@ public final class PlanBuilder {
 
     /** agent-sandbox's runtime directory inside: the launcher, the app, the run's files, the sockets. */
     private void runtime() {
-        Origin runtime = new Origin(Layer.PRESET, "agent-sandbox runtime");
+        Origin runtime = RUNTIME;
         if (env.installation() != null) {
             mounts.addAll(Wrappers.overlayMounts(wrappers, env.installation().launcher()));
         }
@@ -477,7 +480,7 @@ public final class PlanBuilder {
         }
         line.start(env.workDir(), env.installation() != null ? Inside.COMMAND_START : null);
         Mount spill = null;
-        Origin runtime = new Origin(Layer.PRESET, "agent-sandbox runtime");
+        Origin runtime = RUNTIME;
         Mount spillMount = Mount.of(Mount.Kind.READ_ONLY, RunLayout.command(runDir), Inside.SPILLED_COMMAND, Access.RO,
                 runtime);
         if (env.installation() != null && line.spills(command, spillMount)) {
