@@ -489,12 +489,14 @@ public final class NetworkProxy implements AutoCloseable {
     }
 
     /** The lines the sandbox's first program reads from {@code net/listen}: where to listen, for what. */
-    public static String listenFile(List<Integer> hostPorts) {
+    public static String listenFile(List<Integer> hostPorts, boolean proxy) {
         List<String> lines = new ArrayList<>();
-        lines.add(LISTEN_PROXY + " " + Inside.PROXY_PORT);
+        if (proxy) {
+            lines.add(LISTEN_PROXY + " " + Inside.PROXY_PORT);
+        }
         for (int p : hostPorts) {
             lines.add(LISTEN_PORT + " " + p);
         }
-        return String.join("\n", lines) + "\n";
+        return lines.isEmpty() ? "" : String.join("\n", lines) + "\n";
     }
 }
