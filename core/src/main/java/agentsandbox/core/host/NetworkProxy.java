@@ -299,13 +299,66 @@ public final class NetworkProxy implements AutoCloseable {
 
     /** The first address of {@code host} that is not on this machine, or null when all are. */
     private InetAddress pick(String host) throws IOException {
-        InetAddress[] all = InetAddress.getAllByName(host);
+        byte[] numeric = inetAton(host);
+        InetAddress[] all = numeric != null ? new InetAddress[] {InetAddress.getByAddress(numeric)}
+                : InetAddress.getAllByName(host);
         for (InetAddress a : all) {
             if (allowed(a)) {
                 return a;
             }
         }
         return null;
+    }
+
+    /**
+     * An IPv4 address written the way inet_aton(3) reads it, as curl, ping and the C library
+     * do: one to four parts, each decimal, octal (a leading 0) or hexadecimal (0x), the last
+     * one filling the bytes left ({@code 0177.1} is 127.0.0.1, {@code 0x7f000001} too). Java
+     * reads some of these otherwise ({@code 0177.0.0.1} as 177.0.0.1) or not at all; the
+     * proxy reads them as the client meant. Null when {@code host} is no such address.
+     */
+    static byte[] inetAton(String host) {
+        String[] parts = host.split("\\.", -1);
+        if (parts.length > 4) {
+            return null;
+        }
+        long[] values = new long[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            String p = parts[i];
+            int radix = 10;
+            if (p.length() > 1 && (p.startsWith("0x") || p.startsWith("0X"))) {
+                radix = 16;
+                p = p.substring(2);
+            } else if (p.length() > 1 && p.startsWith("0")) {
+                radix = 8;
+                p = p.substring(1);
+            }
+            if (p.isEmpty() && radix != 16 || p.length() > 12) {
+                return null;
+            }
+            long v = 0;
+            for (int k = 0; k < p.length(); k++) {
+                int d = Character.digit(p.charAt(k), radix);
+                if (d < 0) {
+                    return null;
+                }
+                v = v * radix + d;
+            }
+            values[i] = v;
+        }
+        long address = 0;
+        for (int i = 0; i < values.length - 1; i++) {
+            if (values[i] > 255) {
+                return null;
+            }
+            address |= values[i] << (24 - 8 * i);
+        }
+        long last = values[values.length - 1];
+        if (last >= 1L << (32 - 8 * (values.length - 1))) {
+            return null;
+        }
+        address |= last;
+        return new byte[] {(byte) (address >>> 24), (byte) (address >>> 16), (byte) (address >>> 8), (byte) address};
     }
 
     /** Whether a destination is off this machine. */
