@@ -292,7 +292,16 @@ while True:
 ' "$port" &
 server=$!
 trap 'kill "$server" 2>/dev/null; rm -rf "$work" ${sockets_dir:+"$sockets_dir"}' EXIT
-sleep 0.5
+python3 -c '
+import socket, sys, time
+for _ in range(400):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.025)
+sys.exit("the host port server did not start")
+' "$port" || die "the host port server did not start"
 run "$launcher" --host-port "$port" -- python3 -c '
 import socket, statistics, sys, time
 rates = []

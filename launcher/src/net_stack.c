@@ -349,7 +349,8 @@ static void attach(const char *stack, int info, int block)
         if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 127) {
             fail("cannot run %s", stack);
         }
-        fail("%s ended before the network was up (status %d); run `agent-sandbox doctor`", stack,
+        fail("%s ended before the network was up (status %d); see `agent-sandbox doctor`, or set"
+             " AGENT_SANDBOX_NETWORK_STACK=proxy for the proxy", stack,
              WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus));
     }
     close(ready[0]);

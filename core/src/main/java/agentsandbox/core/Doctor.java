@@ -167,6 +167,18 @@ public final class Doctor {
         } catch (SandboxException e) {
             return new Check("network", Status.PROBLEM, e.getMessage(), e.hint());
         }
+        if (stack.stack() && !Files.isRegularFile(tun)) {
+            // the mode allows it; whether the device opens (a container's device rules may not)
+            try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(tun,
+                    java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+                // opened: nothing is made until a program asks the device for an interface
+            } catch (IOException | RuntimeException e) {
+                return new Check("network", Status.PROBLEM, tun + " cannot be opened (" + e.getMessage() + "), so a"
+                        + " sandbox with the network on cannot start its network stack", "let this user open " + tun
+                        + " (in a container: pass the device in), or set " + NetStack.CHOICE + "=" + NetStack.PROXY
+                        + " for the proxy");
+            }
+        }
         if (stack.stack()) {
             return Check.ok("network", "a network stack of the sandbox's own (" + stack.program() + "): DNS, TCP and"
                     + " UDP for every program; the host's loopback, its own addresses and link-local addresses"
