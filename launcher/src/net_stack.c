@@ -60,6 +60,7 @@ struct blocked {
 };
 
 static pid_t sandbox_pid = -1;
+static pid_t bwrap_pid = -1;
 
 /* One line on stderr (bwrap's setup log), the sandbox and bwrap killed, and the end:
  * bwrap never goes on without the stack. */
@@ -69,7 +70,9 @@ static void fail(const char *format, ...)
     if (sandbox_pid > 0) {
         kill(sandbox_pid, SIGKILL);
     }
-    kill(getppid(), SIGKILL);
+    if (getppid() == bwrap_pid) {
+        kill(bwrap_pid, SIGKILL); /* only bwrap: once it is gone, the parent is another process */
+    }
     char line[512];
     va_list args;
     va_start(args, format);
@@ -403,8 +406,11 @@ char *const *attach_net_stack(char *const *argv, char **env)
         if (!dies_with(bwrap, SIGKILL)) {
             _exit(1);
         }
+        bwrap_pid = bwrap;
         close(info[1]);
         close(block[0]);
+        /* nothing of the caller's but the standard streams (stderr: bwrap's setup log) */
+        close_others(info[0], block[1]);
         attach(stack, info[0], block[1]);
     }
     close(info[0]);
