@@ -67,18 +67,19 @@ static pid_t bwrap_pid = -1;
 __attribute__((format(printf, 1, 2), noreturn))
 static void fail(const char *format, ...)
 {
-    if (sandbox_pid > 0) {
-        kill(sandbox_pid, SIGKILL);
-    }
-    if (getppid() == bwrap_pid) {
-        kill(bwrap_pid, SIGKILL); /* only bwrap: once it is gone, the parent is another process */
-    }
+    /* the line first: the tool reads the log as soon as bwrap has ended */
     char line[512];
     va_list args;
     va_start(args, format);
     vsnprintf(line, sizeof line, format, args);
     va_end(args);
     dprintf(STDERR_FILENO, "%s: cannot start the sandbox's network: %s\n", PROGRAM, line);
+    if (sandbox_pid > 0) {
+        kill(sandbox_pid, SIGKILL);
+    }
+    if (getppid() == bwrap_pid) {
+        kill(bwrap_pid, SIGKILL); /* only bwrap: once it is gone, the parent is another process */
+    }
     _exit(1);
 }
 
