@@ -9,7 +9,8 @@
  *     the sandbox's processes one user namespace deeper, where only the user is mapped;
  *     the owner maps root, which slirp4netns's own sandbox needs to become);
  *  2. starts the anchor, a process in that user and network namespace, with every
- *     capability there: it adds a "prohibit" route for each address of the host's own
+ *     capability there: once bwrap has brought the sandbox's loopback up (nothing here
+ *     changes the namespace beside bwrap's own setup of it), it adds a "prohibit" route for each address of the host's own
  *     interfaces, for link-local 169.254.0.0/16 (cloud metadata) and for fd00:ec2::254,
  *     so that no connection from inside leaves for them; the sandbox's processes never
  *     get a capability in that namespace to take the routes away;
@@ -35,6 +36,7 @@
 #include <linux/netlink.h>
 #include <linux/nsfs.h>
 #include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -45,6 +47,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "guard.h"
@@ -204,6 +207,31 @@ static int prohibit(int netlink, const struct blocked *b, unsigned int sequence)
     }
 }
 
+/* Whether the sandbox's loopback is up, as bwrap brings it up while it sets the sandbox up
+ * (before it waits on --block-fd); waits for it up to NET_LOOPBACK_MILLIS. The stack and
+ * the routes come after, never beside bwrap's own changes to the namespace. */
+#define NET_LOOPBACK_MILLIS 10000
+static int loopback_up(void)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0) {
+        return 0;
+    }
+    for (int waited = 0; waited < NET_LOOPBACK_MILLIS; waited++) {
+        struct ifreq request;
+        memset(&request, 0, sizeof request);
+        memcpy(request.ifr_name, "lo", 3);
+        if (ioctl(s, SIOCGIFFLAGS, &request) == 0 && (request.ifr_flags & IFF_UP) != 0) {
+            close(s);
+            return 1;
+        }
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    close(s);
+    return 0;
+}
+
 /* The anchor: in the sandbox's network namespace, as the owner of its user namespace,
  * blocks the host's addresses, says "ok" (or why not) on status, and stays until hold ends. */
 __attribute__((noreturn))
@@ -212,6 +240,8 @@ static void anchor(int user, int net, const struct blocked *blocked, size_t coun
     char why[256] = "ok";
     if (setns(user, CLONE_NEWUSER) != 0 || setns(net, CLONE_NEWNET) != 0) {
         snprintf(why, sizeof why, "cannot enter the sandbox's network namespace: %s", strerror(errno));
+    } else if (!loopback_up()) {
+        snprintf(why, sizeof why, "the sandbox's loopback did not come up");
     } else {
         int netlink = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
         if (netlink < 0) {
