@@ -251,3 +251,93 @@ awk -v sw="${gm[0]}" -v sr="${gm[1]}" -v lw="${gm[2]}" -v lr="${gm[3]}" -v fw="$
     printf "git log -1, socket path: %.2f ms wrapped, %.2f ms real, +%.2f ms per call\n", lw * 1000, lr * 1000, (lw - lr) * 1000
     printf "git status, fallback (no Unix sockets): %.2f ms wrapped, %.2f ms real, +%.2f ms per call\n", fw * 1000, fr * 1000, (fw - fr) * 1000
 }'
+
+# ---------------------------------------------------------------- network
+
+# What the network costs at the start: the sandbox's own network stack (the default where
+# slirp4netns and a usable /dev/net/tun are there), its fallback the proxy, and none.
+if ! run "$launcher" --debug -- true 2>&1 | grep -q "network: on, through a network stack"; then
+    echo "note: no network stack here (see agent-sandbox doctor): 'the stack' below is the proxy too"
+fi
+hyperfine --shell=bash --warmup 3 --export-json "$work/net.json" -i "$@" --style basic \
+    --command-name "network off" "$prefix$tool --network=false -- true" \
+    --command-name "network on, the stack" "$prefix$tool -- true" \
+    --command-name "network on, the proxy" "${prefix}env AGENT_SANDBOX_NETWORK_STACK=proxy $tool -- true" >/dev/null
+mapfile -t nm < <(grep -o '"median": *[0-9.eE+-]*' "$work/net.json" | sed 's/.*: *//')
+[[ ${#nm[@]} -eq 3 ]] || die "cannot read the network medians from hyperfine's JSON report"
+awk -v off="${nm[0]}" -v stack="${nm[1]}" -v proxy="${nm[2]}" 'BEGIN {
+    printf "-- true: network off %.1f ms, the stack %.1f ms (+%.1f ms), the proxy %.1f ms (+%.1f ms)\n",
+        off * 1000, stack * 1000, (stack - off) * 1000, proxy * 1000, (proxy - off) * 1000
+}'
+
+# Throughput from a granted host port: 300 MB from a server on the host's loopback,
+# read inside through --host-port (the median of 5 downloads).
+command -v python3 >/dev/null || die "python3 not found (for the network figures): sudo apt-get install -y python3"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -c '
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+chunk = bytes(1 << 20)
+while True:
+    c, _ = s.accept()
+    try:
+        for _ in range(300):
+            c.sendall(chunk)
+    except OSError:
+        pass
+    c.close()
+' "$port" &
+server=$!
+trap 'kill "$server" 2>/dev/null; rm -rf "$work" ${sockets_dir:+"$sockets_dir"}' EXIT
+python3 -c '
+import socket, sys, time
+for _ in range(400):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.025)
+sys.exit("the host port server did not start")
+' "$port" || die "the host port server did not start"
+run "$launcher" --host-port "$port" -- python3 -c '
+import socket, statistics, sys, time
+rates = []
+buffer = bytearray(1 << 20)
+for _ in range(5):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    start, got = time.monotonic(), 0
+    while True:
+        n = s.recv_into(buffer)
+        if not n:
+            break
+        got += n
+    rates.append(got / (time.monotonic() - start) / 1e6)
+    if got != 300 << 20:
+        sys.exit("short download: %d bytes" % got)
+print("300 MB from a granted host port: %.0f MB/s (median of 5)" % statistics.median(rates))
+' "$port" || die "the host port download failed"
+kill "$server" 2>/dev/null || true
+
+# DNS lookups: the npm registry's name (as npm names it), looked up 20 times inside and on
+# the host (the median; nothing caches in between but the resolvers themselves).
+if command -v npm >/dev/null && registry=$(run npm config get registry 2>/dev/null) &&
+    name=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.urlparse(sys.argv[1]).hostname or "")' "$registry") &&
+    [[ -n $name ]]; then
+    lookup='
+import socket, statistics, sys, time
+times = []
+for _ in range(20):
+    start = time.monotonic()
+    socket.getaddrinfo(sys.argv[1], 443, proto=socket.IPPROTO_TCP)
+    times.append((time.monotonic() - start) * 1000)
+print("%.2f" % statistics.median(times))
+'
+    inside=$(run "$launcher" -- python3 -c "$lookup" "$name") || die "the DNS lookups inside failed"
+    host=$(run python3 -c "$lookup" "$name") || die "the DNS lookups on the host failed"
+    echo "DNS lookup of the npm registry's name: ${inside} ms inside, ${host} ms on the host (median of 20)"
+else
+    echo "DNS lookup: not measured (no npm to name its registry)"
+fi

@@ -41,6 +41,7 @@ targets=(
     "cli:FlagsFuzzTest#Any_Argument_List_Parses_Or_Is_A_Usage_Error"
     "core:GitGuardFuzzTest#Any_Git_Command_Line_Gets_A_Decision"
     "core:GitGuardFuzzTest#Any_Path_Pattern_Parses_Or_Is_Refused_With_A_Message"
+    "core:NetworkProxyFuzzTest#Any_Request_Head_Gets_A_Destination_Or_A_Refusal"
 )
 
 cd "$repo"

@@ -15,6 +15,7 @@
 
 #include "guard.h"
 #include "mount_check.h"
+#include "net_stack.h"
 #include "util.h"
 
 /*
@@ -93,7 +94,10 @@ void exec_bwrap(const char *log_path, char *const bwrap_argv[], char *const env[
     if (mount_identify(run_dir, reason, sizeof reason) != 0) {
         die("%s", reason);
     }
-    execve(bwrap_argv[0], bwrap_argv, bwrap_env);
+    /* the sandbox's own network stack, when the tool asks for one: attached once bwrap has
+     * made the namespaces, before it goes on (its failures go to LOG too) */
+    char *const *argv_to_run = attach_net_stack(bwrap_argv, bwrap_env);
+    execve(argv_to_run[0], argv_to_run, bwrap_env);
     /* into LOG: the tool reports it as the reason the sandbox did not start */
     die("cannot run %s: %s", bwrap_argv[0], strerror(errno));
 }

@@ -38,6 +38,13 @@
 #define NET_LISTEN_PORT "port"
 #define NET_PROXY_CLIENT "P"
 #define NET_HOST_CLIENT "H "
+/* With a stack of its own (net_stack.c), the sandbox's network namespace gets its
+ * traffic out through the program named in NET_STACK_VARIABLE (slirp4netns), handed to
+ * the launcher that starts bwrap; its device, its MTU, and the resolver it answers at. */
+#define NET_STACK_VARIABLE "AGENT_SANDBOX_NET_STACK"
+#define NET_STACK_DEVICE "tap0"
+#define NET_STACK_MTU "65520"
+#define NET_STACK_RESOLVER "10.0.2.3"
 /* Below a runtime: the rules, the real binaries, the outer runtime, the guard's socket. */
 #define RUNTIME_COMMANDS "cmd"
 #define RUNTIME_OUTER "outer"

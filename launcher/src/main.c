@@ -37,7 +37,9 @@
  * execs the command.
  *
  * Started by the tool as `agent-sandbox --internal-start-bwrap LOG bwrap ...`, it
- * becomes bwrap with bwrap's own messages going to LOG (bwrap_start.c).
+ * becomes bwrap with bwrap's own messages going to LOG (bwrap_start.c); the starter
+ * does the same. When the tool asks for the sandbox's own network stack, a process it
+ * leaves behind attaches the stack once bwrap has made the namespaces (net_stack.c).
  *
  * Every failure is one line on stderr and exit status 1 (util.c). The constants it
  * shares with the Java side are in guard.h.

@@ -75,6 +75,7 @@ Version: $deb_version
 Architecture: $arch
 Maintainer: agent-sandbox maintainers <agent-sandbox@users.noreply.github.com>
 Depends: bubblewrap (>= 0.5.0)
+Recommends: slirp4netns
 Section: utils
 Priority: optional
 Installed-Size: $installed_size

@@ -2,6 +2,7 @@ package agentsandbox.core;
 
 import agentsandbox.core.git.GitViews;
 import agentsandbox.core.plan.Inside;
+import agentsandbox.core.host.NetStack;
 import agentsandbox.core.host.Preflight;
 
 import java.io.File;
@@ -113,6 +114,11 @@ public final class Doctor {
 
     /** Every machine check, in the order a reader fixes them. */
     public static List<Check> machine(Environment env) {
+        return machine(env, Path.of("/dev/net/tun"));
+    }
+
+    /** Every machine check, with {@code tun} as the tun device. */
+    static List<Check> machine(Environment env, Path tun) {
         List<Check> checks = new ArrayList<>();
         boolean linux = env.osName().toLowerCase(Locale.ROOT).contains("linux");
         checks.add(linux ? Check.ok("system", env.osName())
@@ -137,6 +143,7 @@ public final class Doctor {
         checks.add(seccomp(env.procSys()));
         checks.add(tiocsti(env.procSys()));
         checks.add(gitView(env));
+        checks.add(network(env, tun));
         checks.add(trial != null ? trial
                 : new Check("trial sandbox", Status.WARNING, "not tried: fix the problems above first", ""));
         return checks;
@@ -150,6 +157,39 @@ public final class Doctor {
                         + " new objects and ref updates that lose no commit")
                 : new Check("git view", Status.WARNING, "the project's git dir is protected path by path (" + why + ")",
                         "a kernel 5.11 or later and the installed agent-sandbox give the copy-on-write view");
+    }
+
+    /** How a sandbox with the network on gets out: its own network stack, or the proxy and what that loses. */
+    static Check network(Environment env, Path tun) {
+        NetStack stack;
+        try {
+            stack = NetStack.choose(env, tun);
+        } catch (SandboxException e) {
+            return new Check("network", Status.PROBLEM, e.getMessage(), e.hint());
+        }
+        if (stack.stack() && !Files.isRegularFile(tun)) {
+            // the mode allows it; whether the device opens (a container's device rules may not)
+            try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(tun,
+                    java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+                // opened: nothing is made until a program asks the device for an interface
+            } catch (IOException | RuntimeException e) {
+                return new Check("network", Status.PROBLEM, tun + " cannot be opened (" + e.getMessage() + "), so a"
+                        + " sandbox with the network on cannot start its network stack", "let this user open " + tun
+                        + " (in a container: pass the device in), or set " + NetStack.CHOICE + "=" + NetStack.PROXY
+                        + " for the proxy");
+            }
+        }
+        if (stack.stack()) {
+            return Check.ok("network", "a network stack of the sandbox's own (" + stack.program() + "): DNS, TCP and"
+                    + " UDP for every program; the host's loopback, its own addresses and link-local addresses"
+                    + " unreachable");
+        }
+        if (stack.fallback() == null) {
+            return Check.ok("network", "agent-sandbox's proxy, as " + NetStack.CHOICE + "=" + NetStack.PROXY
+                    + " asks: only programs that use HTTP_PROXY get out");
+        }
+        return new Check("network", Status.WARNING, "agent-sandbox's proxy, since " + stack.fallback()
+                + ": only programs that use HTTP_PROXY get out (not Java, Maven, Gradle, ssh, getent)", stack.fix());
     }
 
     private static Check home(Environment env) {

@@ -69,10 +69,15 @@ class DoctorTest {
 
     @Test
     void A_Healthy_Machine_Has_Every_Check_Ok() throws IOException {
-        List<Doctor.Check> checks = Doctor.machine(env(bin(WORKING), procSys()));
+        Path bin = bin(WORKING);
+        Files.writeString(bin.resolve("slirp4netns"), "#!/bin/sh\n");
+        Files.setPosixFilePermissions(bin.resolve("slirp4netns"), PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path tun = Files.writeString(tmp.resolve("tun"), "");
+        List<Doctor.Check> checks = Doctor.machine(env(bin, procSys()), tun);
         assertThat(checks).allSatisfy(c -> assertThat(c.status()).as(c.toString()).isEqualTo(Doctor.Status.OK));
         assertThat(checks).extracting(Doctor.Check::name).containsExactly("system", "user", "home", "bwrap",
-                "user namespaces", "AppArmor", "seccomp", "TIOCSTI", "git view", "trial sandbox");
+                "user namespaces", "AppArmor", "seccomp", "TIOCSTI", "git view", "network", "trial sandbox");
+        assertThat(check(checks, "network").finding()).contains("a network stack of the sandbox's own");
         assertThat(check(checks, "bwrap").finding()).contains("bubblewrap 0.8.0");
     }
 
@@ -82,6 +87,17 @@ class DoctorTest {
                 "git view");
         assertThat(view.status()).isEqualTo(Doctor.Status.WARNING);
         assertThat(view.finding()).contains("path by path", "5.10.0");
+    }
+
+    @Test
+    void Without_A_Usable_Tun_Device_The_Network_Is_The_Proxy_With_The_Fix() throws IOException {
+        Path bin = bin(WORKING);
+        Files.writeString(bin.resolve("slirp4netns"), "#!/bin/sh\n");
+        Files.setPosixFilePermissions(bin.resolve("slirp4netns"), PosixFilePermissions.fromString("rwxr-xr-x"));
+        Doctor.Check network = check(Doctor.machine(env(bin, procSys()), tmp.resolve("no-tun")), "network");
+        assertThat(network.status()).isEqualTo(Doctor.Status.WARNING);
+        assertThat(network.finding()).contains("proxy", "there is no " + tmp.resolve("no-tun"), "not Java");
+        assertThat(network.fix()).contains("modprobe tun");
     }
 
     @Test

@@ -109,6 +109,10 @@ class GuardContractTest {
         rows.put("NET_LISTEN_PORT", is(NetworkProxy.LISTEN_PORT));
         rows.put("NET_PROXY_CLIENT", is(NetworkProxy.PROXY_CLIENT));
         rows.put("NET_HOST_CLIENT", is(NetworkProxy.HOST_CLIENT));
+        rows.put("NET_STACK_VARIABLE", is(agentsandbox.core.host.NetStack.LAUNCHER_VARIABLE));
+        rows.put("NET_STACK_RESOLVER", is(agentsandbox.core.host.NetStack.RESOLVER));
+        rows.put("NET_STACK_DEVICE", launcherOnly());
+        rows.put("NET_STACK_MTU", launcherOnly());
         // bwrap's start, its setup messages apart, and the first program
         rows.put("START_BWRAP", is(Launch.START_BWRAP));
         rows.put("STDERR_VARIABLE", is(Launch.STDERR_VARIABLE));
@@ -248,8 +252,10 @@ class GuardContractTest {
 
     @Test
     void The_Listen_File_Is_Written_In_The_Header_s_Words() {
-        assertThat(NetworkProxy.listenFile(List.of(8080))).isEqualTo(define("NET_LISTEN_PROXY") + " "
+        assertThat(NetworkProxy.listenFile(List.of(8080), true)).isEqualTo(define("NET_LISTEN_PROXY") + " "
                 + Inside.PROXY_PORT + "\n" + define("NET_LISTEN_PORT") + " 8080\n");
+        assertThat(NetworkProxy.listenFile(List.of(8080), false)).as("with the stack, no proxy to listen for")
+                .isEqualTo(define("NET_LISTEN_PORT") + " 8080\n");
     }
 
     @Test

@@ -1,5 +1,7 @@
 package agentsandbox.core;
 
+import agentsandbox.core.host.NetStack;
+
 import agentsandbox.core.plan.BwrapCommand;
 import agentsandbox.core.rules.Access;
 import agentsandbox.core.rules.CommandRule;
@@ -46,8 +48,9 @@ class SandboxPlanTest {
     void Network_Never_Shares_The_Hosts_Namespace_And_On_Goes_Through_The_Proxy() {
         TestWorld w = new TestWorld(tmp);
         Path launcher = w.file("app/bin/agent-sandbox");
-        Environment env = new Environment(w.home, w.project, Map.of(), w.tmp, 1000, "Linux",
-                new Environment.Installation(launcher, w.root.resolve("app")));
+        // the proxy by choice: where no network stack can run, the same plan is made
+        Environment env = new Environment(w.home, w.project, Map.of(NetStack.CHOICE, NetStack.PROXY), w.tmp, 1000,
+                "Linux", new Environment.Installation(launcher, w.root.resolve("app")));
         Plan off = w.plan(env, TestWorld.flags().network(false).build());
         Plan on = w.plan(env, TestWorld.project().network(false).build(), TestWorld.flags().network(true).build());
         assertThat(w.plan().netSocket()).as("without the launcher nothing connects to a proxy").isNull();
@@ -59,6 +62,7 @@ class SandboxPlanTest {
                 .toString(), "net/socket"));
         assertThat(on.shellLine()).contains("--ro-bind " + on.netSocket().getParent() + " /run/agent-sandbox/net")
                 .contains("--setenv HTTPS_PROXY http://127.0.0.1:3128").contains("--setenv no_proxy localhost,");
+        assertThat(on.netStack()).isNull();
     }
 
     @Test

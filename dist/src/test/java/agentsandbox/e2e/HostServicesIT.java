@@ -385,7 +385,7 @@ class HostServicesIT {
     }
 
     @Test
-    void Network_On_Reaches_Out_Through_The_Proxy_And_A_Granted_Host_Port_Only() throws IOException {
+    void Network_On_Reaches_Out_And_A_Granted_Host_Port_Only() throws IOException {
         int granted = freePort();
         int other = freePort();
         SandboxCli.Started a = sandbox.startOnHost(Map.of(), "python3", "-c", LISTENER.formatted("socket.AF_INET",

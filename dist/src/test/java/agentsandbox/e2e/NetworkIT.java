@@ -46,6 +46,24 @@ class NetworkIT {
             print(s.recv(64).decode().strip())
             """;
 
+    /**
+     * Connects to each address and port given (pairs of arguments), bound to the device in
+     * PROBE_DEVICE when set; prints "ADDRESS connected" or "ADDRESS refused: why".
+     */
+    private static final String PROBE = """
+            import os, socket, sys
+            for host, port in zip(sys.argv[1::2], sys.argv[2::2]):
+                s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+                s.settimeout(3)
+                if os.environ.get("PROBE_DEVICE"):
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, os.environ["PROBE_DEVICE"].encode())
+                try:
+                    s.connect((host, int(port)))
+                    print(host, "connected")
+                except OSError as e:
+                    print(host, "refused:", e)
+            """;
+
     @RegisterExtension
     final SandboxCli sandbox = new SandboxCli();
 
@@ -60,11 +78,121 @@ class NetworkIT {
     }
 
     @Test
-    void Network_On_Is_A_Namespace_Of_Its_Own_With_Only_Loopback() {
-        Result result = sandbox.run("--", "cat", "/proc/net/dev").succeeds();
+    void Network_On_Is_A_Namespace_Of_Its_Own_With_A_Stack_And_No_Proxy_Variables() {
+        Result result = sandbox.run("--debug", "--", "sh", "-c", "cat /proc/net/dev; env | grep -i _proxy=; true")
+                .succeeds();
 
-        assertThat(interfaces(result.stdout())).as(() -> result.describe("only lo: the way out is the proxy"))
-                .containsExactly("lo");
+        assertThat(interfaces(result.stdout())).as(() -> result.describe("lo and the stack's device"))
+                .containsExactlyInAnyOrder("lo", "tap0");
+        result.stdoutDoesNotContain("_PROXY=", "_proxy=")
+                .stderrContains("network: on, through a network stack of the sandbox's own");
+    }
+
+    @Test
+    void The_Hosts_Loopback_Is_Unreachable_Also_Through_The_Stack_s_Gateway() throws IOException {
+        requirePython();
+        try (PingServer server = PingServer.tcp()) {
+            // 10.0.2.2 is the host's loopback for a stack that allows it: this one does not
+            sandbox.run("--", "python3", "-c", PROBE, "127.0.0.1", server.port(), "10.0.2.2", server.port(), "::1",
+                    server.port()).succeeds().stdoutDoesNotContain("connected");
+            assertThat(server.accepted()).as("connections that reached the host's loopback server").isZero();
+        }
+    }
+
+    @Test
+    void The_Hosts_Own_Interface_Addresses_Are_Unreachable() throws IOException {
+        requirePython();
+        List<String> addresses = hostAddresses();
+        assertThat(addresses).as("this machine's own non-loopback addresses, to probe").isNotEmpty();
+        try (PingServer server = PingServer.anyAddress()) {
+            List<String> args = new ArrayList<>(List.of("--", "python3", "-c", PROBE));
+            for (String a : addresses) {
+                args.add(a);
+                args.add(server.port());
+            }
+            Result r = sandbox.run(args.toArray(String[]::new)).succeeds();
+            for (String a : addresses) {
+                r.stdoutContains(a + " refused");
+            }
+            r.stdoutDoesNotContain("connected");
+            // bound to the stack's device, a socket skips the routing table's verdict: still nothing
+            sandbox.command("--", "python3", "-c", PROBE, addresses.get(0), server.port())
+                    .env("PROBE_DEVICE", "tap0").run().succeeds().stdoutDoesNotContain("connected");
+            assertThat(server.accepted()).as("connections that reached the host's server on its addresses").isZero();
+        }
+    }
+
+    @Test
+    void Cloud_Metadata_Addresses_Are_Unreachable() {
+        requirePython();
+        // blocked inside the sandbox: no packet to these leaves it
+        sandbox.run("--", "python3", "-c", PROBE, "169.254.169.254", "80", "169.254.0.1", "80", "fd00:ec2::254",
+                "80").succeeds().stdoutContains("169.254.169.254 refused", "169.254.0.1 refused",
+                "fd00:ec2::254 refused").stdoutDoesNotContain("connected");
+    }
+
+    @Test
+    void The_Hosts_Abstract_Sockets_Are_Unreachable() {
+        requirePython();
+        String name = "agent-sandbox-net-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        SandboxCli.Started listener = sandbox.startOnHost(java.util.Map.of(), "python3", "-c", """
+                import socket, sys
+                s = socket.socket(socket.AF_UNIX)
+                s.bind("\\0" + sys.argv[1])
+                s.listen()
+                open(sys.argv[2], "w").close()
+                print("listening", flush=True)
+                while True:
+                    c, _ = s.accept()
+                    print("accepted", flush=True)
+                    c.close()
+                """, name, sandbox.tmp().resolve("abstract-listening").toString());
+        String connect = """
+                import socket, sys
+                s = socket.socket(socket.AF_UNIX)
+                try:
+                    s.connect("\\0" + sys.argv[1])
+                    print("connected")
+                except OSError as e:
+                    print("refused:", e.strerror)
+                """;
+        try {
+            listener.awaitFile(sandbox.tmp().resolve("abstract-listening"), java.time.Duration.ofSeconds(10));
+            sandbox.runOnHost("python3", "-c", connect, name).succeeds().stdoutIs("connected\n");
+            sandbox.run("--", "python3", "-c", connect, name).succeeds().stdoutIs("refused: Connection refused\n");
+        } finally {
+            listener.signal("KILL");
+        }
+        assertThat(listener.waitFor(java.time.Duration.ofSeconds(10)).stdout())
+                .as("the host's own probe was accepted, the sandbox's was not").isEqualTo("listening\naccepted\n");
+    }
+
+    @Test
+    void An_Unusable_Stack_Is_One_Line_And_Nothing_Runs() {
+        sandbox.command("--", "sh", "-c", "echo should not run > ran").env("AGENT_SANDBOX_NETWORK_STACK", "/bin/false")
+                .run().failsWithOneLineError().stdoutIsEmpty()
+                .stderrContains("cannot start the sandbox's network", "/bin/false");
+        assertThat(sandbox.project("ran")).doesNotExist();
+
+        sandbox.command("--", "sh", "-c", "echo should not run > ran").env("AGENT_SANDBOX_NETWORK_STACK", "slirp4netns")
+                .run().failsWithOneLineError().stdoutIsEmpty()
+                .stderrContains("AGENT_SANDBOX_NETWORK_STACK=slirp4netns is not an executable program");
+        assertThat(sandbox.project("ran")).doesNotExist();
+        assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
+    }
+
+    /** This machine's own addresses but its loopback's and link-local ones, as the sandbox would spell them. */
+    private static List<String> hostAddresses() throws IOException {
+        List<String> out = new ArrayList<>();
+        for (java.net.NetworkInterface nic : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+            for (java.net.InetAddress a : java.util.Collections.list(nic.getInetAddresses())) {
+                if (!a.isLoopbackAddress() && !a.isLinkLocalAddress()) {
+                    String text = a.getHostAddress();
+                    out.add(text.contains("%") ? text.substring(0, text.indexOf('%')) : text);
+                }
+            }
+        }
+        return out;
     }
 
     @ParameterizedTest
@@ -197,6 +325,20 @@ class NetworkIT {
         static PingServer tcp() throws IOException {
             ServerSocketChannel channel = ServerSocketChannel.open(StandardProtocolFamily.INET);
             channel.bind(new InetSocketAddress("127.0.0.1", 0));
+            return new PingServer(channel, null);
+        }
+
+        /** On every address of this machine, IPv4 and IPv6. */
+        static PingServer anyAddress() throws IOException {
+            ServerSocketChannel channel = ServerSocketChannel.open(StandardProtocolFamily.INET6);
+            channel.bind(new InetSocketAddress(0));
+            return new PingServer(channel, null);
+        }
+
+        /** On an abstract Unix socket of the host (Linux's "\0name"). */
+        static PingServer abstractName(String name) throws IOException {
+            ServerSocketChannel channel = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            channel.bind(UnixDomainSocketAddress.of("\0" + name));
             return new PingServer(channel, null);
         }
 

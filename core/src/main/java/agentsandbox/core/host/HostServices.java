@@ -57,6 +57,15 @@ public final class HostServices {
         return Optional.of(real.getParent());
     }
 
+    /** The host's /etc/resolv.conf, or null when it cannot be read. */
+    public static String readResolvConf() {
+        try {
+            return Files.readString(Path.of("/etc/resolv.conf"), java.nio.charset.StandardCharsets.ISO_8859_1);
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
     /** The Docker socket bound in with {@code docker} on; with it off, every Docker socket found made unreachable. */
     public static List<Mount> dockerMounts(boolean docker, Environment env, List<String> notes) {
         String host = env.env("DOCKER_HOST").orElse("");

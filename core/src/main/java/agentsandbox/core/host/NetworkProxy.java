@@ -177,80 +177,105 @@ public final class NetworkProxy implements AutoCloseable {
             return;
         }
         String head = new String(in.array(), 0, headEnd, StandardCharsets.ISO_8859_1);
-        int lineEnd = head.indexOf("\r\n");
-        String[] request = head.substring(0, lineEnd < 0 ? head.length() : lineEnd).split(" ");
-        if (request.length != 3 || !request[2].startsWith("HTTP/1.")) {
-            answer(client, 400, "not an HTTP/1 proxy request");
+        Request request = Request.parse(head);
+        if (request.refusal() != null) {
+            answer(client, 400, request.refusal());
             return;
         }
-        String method = request[0];
-        String target = request[1];
-        String host;
-        int port;
-        String originForm = null;
-        if (method.equals("CONNECT")) {
-            int colon = target.lastIndexOf(':');
-            if (colon <= 0) {
-                answer(client, 400, "CONNECT needs host:port");
-                return;
+        SocketChannel remote = connect(client, request);
+        if (remote == null) {
+            return;
+        }
+        deadline.cancel();
+        if (request.originForm() == null) {
+            writeAll(client, ByteBuffer.wrap("HTTP/1.1 200 Connection established\r\n\r\n"
+                    .getBytes(StandardCharsets.ISO_8859_1)));
+        } else {
+            writeAll(remote, ByteBuffer.wrap(rewrite(head, request.method(), request.originForm(), request.version())
+                    .getBytes(StandardCharsets.ISO_8859_1)));
+        }
+        // what the client sent after the head goes first
+        ByteBuffer pending = ByteBuffer.allocate(in.position() - headEnd);
+        pending.put(in.array(), headEnd, in.position() - headEnd).flip();
+        pipe(client, remote, pending);
+    }
+
+    /**
+     * The connection to the request's destination, once its name resolved here to an
+     * address off this machine; null, with the client answered, when there is none.
+     */
+    private SocketChannel connect(SocketChannel client, Request request) throws IOException {
+        InetAddress address;
+        try {
+            address = pick(request.host());
+        } catch (IOException e) {
+            answer(client, 502, "cannot resolve " + request.host());
+            return null;
+        }
+        if (address == null) {
+            answer(client, 403, request.host() + " is this machine; a sandbox reaches a host port only when it is"
+                    + " granted (--host-port PORT)");
+            return null;
+        }
+        SocketChannel remote = SocketChannel.open();
+        try {
+            remote.socket().connect(new InetSocketAddress(address, request.port()), CONNECT_TIMEOUT_MILLIS);
+            return remote;
+        } catch (IOException e) {
+            quietly(remote);
+            answer(client, 502, "cannot connect to " + request.host() + ":" + request.port() + ": " + e.getMessage());
+            return null;
+        }
+    }
+
+    /**
+     * A proxy request's line, read: {@code CONNECT host:port} (a tunnel) or an absolute-form
+     * {@code http://} request (forwarded once in origin form, {@code originForm} the path);
+     * with {@code refusal} set, why it is not one the proxy serves.
+     */
+    record Request(String method, String host, int port, String originForm, String version, String refusal) {
+        static Request refused(String why) {
+            return new Request(null, null, -1, null, null, why);
+        }
+
+        static Request parse(String head) {
+            int lineEnd = head.indexOf("\r\n");
+            String[] words = head.substring(0, lineEnd < 0 ? head.length() : lineEnd).split(" ");
+            if (words.length != 3 || !words[2].startsWith("HTTP/1.")) {
+                return refused("not an HTTP/1 proxy request");
             }
-            host = unbracket(target.substring(0, colon));
-            port = port(target.substring(colon + 1));
-        } else if (target.regionMatches(true, 0, "http://", 0, 7)) {
-            String rest = target.substring(7);
+            String method = words[0];
+            String target = words[1];
+            Request r;
+            if (method.equals("CONNECT")) {
+                int colon = target.lastIndexOf(':');
+                if (colon <= 0) {
+                    return refused("CONNECT needs host:port");
+                }
+                r = new Request(method, unbracket(target.substring(0, colon)),
+                        NetworkProxy.port(target.substring(colon + 1)), null, words[2], null);
+            } else if (target.regionMatches(true, 0, "http://", 0, 7)) {
+                r = absolute(method, target.substring(7), words[2]);
+            } else {
+                return refused("only CONNECT and http:// requests go through agent-sandbox's proxy");
+            }
+            return r.port() <= 0 || r.host().isEmpty() ? refused("bad destination " + target) : r;
+        }
+
+        /** An absolute-form request's destination: {@code rest} is the target after {@code http://}. */
+        private static Request absolute(String method, String rest, String version) {
             int slash = rest.indexOf('/');
             String authority = slash < 0 ? rest : rest.substring(0, slash);
-            originForm = slash < 0 ? "/" : rest.substring(slash);
+            String path = slash < 0 ? "/" : rest.substring(slash);
             int at = authority.lastIndexOf('@');
             authority = at < 0 ? authority : authority.substring(at + 1);
             int colon = authority.lastIndexOf(':');
             if (colon > 0 && authority.indexOf(']') < colon) {
-                host = unbracket(authority.substring(0, colon));
-                port = port(authority.substring(colon + 1));
-            } else {
-                host = unbracket(authority);
-                port = 80;
+                return new Request(method, unbracket(authority.substring(0, colon)),
+                        NetworkProxy.port(authority.substring(colon + 1)), path, version, null);
             }
-        } else {
-            answer(client, 400, "only CONNECT and http:// requests go through agent-sandbox's proxy");
-            return;
+            return new Request(method, unbracket(authority), 80, path, version, null);
         }
-        if (port <= 0 || host.isEmpty()) {
-            answer(client, 400, "bad destination " + target);
-            return;
-        }
-        InetAddress address;
-        try {
-            address = pick(host);
-        } catch (IOException e) {
-            answer(client, 502, "cannot resolve " + host);
-            return;
-        }
-        if (address == null) {
-            answer(client, 403, host + " is this machine; a sandbox reaches a host port only when it is granted"
-                    + " (--host-port PORT)");
-            return;
-        }
-        SocketChannel remote = SocketChannel.open();
-        try {
-            remote.socket().connect(new InetSocketAddress(address, port), CONNECT_TIMEOUT_MILLIS);
-        } catch (IOException e) {
-            quietly(remote);
-            answer(client, 502, "cannot connect to " + host + ":" + port + ": " + e.getMessage());
-            return;
-        }
-        deadline.cancel();
-        ByteBuffer rest = ByteBuffer.wrap(in.array(), headEnd, in.position() - headEnd);
-        if (originForm == null) {
-            writeAll(client, ByteBuffer.wrap("HTTP/1.1 200 Connection established\r\n\r\n"
-                    .getBytes(StandardCharsets.ISO_8859_1)));
-        } else {
-            writeAll(remote, ByteBuffer.wrap(rewrite(head, method, originForm, request[2])
-                    .getBytes(StandardCharsets.ISO_8859_1)));
-        }
-        ByteBuffer pending = ByteBuffer.allocate(rest.remaining());
-        pending.put(rest).flip();
-        pipe(client, remote, pending);
     }
 
     /** The head with an origin-form request line, without proxy headers, closing after one exchange. */
@@ -274,13 +299,66 @@ public final class NetworkProxy implements AutoCloseable {
 
     /** The first address of {@code host} that is not on this machine, or null when all are. */
     private InetAddress pick(String host) throws IOException {
-        InetAddress[] all = InetAddress.getAllByName(host);
+        byte[] numeric = inetAton(host);
+        InetAddress[] all = numeric != null ? new InetAddress[] {InetAddress.getByAddress(numeric)}
+                : InetAddress.getAllByName(host);
         for (InetAddress a : all) {
             if (allowed(a)) {
                 return a;
             }
         }
         return null;
+    }
+
+    /**
+     * An IPv4 address written the way inet_aton(3) reads it, as curl, ping and the C library
+     * do: one to four parts, each decimal, octal (a leading 0) or hexadecimal (0x), the last
+     * one filling the bytes left ({@code 0177.1} is 127.0.0.1, {@code 0x7f000001} too). Java
+     * reads some of these otherwise ({@code 0177.0.0.1} as 177.0.0.1) or not at all; the
+     * proxy reads them as the client meant. Null when {@code host} is no such address.
+     */
+    static byte[] inetAton(String host) {
+        String[] parts = host.split("\\.", -1);
+        if (parts.length > 4) {
+            return null;
+        }
+        long[] values = new long[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            String p = parts[i];
+            int radix = 10;
+            if (p.length() > 1 && (p.startsWith("0x") || p.startsWith("0X"))) {
+                radix = 16;
+                p = p.substring(2);
+            } else if (p.length() > 1 && p.startsWith("0")) {
+                radix = 8;
+                p = p.substring(1);
+            }
+            if (p.isEmpty() && radix != 16 || p.length() > 12) {
+                return null;
+            }
+            long v = 0;
+            for (int k = 0; k < p.length(); k++) {
+                int d = Character.digit(p.charAt(k), radix);
+                if (d < 0) {
+                    return null;
+                }
+                v = v * radix + d;
+            }
+            values[i] = v;
+        }
+        long address = 0;
+        for (int i = 0; i < values.length - 1; i++) {
+            if (values[i] > 255) {
+                return null;
+            }
+            address |= values[i] << (24 - 8 * i);
+        }
+        long last = values[values.length - 1];
+        if (last >= 1L << (32 - 8 * (values.length - 1))) {
+            return null;
+        }
+        address |= last;
+        return new byte[] {(byte) (address >>> 24), (byte) (address >>> 16), (byte) (address >>> 8), (byte) address};
     }
 
     /** Whether a destination is off this machine. */
@@ -489,12 +567,14 @@ public final class NetworkProxy implements AutoCloseable {
     }
 
     /** The lines the sandbox's first program reads from {@code net/listen}: where to listen, for what. */
-    public static String listenFile(List<Integer> hostPorts) {
+    public static String listenFile(List<Integer> hostPorts, boolean proxy) {
         List<String> lines = new ArrayList<>();
-        lines.add(LISTEN_PROXY + " " + Inside.PROXY_PORT);
+        if (proxy) {
+            lines.add(LISTEN_PROXY + " " + Inside.PROXY_PORT);
+        }
         for (int p : hostPorts) {
             lines.add(LISTEN_PORT + " " + p);
         }
-        return String.join("\n", lines) + "\n";
+        return lines.isEmpty() ? "" : String.join("\n", lines) + "\n";
     }
 }

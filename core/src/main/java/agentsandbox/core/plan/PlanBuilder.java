@@ -8,6 +8,7 @@ import agentsandbox.core.git.GitLayout;
 import agentsandbox.core.git.GitViews;
 import agentsandbox.core.host.GpgAgent;
 import agentsandbox.core.host.HostServices;
+import agentsandbox.core.host.NetStack;
 import agentsandbox.core.host.HostSockets;
 import agentsandbox.core.rules.Layer;
 import agentsandbox.core.rules.Origin;
@@ -86,6 +87,8 @@ public final class PlanBuilder {
     private boolean network;
     private Path netSocket;
     private Path outerNet;
+    private NetStack netStack;
+    private String resolvConf;
     private Path bwrap;
 
     /**
@@ -395,6 +398,7 @@ public final class PlanBuilder {
                     + " (no installation given)");
         } else if (network) {
             netSocket = RunLayout.netSocket(socketsDir);
+            netStack = NetStack.choose(env);
         }
         for (Path socket : new Path[] {guardSocket, netSocket}) {
             if (socket != null && socket.toString().getBytes(StandardCharsets.UTF_8).length
@@ -438,6 +442,18 @@ public final class PlanBuilder {
             notes.add("nested: inside another sandbox, whose runtime stays reachable at " + Wrappers.OUTER);
         }
         mounts.addAll(Wrappers.runtimeMounts(wrappers, guardSocket == null ? null : guardSocket.getParent()));
+        if (netStack != null && netStack.stack()) {
+            resolvConf = NetStack.resolvConf(HostServices.readResolvConf());
+            Path conf = Resolver.realPath(Path.of("/etc/resolv.conf"));
+            if (resolvConf != null && conf != null) {
+                mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunLayout.resolvConf(runDir), conf, Access.RO,
+                        new Origin(Layer.PRESET, "network stack's resolver")));
+                notes.add("network: " + conf + " names the stack's resolver " + NetStack.RESOLVER
+                        + ", which asks the host's (the host's file names one on its loopback)");
+            } else {
+                resolvConf = null;
+            }
+        }
         if (netSocket != null) {
             mounts.add(Mount.of(Mount.Kind.READ_ONLY, netSocket.getParent(), Inside.NET, Access.RO,
                     new Origin(Layer.PRESET, "network proxy")));
@@ -470,7 +486,7 @@ public final class PlanBuilder {
             notes.add("home: CLAUDE_CONFIG_DIR=" + claudeDir + " inside, the directory of the config "
                     + env.home().resolve(ToolCatalogue.CLAUDE_CONFIG) + " points to");
         }
-        if (network) {
+        if (network && (netStack == null || !netStack.stack())) {
             String proxy = "http://127.0.0.1:" + Inside.PROXY_PORT;
             for (String v : HostServices.PROXY_VARIABLES) {
                 line.setenv(v, proxy);
@@ -494,10 +510,7 @@ public final class PlanBuilder {
         mounts.add(Mount.of(Mount.Kind.REMOUNT_READ_ONLY, null, Inside.RUNTIME, Access.RO, runtime));
         List<String> argv = line.finish(command, spill, mounts.size());
 
-        notes.add("network: " + (network ? "on, through agent-sandbox's proxy at http://127.0.0.1:"
-                + Inside.PROXY_PORT + " (no host loopback, no host abstract sockets"
-                + (policy.hostPorts().isEmpty() || netSocket == null ? "" : "; host ports " + policy.hostPorts())
-                + ")" : "off (only loopback)"));
+        notes.add(networkNote());
         notes.addAll(mountNotes);
         notes.addAll(wrapperNotes);
         Path tmpSource = shareTmp ? sharedTmp : base ? RunLayout.tmp(runDir) : Inside.TMP;
@@ -506,6 +519,27 @@ public final class PlanBuilder {
         return new Plan(argv, mounts, runDir, hiddenFile, notes, bwrap, guardSocket, tmpSource,
                 spill == null ? List.of() : command, netSocket, policy.hostPorts(), homeSetup, explanation,
                 base ? realWork : null, gitViews, gitViews.isEmpty() || !active.contains("@git-strict") ? null
-                        : "refs/heads/" + git.get().currentBranch().orElse("(detached HEAD)"));
+                        : "refs/heads/" + git.get().currentBranch().orElse("(detached HEAD)"),
+                netStack != null && netStack.stack() ? netStack.program() : null, resolvConf);
+    }
+
+    /** What {@code --debug} says of the network: off, the stack, or the proxy and why. */
+    private String networkNote() {
+        if (!network) {
+            return "network: off (only loopback)";
+        }
+        String ports = policy.hostPorts().isEmpty() || netSocket == null ? "" : "; host ports " + policy.hostPorts();
+        if (netStack != null && netStack.stack()) {
+            return "network: on, through a network stack of the sandbox's own (" + netStack.program()
+                    + "): DNS, TCP and UDP for every program; the host's loopback, its own addresses and link-local"
+                    + " addresses unreachable" + ports;
+        }
+        String proxy = "network: on, through agent-sandbox's proxy at http://127.0.0.1:" + Inside.PROXY_PORT
+                + " (no host loopback, no host abstract sockets" + ports + ")";
+        if (netStack != null && netStack.fallback() != null) {
+            return proxy + "; only programs that use HTTP_PROXY get out, since " + netStack.fallback()
+                    + " (fix: " + netStack.fix() + ")";
+        }
+        return proxy;
     }
 }

@@ -4,6 +4,7 @@ import agentsandbox.core.Environment;
 import agentsandbox.core.aftercheck.GitAftercheck;
 import agentsandbox.core.guard.GuardServer;
 import agentsandbox.core.plan.MountChecks;
+import agentsandbox.core.host.NetStack;
 import agentsandbox.core.host.NetworkProxy;
 import agentsandbox.core.Plan;
 import agentsandbox.core.host.Preflight;
@@ -130,13 +131,13 @@ public final class Launch {
         if (logged && inherits(in) && inherits(out) && inherits(err)) {
             BwrapStarter starter = BwrapStarter.take(env.installation().starter());
             Bwrap started = starter == null ? null
-                    : starter.start(RunLayout.setupLog(run.path()), plan.argv(), env.hostEnv());
+                    : starter.start(RunLayout.setupLog(run.path()), plan.argv(), launcherEnv(plan, env));
             if (started != null) {
                 return started;
             }
         }
         ProcessBuilder pb = new ProcessBuilder(argv);
-        setEnvironment(pb.environment(), env.hostEnv());
+        setEnvironment(pb.environment(), logged ? launcherEnv(plan, env) : env.hostEnv());
         // bwrap's own directory does not matter (it goes to the working directory with
         // --chdir, inside): "/" can always be entered, so a working directory that cannot
         // is bwrap's to report, in the words of its chdir
@@ -145,6 +146,20 @@ public final class Launch {
                 .redirectOutput(out == null ? ProcessBuilder.Redirect.INHERIT : out)
                 .redirectError(err == null ? ProcessBuilder.Redirect.INHERIT : err);
         return Bwrap.of(pb.start());
+    }
+
+    /**
+     * The environment of the launcher that starts bwrap: the caller's, with the network
+     * stack it attaches named (and only then: a caller's own variable of that name never
+     * reaches it).
+     */
+    private static Map<String, String> launcherEnv(Plan plan, Environment env) {
+        Map<String, String> out = new java.util.HashMap<>(env.hostEnv());
+        out.remove(NetStack.LAUNCHER_VARIABLE);
+        if (plan.netStack() != null) {
+            out.put(NetStack.LAUNCHER_VARIABLE, plan.netStack().toString());
+        }
+        return out;
     }
 
     /**
@@ -207,8 +222,12 @@ public final class Launch {
         }
         if (plan.netSocket() != null) {
             Path net = run.socketDir(RunLayout.NET);
-            RunDir.createFile(net.resolve("listen"), "rw-------",
-                    NetworkProxy.listenFile(plan.hostPorts()).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            RunDir.createFile(net.resolve("listen"), "rw-------", NetworkProxy.listenFile(plan.hostPorts(),
+                    plan.netStack() == null).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        }
+        if (plan.resolvConf() != null) {
+            RunDir.createFile(RunLayout.resolvConf(run.path()), "r--r--r--",
+                    plan.resolvConf().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
         }
     }
 

@@ -105,6 +105,11 @@ public final class RunLayout {
         return run.resolve(POLICY);
     }
 
+    /** The sandbox's /etc/resolv.conf when the network stack's resolver replaces the host's. */
+    public static Path resolvConf(Path run) {
+        return run.resolve("resolv.conf");
+    }
+
     public static Path mountChecks(Path run) {
         return run.resolve(MOUNT_CHECKS);
     }
