@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -232,6 +233,31 @@ static void restore_stderr(void)
     }
 }
 
+/*
+ * With TERMINAL_VARIABLE, the terminal on 0, 1 or 2 is a pseudo-terminal of the run's own,
+ * relayed by the starter (term_relay.h): it becomes the controlling terminal of a session of
+ * the command's own, so that Ctrl-C, Ctrl-Z and the window size reach the command through
+ * it. Returns whether it did.
+ */
+static int take_terminal(void)
+{
+    const char *value = getenv(TERMINAL_VARIABLE);
+    int wanted = value != NULL && strcmp(value, "1") == 0;
+    unsetenv(TERMINAL_VARIABLE);
+    if (!wanted) {
+        return 0;
+    }
+    for (int fd = 0; fd < 3; fd++) {
+        if (isatty(fd)) {
+            if (setsid() < 0 || ioctl(fd, TIOCSCTTY, 0L) < 0) {
+                die("cannot give the command its terminal: %s", strerror(errno));
+            }
+            return 1;
+        }
+    }
+    return 0;
+}
+
 __attribute__((noreturn))
 void start_command(int argc, char *argv[])
 {
@@ -249,7 +275,9 @@ void start_command(int argc, char *argv[])
     int alive = take_alive();
     char **command = argc >= 2 ? &argv[1] : read_spilled_command();
     fresh_session_keyring();
-    if (install_filter() != 0) {
+    int own_terminal = take_terminal();
+    /* on the run's own pseudo-terminal, TIOCSTI reaches nothing but the sandbox */
+    if (install_filter() != 0 && !own_terminal) {
         int seccomp_error = errno;
         if (setsid() < 0) {
             die("cannot protect the terminal from the command: seccomp: %s; new session: %s",
