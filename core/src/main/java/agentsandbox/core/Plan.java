@@ -1,5 +1,6 @@
 package agentsandbox.core;
 
+import agentsandbox.core.host.SshAgentRelay;
 import agentsandbox.core.git.GitViews;
 import agentsandbox.core.plan.Explanation;
 import agentsandbox.core.plan.Mount;
@@ -42,10 +43,13 @@ import java.util.List;
  *                   whose layers the host applies after the run; empty for none
  * @param gitOnlyBranch with {@code @git-strict}, the one ref the host takes from the views
  *                   ({@code refs/heads/NAME} of the branch checked out when the plan was made); null for all
+ * @param sshAgent   with {@code --ssh-agent}, the relay between the sandbox and the caller's agent
+ *                   ({@link SshAgentRelay}), started with the run; null without
  */
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
         Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand, Path netSocket,
-        List<Integer> hostPorts, ToolHomes.Setup homeSetup, Explanation explanation, Path checkedWorkDir, List<Path> gitViews, String gitOnlyBranch) {
+        List<Integer> hostPorts, ToolHomes.Setup homeSetup, Explanation explanation, Path checkedWorkDir, List<Path> gitViews, String gitOnlyBranch,
+        SshAgentRelay.Spec sshAgent) {
 
     public Plan {
         argv = List.copyOf(argv);
@@ -59,7 +63,7 @@ public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path 
     /** A copy with another explanation (the CLI adds what it knows of the config files). */
     public Plan withExplanation(Explanation e) {
         return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilledCommand,
-                netSocket, hostPorts, homeSetup, e, checkedWorkDir, gitViews, gitOnlyBranch);
+                netSocket, hostPorts, homeSetup, e, checkedWorkDir, gitViews, gitOnlyBranch, sshAgent);
     }
 
     /** The command line as one shell-quoted line that can be pasted into a shell. */
