@@ -18,7 +18,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "git_view.h"
@@ -234,10 +236,51 @@ static void restore_stderr(void)
 }
 
 /*
+ * The session's leader, while the command runs in a process group of its own: job control
+ * ignores SIGTSTP in a process group that no process of the session outside it parents (an
+ * orphaned one), so a command that leads its own session could never be stopped by Ctrl-Z
+ * or stop itself as vim does. This process waits, and ends as the command ends: with its
+ * exit status, or killed by the same signal.
+ */
+__attribute__((noreturn))
+static void lead_session(pid_t command)
+{
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGTSTP, SIG_IGN);
+    signal(SIGTTOU, SIG_IGN);
+    signal(SIGTTIN, SIG_IGN);
+    for (;;) {
+        int status;
+        pid_t done = waitpid(command, &status, 0);
+        if (done < 0 && errno == EINTR) {
+            continue;
+        }
+        if (done < 0) {
+            _exit(1);
+        }
+        if (WIFEXITED(status)) {
+            _exit(WEXITSTATUS(status));
+        }
+        if (WIFSIGNALED(status)) {
+            int signal_number = WTERMSIG(status);
+            signal(signal_number, SIG_DFL);
+            sigset_t only;
+            sigemptyset(&only);
+            sigaddset(&only, signal_number);
+            sigprocmask(SIG_UNBLOCK, &only, NULL);
+            raise(signal_number);
+            _exit(128 + signal_number);
+        }
+    }
+}
+
+/*
  * With TERMINAL_VARIABLE, the terminal on 0, 1 or 2 is a pseudo-terminal of the run's own,
  * relayed by the starter (term_relay.h): it becomes the controlling terminal of a session of
  * the command's own, so that Ctrl-C, Ctrl-Z and the window size reach the command through
- * it. Returns whether it did.
+ * it; the command runs in the session's foreground process group, led by this process
+ * (lead_session). Returns whether it did.
  */
 static int take_terminal(void)
 {
@@ -252,6 +295,23 @@ static int take_terminal(void)
             if (setsid() < 0 || ioctl(fd, TIOCSCTTY, 0L) < 0) {
                 die("cannot give the command its terminal: %s", strerror(errno));
             }
+            pid_t command = fork();
+            if (command < 0) {
+                die("cannot start the command: %s", strerror(errno));
+            }
+            if (command > 0) {
+                setpgid(command, command);
+                lead_session(command);
+            }
+            /* the terminal's foreground group, asked for from the background */
+            sigset_t ttou;
+            sigemptyset(&ttou);
+            sigaddset(&ttou, SIGTTOU);
+            sigprocmask(SIG_BLOCK, &ttou, NULL);
+            if (setpgid(0, 0) < 0 || tcsetpgrp(fd, getpid()) < 0) {
+                die("cannot give the command its terminal: %s", strerror(errno));
+            }
+            sigprocmask(SIG_UNBLOCK, &ttou, NULL);
             return 1;
         }
     }

@@ -644,31 +644,42 @@ void term_relay_child(struct term_relay *r)
     close(relay_signals[1]);
 }
 
-/* The sandbox's terminal's suspend character, when it stops the foreground job (ISIG on);
- * else -1 (a program that reads keys raw gets it as a key). */
-static int suspend_key(int master)
-{
-    struct termios inner;
-    if (tcgetattr(master, &inner) != 0 || !(inner.c_lflag & ISIG) || inner.c_cc[VSUSP] == _POSIX_VDISABLE) {
-        return -1;
-    }
-    return inner.c_cc[VSUSP];
-}
-
-/*
- * Ctrl-Z, as before: the sandbox's foreground job and the caller's job stop, and the
- * caller's shell shows the job stopped; fg (SIGCONT) continues both. The command is the
- * leader of its terminal's session, a process group that job control calls orphaned,
- * whose SIGTSTP the kernel ignores: the relay stops it with SIGSTOP itself.
- */
-static void suspend_both(int master)
+/* The process group in the foreground of the sandbox's terminal, when it is stopped; else -1. */
+static pid_t stopped_group(int master)
 {
     pid_t group = -1;
-    if (ioctl(master, TIOCGPGRP, &group) == 0 && group > 0) {
-        kill(-group, SIGSTOP);
+    if (ioctl(master, TIOCGPGRP, &group) != 0 || group <= 0) {
+        return -1;
     }
-    term_relay_restore();
-    kill(0, SIGTSTP);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)group);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return -1;
+    }
+    char text[512];
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0) {
+        return -1;
+    }
+    text[n] = '\0';
+    char *end = strrchr(text, ')');
+    return end != NULL && end[1] == ' ' && (end[2] == 'T' || end[2] == 't') ? group : -1;
+}
+
+/* Whether the keys hold the suspend character: the caller's, or the sandbox's terminal's. */
+static int holds_suspend(int master, const unsigned char *keys, size_t length)
+{
+    unsigned char own = relay_saved.c_cc[VSUSP];
+    struct termios inner;
+    unsigned char theirs = tcgetattr(master, &inner) == 0 ? inner.c_cc[VSUSP] : own;
+    for (size_t i = 0; i < length; i++) {
+        if ((keys[i] == own || keys[i] == theirs) && keys[i] != _POSIX_VDISABLE) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int ended(pid_t child)
@@ -711,6 +722,7 @@ void term_relay_run(struct term_relay *r, pid_t child)
     size_t keys_length = 0;
     size_t keys_sent = 0;
     int input_open = r->in >= 0;
+    long watch_until = 0;
     for (;;) {
         struct pollfd fds[3];
         fds[0].fd = relay_signals[0];
@@ -719,7 +731,7 @@ void term_relay_run(struct term_relay *r, pid_t child)
         fds[1].events = (short)(POLLIN | (keys_sent < keys_length ? POLLOUT : 0));
         fds[2].fd = input_open && relay_raw && keys_sent == keys_length ? r->in : -1;
         fds[2].events = POLLIN;
-        int ready = poll(fds, 3, -1);
+        int ready = poll(fds, 3, watch_until > 0 ? 20 : -1);
         if (ready < 0 && errno != EINTR) {
             break;
         }
@@ -771,22 +783,34 @@ void term_relay_run(struct term_relay *r, pid_t child)
                 keys_length = (size_t)n;
                 keys_sent = 0;
                 term_answers_scan(&answers, keys, keys_length);
-                int suspend = suspend_key(r->master);
-                unsigned char *stop = suspend < 0 ? NULL : memchr(keys, suspend, keys_length);
-                if (stop != NULL) {
-                    /* the keys before it go in; those typed after it are dropped */
-                    keys_length = (size_t)(stop - keys);
-                    if (keys_length > 0) {
-                        write_all(r->master, (const char *)keys, keys_length);
-                    }
-                    keys_length = 0;
-                    suspend_both(r->master);
-                    continue;
+                if (holds_suspend(r->master, keys, keys_length)) {
+                    watch_until = now_millis() + 1000;
                 }
                 ssize_t w = write(r->master, keys, keys_length);
                 if (w > 0) {
                     keys_sent = (size_t)w;
                 }
+            }
+        }
+        if (watch_until > 0) {
+            /*
+             * Ctrl-Z, as before: when the sandbox's foreground job stops (its terminal's
+             * SIGTSTP, or a program such as vim stopping itself), what it wrote last is
+             * shown, the caller's terminal is given back as it was, and the caller's job
+             * stops too, so the shell shows it stopped; fg (SIGCONT) continues both.
+             */
+            if (stopped_group(r->master) > 0) {
+                watch_until = 0;
+                while (relay_output(r, &filter)) {
+                    struct pollfd more = {r->master, POLLIN, 0};
+                    if (poll(&more, 1, 20) <= 0 || (more.revents & POLLIN) == 0) {
+                        break;
+                    }
+                }
+                term_relay_restore();
+                kill(0, SIGTSTP);
+            } else if (now_millis() > watch_until) {
+                watch_until = 0;
             }
         }
     }

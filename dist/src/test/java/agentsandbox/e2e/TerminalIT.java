@@ -204,4 +204,26 @@ class TerminalIT {
         tmux("send-keys", "Enter").succeeds();
         awaitScreen("the command's end after fg", s -> s.contains("got-back"));
     }
+
+    @Test
+    void Vim_Suspends_Itself_On_Ctrl_Z_And_Fg_Brings_It_Back() {
+        tmux("send-keys", "-l", sandboxLine("--", "vim", "-u", "NONE", "-N", "suspended.txt")).succeeds();
+        tmux("send-keys", "Enter").succeeds();
+        awaitScreen("vim's screen", s -> s.contains("suspended.txt"));
+        tmux("send-keys", "i", "before", "Escape").succeeds();
+        awaitScreen("the text typed in vim", s -> s.contains("before") && !s.contains("-- INSERT --"));
+        pause(1500); // vim's own wait after Escape, for a longer key code
+        tmux("send-keys", "C-z").succeeds();
+        awaitScreen("vim stopped", s -> s.contains("Stopped"));
+        type("echo shell-$((6*7))");
+        assertThat(screen()).containsPattern("(?m)^shell-42$");
+        tmux("send-keys", "-l", "fg").succeeds();
+        tmux("send-keys", "Enter").succeeds();
+        awaitScreen("vim again", s -> s.contains("before") && !s.contains("shell-42"));
+        tmux("send-keys", "A", " after", "Escape").succeeds();
+        tmux("send-keys", ":wq", "Enter").succeeds();
+        awaitScreen("the shell again", s -> s.lines().anyMatch(l -> l.startsWith("$")));
+        pause(500);
+        assertThat(sandbox.read(sandbox.project("suspended.txt"))).isEqualTo("before after\n");
+    }
 }
