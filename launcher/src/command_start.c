@@ -279,8 +279,7 @@ static void lead_session(pid_t command)
  * With TERMINAL_VARIABLE, the terminal on 0, 1 or 2 is a pseudo-terminal of the run's own,
  * relayed by the starter (term_relay.h): it becomes the controlling terminal of a session of
  * the command's own, so that Ctrl-C, Ctrl-Z and the window size reach the command through
- * it; the command runs in the session's foreground process group, led by this process
- * (lead_session). Returns whether it did.
+ * it. Returns the terminal's descriptor, or -1 without one.
  */
 static int take_terminal(void)
 {
@@ -288,34 +287,41 @@ static int take_terminal(void)
     int wanted = value != NULL && strcmp(value, "1") == 0;
     unsetenv(TERMINAL_VARIABLE);
     if (!wanted) {
-        return 0;
+        return -1;
     }
     for (int fd = 0; fd < 3; fd++) {
         if (isatty(fd)) {
             if (setsid() < 0 || ioctl(fd, TIOCSCTTY, 0L) < 0) {
                 die("cannot give the command its terminal: %s", strerror(errno));
             }
-            pid_t command = fork();
-            if (command < 0) {
-                die("cannot start the command: %s", strerror(errno));
-            }
-            if (command > 0) {
-                setpgid(command, command);
-                lead_session(command);
-            }
-            /* the terminal's foreground group, asked for from the background */
-            sigset_t ttou;
-            sigemptyset(&ttou);
-            sigaddset(&ttou, SIGTTOU);
-            sigprocmask(SIG_BLOCK, &ttou, NULL);
-            if (setpgid(0, 0) < 0 || tcsetpgrp(fd, getpid()) < 0) {
-                die("cannot give the command its terminal: %s", strerror(errno));
-            }
-            sigprocmask(SIG_UNBLOCK, &ttou, NULL);
-            return 1;
+            return fd;
         }
     }
-    return 0;
+    return -1;
+}
+
+/* The command in the terminal's foreground process group, of its own; this process stays
+ * as the session's leader (lead_session). After the helper's start, which stays the
+ * sandbox's init's child. */
+static void own_process_group(int terminal)
+{
+    pid_t command = fork();
+    if (command < 0) {
+        die("cannot start the command: %s", strerror(errno));
+    }
+    if (command > 0) {
+        setpgid(command, command);
+        lead_session(command);
+    }
+    /* the terminal's foreground group, asked for from the background */
+    sigset_t ttou;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &ttou, NULL);
+    if (setpgid(0, 0) < 0 || tcsetpgrp(terminal, getpid()) < 0) {
+        die("cannot give the command its terminal: %s", strerror(errno));
+    }
+    sigprocmask(SIG_UNBLOCK, &ttou, NULL);
 }
 
 __attribute__((noreturn))
@@ -335,9 +341,9 @@ void start_command(int argc, char *argv[])
     int alive = take_alive();
     char **command = argc >= 2 ? &argv[1] : read_spilled_command();
     fresh_session_keyring();
-    int own_terminal = take_terminal();
+    int terminal = take_terminal();
     /* on the run's own pseudo-terminal, TIOCSTI reaches nothing but the sandbox */
-    if (install_filter() != 0 && !own_terminal) {
+    if (install_filter() != 0 && terminal < 0) {
         int seccomp_error = errno;
         if (setsid() < 0) {
             die("cannot protect the terminal from the command: seccomp: %s; new session: %s",
@@ -345,6 +351,9 @@ void start_command(int argc, char *argv[])
         }
     }
     start_helper(alive);
+    if (terminal >= 0) {
+        own_process_group(terminal);
+    }
     exec_command(command);
     int error = errno;
     if (strchr(command[0], '/') == NULL && (error == ENOENT || error == EACCES) && !on_path(command[0])) {
