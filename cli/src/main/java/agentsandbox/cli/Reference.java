@@ -255,13 +255,12 @@ record Reference(
                     flag("--share-tmp", "BOOL", true, "/tmp is the host's temp dir (default false)",
                             "Show your temp dir ($TMPDIR) at /tmp instead of the run's private /tmp (default false)."
                                     + " The session sockets in it (tmux, ssh-agent, X11, ...) stay hidden."),
-                    flag("--ssh-agent", "BOOL|COMMENT,...", true,
-                            "list and sign with your ssh-agent's keys (default false)",
+                    flag("--ssh-agent", "BOOL", true, "sign with your ssh-agent's keys (default false)",
                             "Keep SSH_AUTH_SOCK, pointing at a relay that lets through listing keys and signing"
                                     + " only (adding, removing, locking and unlocking are refused), and make"
                                     + " ~/.ssh/known_hosts and ~/.ssh/config readable; the key files stay hidden"
-                                    + " (default false). With key comments, as ssh-add -l shows them, only those"
-                                    + " keys."),
+                                    + " (default false). --ssh-agent=COMMENT,... allows only the keys with those"
+                                    + " comments, as ssh-add -l shows them."),
                     flag("--gpg-agent", "BOOL", true, "sign and decrypt with your gpg-agent (default false)",
                             "Let the sandbox sign and decrypt through your gpg-agent's restricted socket"
                                     + " (S.gpg-agent.extra, shown as S.gpg-agent in a fresh GnuPG home with your public"
