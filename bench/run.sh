@@ -21,6 +21,10 @@
 # fallback for processes that may not use Unix sockets (run under the launcher's
 # no-unix-sockets seccomp helper, which `make -C launcher check` builds): the same
 # rules in the bundled Java runtime, started inside the sandbox per call.
+# Last, the terminal relay (under util-linux script's pseudo-terminal): `-- true`
+# with a terminal against the same with none, `cat` of 100 MB to the terminal through
+# the relay against cat outside, and the round trip of a key through the relay
+# against the same without a sandbox.
 set -euo pipefail
 
 die() {
@@ -341,3 +345,63 @@ print("%.2f" % statistics.median(times))
 else
     echo "DNS lookup: not measured (no npm to name its registry)"
 fi
+
+# ---------------------------------------------------------------- terminal relay
+
+if ! command -v script >/dev/null || ! command -v python3 >/dev/null; then
+    echo "terminal relay: not measured (needs script from util-linux and python3)"
+    exit 0
+fi
+# 100 MB of text with colours, as a build log or an agent's TUI writes it
+run sh -c 'yes "compiling src/module.c \033[32mok\033[0m \033[1mwarnings: 0\033[0m" | head -c 100000000 >.bench-100mb'
+in_pty() {
+    printf 'script -qec %q /dev/null >/dev/null' "$1"
+}
+hyperfine --shell=bash --warmup 3 --export-json "$work/relay.json" -i --style basic \
+    --command-name "agent-sandbox -- true, terminal relayed" "$(in_pty "$prefix$tool -- true")" \
+    --command-name "agent-sandbox -- true, no terminal" "$(in_pty "$prefix$tool -- true </dev/null >/dev/null 2>&1")" >/dev/null
+hyperfine --shell=bash --warmup 1 --runs 5 --export-json "$work/relay-cat.json" -i --style basic \
+    --command-name "cat 100 MB through the relay" "$(in_pty "$prefix$tool -- cat .bench-100mb")" \
+    --command-name "cat 100 MB, no sandbox" "$(in_pty "${prefix}cat .bench-100mb")" >/dev/null
+mapfile -t rm < <(grep -o '"median": *[0-9.eE+-]*' "$work/relay.json" "$work/relay-cat.json" | sed 's/.*: *//')
+[[ ${#rm[@]} -eq 4 ]] || die "cannot read the relay medians from hyperfine's JSON report"
+# A key's round trip: one byte written to the terminal, read back from a raw cat
+# inside (and outside, for the base), 2 000 times; median and 99th percentile.
+cat >"$work/latency.py" <<'PY'
+import os, pty, sys, time, select
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+def read_until(marker):
+    seen = b""
+    while marker not in seen:
+        select.select([fd], [], [], 10)
+        seen += os.read(fd, 4096)
+read_until(b"ready")
+times = []
+for i in range(2000):
+    start = time.perf_counter()
+    os.write(fd, b"k")
+    got = b""
+    while not got:
+        select.select([fd], [], [], 10)
+        got = os.read(fd, 64)
+    times.append(time.perf_counter() - start)
+os.write(fd, b"\x04")
+os.kill(pid, 15)
+os.waitpid(pid, 0)
+times.sort()
+print("%.1f %.1f" % (times[len(times) // 2] * 1e6, times[len(times) * 99 // 100] * 1e6))
+PY
+echo_raw='stty raw -echo; echo ready; exec cat'
+read -r sandboxed_median sandboxed_p99 < <(run python3 "$work/latency.py" "$launcher" -- sh -c "$echo_raw")
+read -r plain_median plain_p99 < <(run python3 "$work/latency.py" sh -c "$echo_raw")
+awk -v t="${rm[0]}" -v n="${rm[1]}" -v c="${rm[2]}" -v d="${rm[3]}" -v sm="$sandboxed_median" -v sp="$sandboxed_p99" \
+    -v pm="$plain_median" -v pp="$plain_p99" 'BEGIN {
+    printf "agent-sandbox -- true with the terminal relayed: %.1f ms, without a terminal: %.1f ms, relay +%.2f ms\n",
+        t * 1000, n * 1000, (t - n) * 1000
+    printf "cat 100 MB to the terminal: %.0f MB/s through the relay (%.2f s), %.0f MB/s without a sandbox (%.2f s)\n",
+        100 / c, c, 100 / d, d
+    printf "key round trip: %.0f us median, %.0f us p99 through the relay; %.0f us, %.0f us without a sandbox\n",
+        sm, sp, pm, pp
+}'

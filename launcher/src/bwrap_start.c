@@ -34,7 +34,7 @@
  * launcher, which execs bwrap (same pid, so signals and --die-with-parent are as
  * before). */
 __attribute__((noreturn))
-void exec_bwrap(const char *log_path, char *const bwrap_argv[], char *const env[], int alive)
+void exec_bwrap(const char *log_path, char *const bwrap_argv[], char *const env[], int alive, int terminal)
 {
     int caller = fcntl(STDERR_FILENO, F_DUPFD, 3); /* not close-on-exec: bwrap passes it on */
     if (caller < 0) {
@@ -56,18 +56,20 @@ void exec_bwrap(const char *log_path, char *const bwrap_argv[], char *const env[
      * and ours */
     static const char prefix[] = STDERR_VARIABLE "=";
     static const char alive_prefix[] = ALIVE_VARIABLE "=";
+    static const char terminal_prefix[] = TERMINAL_VARIABLE "=";
     size_t count = 0;
     while (env[count] != NULL) {
         count++;
     }
-    char **bwrap_env = calloc(count + 3, sizeof *bwrap_env);
+    char **bwrap_env = calloc(count + 4, sizeof *bwrap_env);
     if (bwrap_env == NULL) {
         die("out of memory");
     }
     size_t n = 0;
     for (size_t i = 0; i < count; i++) {
         if (strncmp(env[i], prefix, sizeof prefix - 1) != 0 &&
-            strncmp(env[i], alive_prefix, sizeof alive_prefix - 1) != 0) {
+            strncmp(env[i], alive_prefix, sizeof alive_prefix - 1) != 0 &&
+            strncmp(env[i], terminal_prefix, sizeof terminal_prefix - 1) != 0) {
             bwrap_env[n++] = env[i];
         }
     }
@@ -78,6 +80,9 @@ void exec_bwrap(const char *log_path, char *const bwrap_argv[], char *const env[
     if (alive >= 0) {
         snprintf(alive_variable, sizeof alive_variable, "%s%d", alive_prefix, alive);
         bwrap_env[n++] = alive_variable;
+    }
+    if (terminal) {
+        bwrap_env[n++] = (char *)TERMINAL_VARIABLE "=1";
     }
     bwrap_env[n] = NULL;
     if (dup2(log, STDERR_FILENO) < 0) {
@@ -108,5 +113,5 @@ void start_bwrap(int argc, char *argv[])
     if (argc < 4) {
         die("%s takes a log file and bwrap's command line", START_BWRAP);
     }
-    exec_bwrap(argv[2], &argv[3], environ, -1);
+    exec_bwrap(argv[2], &argv[3], environ, -1, 0);
 }

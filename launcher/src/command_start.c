@@ -16,8 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "git_view.h"
@@ -232,6 +235,95 @@ static void restore_stderr(void)
     }
 }
 
+/*
+ * The session's leader, while the command runs in a process group of its own: job control
+ * ignores SIGTSTP in a process group that no process of the session outside it parents (an
+ * orphaned one), so a command that leads its own session could never be stopped by Ctrl-Z
+ * or stop itself as vim does. This process waits, and ends as the command ends: with its
+ * exit status, or killed by the same signal.
+ */
+__attribute__((noreturn))
+static void lead_session(pid_t command)
+{
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGTSTP, SIG_IGN);
+    signal(SIGTTOU, SIG_IGN);
+    signal(SIGTTIN, SIG_IGN);
+    for (;;) {
+        int status;
+        pid_t done = waitpid(command, &status, 0);
+        if (done < 0 && errno == EINTR) {
+            continue;
+        }
+        if (done < 0) {
+            _exit(1);
+        }
+        if (WIFEXITED(status)) {
+            _exit(WEXITSTATUS(status));
+        }
+        if (WIFSIGNALED(status)) {
+            int signal_number = WTERMSIG(status);
+            signal(signal_number, SIG_DFL);
+            sigset_t only;
+            sigemptyset(&only);
+            sigaddset(&only, signal_number);
+            sigprocmask(SIG_UNBLOCK, &only, NULL);
+            raise(signal_number);
+            _exit(128 + signal_number);
+        }
+    }
+}
+
+/*
+ * With TERMINAL_VARIABLE, the terminal on 0, 1 or 2 is a pseudo-terminal of the run's own,
+ * relayed by the starter (term_relay.h): it becomes the controlling terminal of a session of
+ * the command's own, so that Ctrl-C, Ctrl-Z and the window size reach the command through
+ * it. Returns the terminal's descriptor, or -1 without one.
+ */
+static int take_terminal(void)
+{
+    const char *value = getenv(TERMINAL_VARIABLE);
+    int wanted = value != NULL && strcmp(value, "1") == 0;
+    unsetenv(TERMINAL_VARIABLE);
+    if (!wanted) {
+        return -1;
+    }
+    for (int fd = 0; fd < 3; fd++) {
+        if (isatty(fd)) {
+            if (setsid() < 0 || ioctl(fd, TIOCSCTTY, 0L) < 0) {
+                die("cannot give the command its terminal: %s", strerror(errno));
+            }
+            return fd;
+        }
+    }
+    return -1;
+}
+
+/* The command in the terminal's foreground process group, of its own; this process stays
+ * as the session's leader (lead_session). After the helper's start, which stays the
+ * sandbox's init's child. */
+static void own_process_group(int terminal)
+{
+    pid_t command = fork();
+    if (command < 0) {
+        die("cannot start the command: %s", strerror(errno));
+    }
+    if (command > 0) {
+        setpgid(command, command);
+        lead_session(command);
+    }
+    /* the terminal's foreground group, asked for from the background */
+    sigset_t ttou;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &ttou, NULL);
+    if (setpgid(0, 0) < 0 || tcsetpgrp(terminal, getpid()) < 0) {
+        die("cannot give the command its terminal: %s", strerror(errno));
+    }
+    sigprocmask(SIG_UNBLOCK, &ttou, NULL);
+}
+
 __attribute__((noreturn))
 void start_command(int argc, char *argv[])
 {
@@ -249,7 +341,9 @@ void start_command(int argc, char *argv[])
     int alive = take_alive();
     char **command = argc >= 2 ? &argv[1] : read_spilled_command();
     fresh_session_keyring();
-    if (install_filter() != 0) {
+    int terminal = take_terminal();
+    /* on the run's own pseudo-terminal, TIOCSTI reaches nothing but the sandbox */
+    if (install_filter() != 0 && terminal < 0) {
         int seccomp_error = errno;
         if (setsid() < 0) {
             die("cannot protect the terminal from the command: seccomp: %s; new session: %s",
@@ -257,6 +351,9 @@ void start_command(int argc, char *argv[])
         }
     }
     start_helper(alive);
+    if (terminal >= 0) {
+        own_process_group(terminal);
+    }
     exec_command(command);
     int error = errno;
     if (strchr(command[0], '/') == NULL && (error == ENOENT || error == EACCES) && !on_path(command[0])) {

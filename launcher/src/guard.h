@@ -63,6 +63,9 @@
 #define STDERR_VARIABLE "AGENT_SANDBOX_STDERR_FD"
 /* The descriptor of the run's liveness pipe in the sandbox (see take_alive in command_start.c). */
 #define ALIVE_VARIABLE "AGENT_SANDBOX_ALIVE_FD"
+/* Set to 1 when the sandbox's terminal is a pseudo-terminal of the run's own (term_relay.h):
+ * the first program makes it the controlling terminal of a session of its own. */
+#define TERMINAL_VARIABLE "AGENT_SANDBOX_TERMINAL"
 #define STARTED_MARK "agent-sandbox: the command starts"
 /* Set to 1, the tool's JVM logs every class it loads, and from where, to stderr: what
  * the check of the start-up rules reads (docs/startup.md, StartupIT). */

@@ -19,6 +19,7 @@
 #include "guard.h"
 #include "remove_tree.h"
 #include "starter_request.h"
+#include "term_relay.h"
 #include "util.h"
 
 /*
@@ -84,6 +85,7 @@ static size_t read_children(pid_t *children, size_t max)
 static void starter_on_stop(int signal_number)
 {
     (void)signal_number;
+    term_relay_restore();
     if (starter_bwrap > 0) {
         kill((pid_t)starter_bwrap, SIGKILL);
     }
@@ -261,6 +263,13 @@ static void serve_start(int requests, int replies, pid_t tool)
     if (pipe2(alive, O_CLOEXEC) != 0) {
         alive[0] = alive[1] = -1;
     }
+    /* a terminal of the sandbox's own when the caller's is one (term_relay.h) */
+    struct term_relay relay;
+    char reason[512];
+    if (term_relay_prepare(&relay, reason, sizeof reason) != 0) {
+        starter_reply(replies, NULL, 0, reason);
+        _exit(0);
+    }
     pid_t starter = getpid();
     pid_t child = fork();
     if (child == 0) {
@@ -281,7 +290,8 @@ static void serve_start(int requests, int replies, pid_t tool)
         if (chdir("/") != 0) {
             die("cannot enter /: %s", strerror(errno));
         }
-        exec_bwrap(log, words, variables, alive[0]);
+        term_relay_child(&relay);
+        exec_bwrap(log, words, variables, alive[0], relay.active);
     }
     if (alive[0] >= 0) {
         close(alive[0]);
@@ -296,6 +306,8 @@ static void serve_start(int requests, int replies, pid_t tool)
     }
     sigprocmask(SIG_SETMASK, &before, NULL);
     starter_reply(replies, "started", (long)child, NULL);
+    /* the sandbox's terminal relayed until bwrap ends; the caller's terminal then as it was */
+    term_relay_run(&relay, child);
     /* bwrap's end, without reaping it: its pid stays bwrap's (a zombie's) until the tool
      * is gone, so the tool's signals to that pid can never reach another process */
     siginfo_t info;

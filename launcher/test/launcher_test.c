@@ -18,6 +18,7 @@
 #include "../src/guard_client.h"
 #include "../src/remove_tree.h"
 #include "../src/starter_request.h"
+#include "../src/term_relay.h"
 #include "../src/tool.h"
 #include "../src/util.h"
 #include "../src/wrapper.h"
@@ -291,6 +292,103 @@ static void test_remove_tree(void)
     CHECK(rmdir(base) == 0);
 }
 
+/* What the terminal filter lets through of text written in pieces of step bytes. */
+static const char *filtered(struct term_filter *f, const char *text, size_t step)
+{
+    static unsigned char out[4 * TERM_FILTER_MAX];
+    static char result[4 * TERM_FILTER_MAX];
+    size_t n = strlen(text);
+    size_t o = 0;
+    for (size_t at = 0; at < n; at += step) {
+        size_t piece = n - at < step ? n - at : step;
+        o += term_filter(f, (const unsigned char *)text + at, piece, out + o);
+    }
+    memcpy(result, out, o);
+    result[o] = '\0';
+    return result;
+}
+
+static int filters_to(const char *text, const char *expected)
+{
+    /* whole, and byte by byte: a sequence split across reads is judged the same */
+    static struct term_filter f;
+    memset(&f, 0, sizeof f);
+    int whole = strcmp(filtered(&f, text, 4096), expected) == 0;
+    memset(&f, 0, sizeof f);
+    int bytes = strcmp(filtered(&f, text, 1), expected) == 0;
+    if (!whole || !bytes) {
+        memset(&f, 0, sizeof f);
+        fprintf(stderr, "filtered: [%s]\n", filtered(&f, text, 4096));
+    }
+    return whole && bytes;
+}
+
+static void test_term_filter(void)
+{
+    /* drawing passes */
+    CHECK(filters_to("plain gr\xc3\xbc\xc3\x9f \xe2\x82\xac\r\n", "plain gr\xc3\xbc\xc3\x9f \xe2\x82\xac\r\n"));
+    CHECK(filters_to("\033[1;31mred\033[0m\033[2J\033[H\033[10;5H\033[K", "\033[1;31mred\033[0m\033[2J\033[H\033[10;5H\033[K"));
+    CHECK(filters_to("\033[?1049h\033[?1000;1006h\033[?2004h\033[?25l\033[5 q", "\033[?1049h\033[?1000;1006h\033[?2004h\033[?25l\033[5 q"));
+    CHECK(filters_to("\033(B\033(0\0337\0338\033=\033>\033M", "\033(B\033(0\0337\0338\033=\033>\033M"));
+    CHECK(filters_to("\033]8;;https://example.org/\033\\link\033]8;;\033\\", "\033]8;;https://example.org/\033\\link\033]8;;\033\\"));
+    CHECK(filters_to("\033]11;?\007", "\033]11;?\007"));
+    /* queries whose answer TUIs wait for pass */
+    CHECK(filters_to("\033[c\033[>c\033[>0q\033[6n\033[?u\033[?2004$p", "\033[c\033[>c\033[>0q\033[6n\033[?u\033[?2004$p"));
+    /* the clipboard, titles, window operations, strings and answerback do not */
+    CHECK(filters_to("a\033]52;c;Y3VybCBldmlsfHNoCg==\007b", "ab"));
+    CHECK(filters_to("a\033]52;c;?\033\\b", "ab"));
+    CHECK(filters_to("a\033]0;title\007\033]2;title\033\\\033]1;icon\007b", "ab"));
+    CHECK(filters_to("a\033kname\033\\b", "ab"));
+    CHECK(filters_to("a\033[21t\033[8;100;100t\033[2tb", "ab"));
+    CHECK(filters_to("a\033Ptmux;\033\033]52;c;eA==\007\033\\b", "ab"));
+    CHECK(filters_to("a\033P+q544e\033\\\033_Gf=100;AAAA\033\\\033^pm\033\\b", "ab"));
+    CHECK(filters_to("a\005\033Zb", "ab"));
+    CHECK(filters_to("a\033]7;file:///etc\007\033]9;hi\007\033]777;notify;x;y\007b", "ab"));
+    CHECK(filters_to("a\033[?2lb\033[2hc\033[5id", "abcd"));
+    CHECK(filters_to("a\033 Gb", "ab"));
+    /* C1 controls, raw or in UTF-8, never start a sequence */
+    CHECK(filters_to("a\x9d" "52;c;eA==\x07" "b", "a52;c;eA==\x07" "b"));
+    CHECK(filters_to("a\xc2\x9d" "2;t\xc2\x9c" "b", "a2;tb"));
+    /* an OSC with a byte a terminal could end it with is dropped whole */
+    CHECK(filters_to("a\033]8;;http://x\xc2\x9c\033]52;c;eA==\007b", "ab"));
+    /* an ESC inside an OSC ends it, and what follows is judged anew */
+    CHECK(filters_to("a\033]8;;\033]52;c;eA==\007b", "ab"));
+    /* CAN cancels a sequence */
+    CHECK(filters_to("a\033]52;c;\030b", "a\030b"));
+    /* a sequence over the bound is dropped */
+    {
+        static char longer[TERM_FILTER_MAX + 64];
+        strcpy(longer, "a\033]8;;");
+        size_t at = strlen(longer);
+        memset(longer + at, 'x', TERM_FILTER_MAX);
+        strcpy(longer + at + TERM_FILTER_MAX, "\007b");
+        CHECK(filters_to(longer, "ab"));
+    }
+
+    /* what the sandbox left on is turned off; queries are counted */
+    struct term_filter f;
+    memset(&f, 0, sizeof f);
+    filtered(&f, "\033[?1000;1006h\033[?1049h\033[?25l\033[>1u\033[c\033[0c\033[?1000l", 4096);
+    unsigned char reset[256];
+    size_t n = term_filter_reset(&f, reset, sizeof reset);
+    reset[n] = '\0';
+    CHECK(strcmp((const char *)reset, "\033[?1006l\033[?1049l\033[?25h\033[<1u") == 0);
+    CHECK(f.da1_queries == 2);
+    CHECK(f.answers_possible);
+    memset(&f, 0, sizeof f);
+    filtered(&f, "\033[31mplain\033[0m", 4096);
+    CHECK(term_filter_reset(&f, reset, sizeof reset) == 0);
+    CHECK(!f.answers_possible);
+
+    /* the answers to device attributes are counted in the terminal's input */
+    struct term_answers a;
+    memset(&a, 0, sizeof a);
+    const char *input = "x\033[?1;2c\033[>84;0;0c\033P>|tmux\033\\\033[?6";
+    term_answers_scan(&a, (const unsigned char *)input, strlen(input));
+    term_answers_scan(&a, (const unsigned char *)"2;c", 3);
+    CHECK(a.seen == 2);
+}
+
 int main(void)
 {
     test_utf8();
@@ -304,6 +402,7 @@ int main(void)
     test_starter_request();
     test_split_strings();
     test_remove_tree();
+    test_term_filter();
     if (failures > 0) {
         fprintf(stderr, "launcher tests: %d failed\n", failures);
         return 1;

@@ -18,6 +18,7 @@ import java.util.Map;
  * @param docker   {@code --docker}, or {@code null} when not given
  * @param shareTmp {@code --share-tmp}, or {@code null} when not given
  * @param sshAgent {@code --ssh-agent}, or {@code null} when not given
+ * @param sshAgentKeys the key comments of {@code --ssh-agent=COMMENT,...}; empty for every key
  * @param gpgAgent {@code --gpg-agent}, or {@code null} when not given
  * @param hostPorts {@code --host-port} ports in order
  * @param dryRun   {@code --dry-run}
@@ -39,6 +40,7 @@ record Args(
         Boolean docker,
         Boolean shareTmp,
         Boolean sshAgent,
+        List<String> sshAgentKeys,
         Boolean gpgAgent,
         List<Integer> hostPorts,
         boolean dryRun,
@@ -77,6 +79,7 @@ record Args(
         for (int port : hostPorts) {
             b.hostPort(port);
         }
-        return b.network(network).docker(docker).shareTmp(shareTmp).sshAgent(sshAgent).gpgAgent(gpgAgent).build();
+        return b.network(network).docker(docker).shareTmp(shareTmp).sshAgent(sshAgent).sshAgentKeys(sshAgentKeys).gpgAgent(gpgAgent)
+                .build();
     }
 }

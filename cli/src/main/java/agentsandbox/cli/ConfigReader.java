@@ -264,13 +264,34 @@ final class ConfigReader {
                     case "network" -> b.network(bool(m.value(), "network"));
                     case "docker" -> b.docker(bool(m.value(), "docker"));
                     case "shareTmp" -> b.shareTmp(bool(m.value(), "shareTmp"));
-                    case "sshAgent" -> b.sshAgent(bool(m.value(), "sshAgent"));
+                    case "sshAgent" -> sshAgent(m.value());
                     case "gpgAgent" -> b.gpgAgent(bool(m.value(), "gpgAgent"));
                     case "hostPorts" -> hostPorts(m.value());
                     default -> throw unknown(m, "", "filesystem, commands, network, docker, hostPorts, shareTmp,"
                             + " sshAgent, gpgAgent");
                 }
             }
+        }
+
+        /** {@code true}, {@code false}, or the comments of the only keys the sandbox may use. */
+        private void sshAgent(Jsonc.Value v) {
+            if (!(v instanceof Jsonc.Arr a)) {
+                b.sshAgent(bool(v, "sshAgent"));
+                return;
+            }
+            List<String> keys = new ArrayList<>();
+            for (Jsonc.Value item : a.items()) {
+                String c = string(item, "sshAgent").value();
+                if (c.isEmpty() || keys.contains(c)) {
+                    throw at(item, "sshAgent: expected true, false, or the comments of keys in your agent, each"
+                            + " once (ssh-add -l shows them)");
+                }
+                keys.add(c);
+            }
+            if (keys.isEmpty()) {
+                throw at(v, "sshAgent: an empty list names no key; use true for every key, or false");
+            }
+            b.sshAgent(true).sshAgentKeys(keys);
         }
 
         private void hostPorts(Jsonc.Value v) {

@@ -62,6 +62,7 @@ final class Flags {
         private Boolean docker;
         private Boolean shareTmp;
         private Boolean sshAgent;
+        private List<String> sshAgentKeys = List.of();
         private Boolean gpgAgent;
         private final List<Integer> hostPorts = new ArrayList<>();
         private boolean dryRun;
@@ -228,7 +229,7 @@ final class Flags {
                 case "--network" -> network = policyBool(name, inline);
                 case "--docker" -> docker = policyBool(name, inline);
                 case "--share-tmp" -> shareTmp = policyBool(name, inline);
-                case "--ssh-agent" -> sshAgent = policyBool(name, inline);
+                case "--ssh-agent" -> sshAgent(name, inline);
                 case "--gpg-agent" -> gpgAgent = policyBool(name, inline);
                 case "--host-port" -> hostPorts(value(name, inline));
                 case "--dry-run" -> dryRun = bool(name, inline);
@@ -311,6 +312,26 @@ final class Flags {
             return v;
         }
 
+        /** {@code --ssh-agent}, {@code --ssh-agent=BOOL} or {@code --ssh-agent=COMMENT,...}. */
+        private void sshAgent(String name, String inline) {
+            if (inline == null || inline.equals("true") || inline.equals("false") || inline.equals("0")
+                    || inline.equals("1")) {
+                sshAgent = policyBool(name, inline);
+                sshAgentKeys = List.of();
+                return;
+            }
+            List<String> keys = new ArrayList<>();
+            for (String item : inline.split(",", -1)) {
+                if (item.isEmpty() || keys.contains(item)) {
+                    throw new UsageException(name + "=" + inline + ": expected true, false, or the comments of"
+                            + " keys in your agent separated by commas, each once (ssh-add -l shows them)");
+                }
+                keys.add(item);
+            }
+            sshAgent = true;
+            sshAgentKeys = List.copyOf(keys);
+        }
+
         private static boolean bool(String name, String inline) {
             if (inline == null) {
                 return true;
@@ -358,7 +379,7 @@ final class Flags {
         }
 
         private Args result(Args.Mode m) {
-            return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, gpgAgent, List.copyOf(hostPorts),
+            return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, sshAgentKeys, gpgAgent, List.copyOf(hostPorts),
                     dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
                     m == Args.Mode.RUN || m == Args.Mode.EXPLAIN ? command : List.of(),

@@ -255,9 +255,12 @@ record Reference(
                     flag("--share-tmp", "BOOL", true, "/tmp is the host's temp dir (default false)",
                             "Show your temp dir ($TMPDIR) at /tmp instead of the run's private /tmp (default false)."
                                     + " The session sockets in it (tmux, ssh-agent, X11, ...) stay hidden."),
-                    flag("--ssh-agent", "BOOL", true, "let the sandbox use your ssh-agent (default false)",
-                            "Keep SSH_AUTH_SOCK and its socket, and make ~/.ssh/known_hosts and ~/.ssh/config"
-                                    + " readable; the key files stay hidden (default false)."),
+                    flag("--ssh-agent", "BOOL", true, "sign with your ssh-agent's keys (default false)",
+                            "Keep SSH_AUTH_SOCK, pointing at a relay that lets through listing keys and signing"
+                                    + " only (adding, removing, locking and unlocking are refused), and make"
+                                    + " ~/.ssh/known_hosts and ~/.ssh/config readable; the key files stay hidden"
+                                    + " (default false). --ssh-agent=COMMENT,... allows only the keys with those"
+                                    + " comments, as ssh-add -l shows them."),
                     flag("--gpg-agent", "BOOL", true, "sign and decrypt with your gpg-agent (default false)",
                             "Let the sandbox sign and decrypt through your gpg-agent's restricted socket"
                                     + " (S.gpg-agent.extra, shown as S.gpg-agent in a fresh GnuPG home with your public"
@@ -327,7 +330,8 @@ record Reference(
                             item("commands", "Command rules by name, as --cmd: {\"git\": \"@git\", \"rm\": false,"
                                     + " \"npm\": \"~/bin/npm-guard.sh\"}. true and false must be JSON booleans."),
                             item("network, docker, shareTmp, sshAgent, gpgAgent",
-                                    "Booleans, as --network, --docker, --share-tmp, --ssh-agent and --gpg-agent."),
+                                    "Booleans, as --network, --docker, --share-tmp, --ssh-agent and --gpg-agent;"
+                                            + " sshAgent may also be a list of key comments: [\"work\"]."),
                             item("hostPorts", "Host loopback ports the sandbox may reach, as --host-port: [5432]."),
                             paragraph("presets, ro, rw, exclude and hostPorts add up across layers; a later layer"
                                     + " overrides a commands entry of the same name; for network, docker, shareTmp and"

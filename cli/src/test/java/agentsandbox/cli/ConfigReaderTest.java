@@ -36,6 +36,22 @@ class ConfigReaderTest {
     }
 
     @Test
+    void Ssh_Agent_Is_A_Boolean_Or_A_List_Of_Key_Comments() {
+        CliWorld w = world();
+        w.write("home/.config/agent-sandbox/config.json", """
+                {"sshAgent": ["work", "deploy"]}
+                """);
+        PolicyLayer g = load(w, null).layers().get(0);
+        assertThat(g.sshAgent()).isTrue();
+        assertThat(g.sshAgentKeys()).containsExactly("work", "deploy");
+        for (String bad : new String[] {"[]", "[\"\"]", "[\"a\", \"a\"]", "[1]"}) {
+            w.write("home/.config/agent-sandbox/config.json", "{\"sshAgent\": " + bad + "}\n");
+            assertThatThrownBy(() -> load(w, null)).as(bad).hasMessageContaining("sshAgent")
+                    .hasMessageNotContaining("\n");
+        }
+    }
+
+    @Test
     void Global_Then_Project_With_Every_Key() {
         CliWorld w = world();
         Path global = w.write("home/.config/agent-sandbox/config.json", """

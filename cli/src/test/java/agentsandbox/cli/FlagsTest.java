@@ -193,6 +193,28 @@ class FlagsTest {
     }
 
     @Test
+    void Ssh_Agent_Takes_A_Boolean_Or_The_Comments_Of_Keys() {
+        Args all = parse("--ssh-agent", "--", "git", "push");
+        assertThat(all.sshAgent()).isTrue();
+        assertThat(all.sshAgentKeys()).isEmpty();
+        Args named = parse("--ssh-agent=work,deploy key", "--", "git", "push");
+        assertThat(named.sshAgent()).isTrue();
+        assertThat(named.sshAgentKeys()).containsExactly("work", "deploy key");
+        assertThat(named.flagLayer().sshAgentKeys()).containsExactly("work", "deploy key");
+        Args off = parse("--ssh-agent=work", "--ssh-agent=false", "--", "true");
+        assertThat(off.sshAgent()).isFalse();
+        assertThat(off.sshAgentKeys()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"--ssh-agent=,", "--ssh-agent=work,", "--ssh-agent=,work", "--ssh-agent=a,a"})
+    void Ssh_Agent_With_An_Empty_Or_Repeated_Comment_Is_One_Usage_Line(String flag) {
+        assertThatThrownBy(() -> parse(flag, "--", "true")).isInstanceOf(UsageException.class)
+                .hasMessageStartingWith(flag + ": expected true, false, or the comments of keys")
+                .hasMessageNotContaining("\n");
+    }
+
+    @Test
     void No_Hint_For_Values_With_Equals_Other_Commands_Or_The_Run_Switches() {
         assertThat(parse("--network=false", "claude").hints()).isEmpty();
         assertThat(parse("--network", "claude").hints()).isEmpty();

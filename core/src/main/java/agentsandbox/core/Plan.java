@@ -1,5 +1,6 @@
 package agentsandbox.core;
 
+import agentsandbox.core.host.SshAgentRelay;
 import agentsandbox.core.git.GitViews;
 import agentsandbox.core.plan.Explanation;
 import agentsandbox.core.plan.Mount;
@@ -45,11 +46,13 @@ import java.util.List;
  * @param netStack   the network stack's program that the launcher attaches to the sandbox
  *                   ({@link agentsandbox.core.host.NetStack}); null for the proxy, or no network
  * @param resolvConf the sandbox's /etc/resolv.conf with the stack, written to the run; null for the host's
+ * @param sshAgent   with {@code --ssh-agent}, the relay between the sandbox and the caller's agent
+ *                   ({@link SshAgentRelay}), started with the run; null without
  */
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
         Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand, Path netSocket,
         List<Integer> hostPorts, ToolHomes.Setup homeSetup, Explanation explanation, Path checkedWorkDir, List<Path> gitViews, String gitOnlyBranch,
-        Path netStack, String resolvConf) {
+        Path netStack, String resolvConf, SshAgentRelay.Spec sshAgent) {
 
     public Plan {
         argv = List.copyOf(argv);
@@ -63,7 +66,7 @@ public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path 
     /** A copy with another explanation (the CLI adds what it knows of the config files). */
     public Plan withExplanation(Explanation e) {
         return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilledCommand,
-                netSocket, hostPorts, homeSetup, e, checkedWorkDir, gitViews, gitOnlyBranch, netStack, resolvConf);
+                netSocket, hostPorts, homeSetup, e, checkedWorkDir, gitViews, gitOnlyBranch, netStack, resolvConf, sshAgent);
     }
 
     /** The command line as one shell-quoted line that can be pasted into a shell. */

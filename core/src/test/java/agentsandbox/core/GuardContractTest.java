@@ -117,6 +117,7 @@ class GuardContractTest {
         rows.put("START_BWRAP", is(Launch.START_BWRAP));
         rows.put("STDERR_VARIABLE", is(Launch.STDERR_VARIABLE));
         rows.put("ALIVE_VARIABLE", launcherOnly());
+        rows.put("TERMINAL_VARIABLE", launcherOnly());
         rows.put("LOG_CLASS_LOADING_VARIABLE", readByTheStartupCheck());
         rows.put("STARTED_MARK", is(Launch.STARTED_MARK));
         // the launcher, the JVM and the starter

@@ -1,5 +1,7 @@
 package agentsandbox.e2e;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import agentsandbox.core.Sandbox;
 
 import java.util.Map;
@@ -47,6 +49,40 @@ class GpgAgentIT {
                         "pubring.kbx", "S.gpg-agent", "export-refused")
                 .stdoutDoesNotContain("private-keys-v1.d", "openpgp-revocs.d", "secret-exported");
         sandbox.runOnHost(home(), "sh", "-c", "ls ~/.gnupg").succeeds().stdoutContains("private-keys-v1.d");
+    }
+
+    /**
+     * The restricted socket, asked directly inside: it signs, but exporting, deleting and
+     * importing keys, presetting and reading passphrases, listing keys and stopping the
+     * agent are forbidden; on the host's own socket the same requests are answered.
+     */
+    @Test
+    void The_Restricted_Socket_Signs_But_Refuses_To_Manage_Keys_Or_The_Agent() {
+        String grip = sandbox.runOnHost(home(), "sh", "-c",
+                "gpg --with-keygrip -K --with-colons | awk -F: '/^grp/ {print $10; exit}'").succeeds().stdout().strip();
+        assertThat(grip).matches("[0-9A-F]{40}");
+        String requests = String.join("\n", "HAVEKEY " + grip, "EXPORT_KEY " + grip, "DELETE_KEY --force " + grip,
+                "IMPORT_KEY", "PRESET_PASSPHRASE " + grip + " -1 41", "GET_PASSPHRASE --no-ask x X X X",
+                "KEYINFO --list", "KILLAGENT") + "\n";
+        // each request's answer on a line of its own: OK, or ERR with the reason
+        String ask = "gpg-connect-agent %s < requests | grep -E '^(OK|ERR)' | sed 's/^ERR [0-9]* /ERR /'";
+        sandbox.write("requests", requests);
+        // on the host's own socket, those that change nothing are answered
+        sandbox.write("host-requests", "HAVEKEY " + grip + "\nKEYINFO --list\nEXPORT_KEY " + grip + "\n");
+        String host = sandbox.runOnHost(home(), "sh", "-c", ask.formatted("--no-autostart").replace("< requests",
+                "< host-requests")).succeeds().stdout();
+        assertThat(host.lines().toList()).as("on the host's own socket").hasSize(3)
+                .doesNotContain("ERR Forbidden <GPG Agent>");
+
+        String inside = sandbox.run("--gpg-agent", "--", "sh", "-c",
+                ask.formatted("--no-autostart") + "; echo hello | gpg --batch --clearsign >/dev/null && echo signed")
+                .succeeds().stdout();
+        assertThat(inside.lines().toList()).containsExactly("OK", "ERR Forbidden <GPG Agent>",
+                "ERR Forbidden <GPG Agent>", "ERR Forbidden <GPG Agent>", "ERR Forbidden <GPG Agent>",
+                "ERR Forbidden <GPG Agent>", "ERR Forbidden <GPG Agent>", "ERR Forbidden <GPG Agent>", "signed");
+        sandbox.runOnHost(home(), "gpg", "-K").succeeds().stdoutContains("test@agent-sandbox.invalid");
+        sandbox.runOnHost(home(), "gpg-connect-agent", "--no-autostart", "GETINFO pid", "/bye").succeeds()
+                .stdoutContains("OK");
     }
 
     @Test

@@ -213,6 +213,91 @@ class HostServicesIT {
         }
     }
 
+    /** Asks the agent at SSH_AUTH_SOCK to lock itself (SSH_AGENTC_LOCK, 22); exits 0 when it did. */
+    private static final String LOCK_AGENT = """
+            import os, socket, struct, sys
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(os.environ["SSH_AUTH_SOCK"])
+            body = bytes([22]) + struct.pack(">I", 2) + b"pw"
+            s.sendall(struct.pack(">I", len(body)) + body)
+            answer = s.recv(5)
+            print("lock answer", answer[4])
+            sys.exit(0 if answer[4] == 6 else 1)
+            """;
+
+    /**
+     * With {@code --ssh-agent} the sandbox can list the agent's keys and sign with them, and
+     * nothing else: removing every key, adding one, locking the agent are refused, and the
+     * host's agent holds the same keys afterwards. With key comments named, only those keys
+     * are listed and sign.
+     */
+    @Test
+    void The_Granted_Ssh_Agent_Signs_But_Cannot_Be_Managed_From_Inside() {
+        int id = IDS.incrementAndGet();
+        Path socket = sandbox.tmp().resolve("ssh-" + id + "/agent.1");
+        sandbox.runOnHost("mkdir", "-p", "-m", "700", socket.getParent().toString()).succeeds();
+        sandbox.runOnHost("rm", "-f", socket.toString()).succeeds();
+        sandbox.runOnHost("mkdir", "-p", "-m", "700", sandbox.home(".ssh").toString()).succeeds();
+        for (String name : List.of("work", "deploy")) {
+            sandbox.runOnHost("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "key-" + name, "-f",
+                    sandbox.home(".ssh/id_" + name).toString()).succeeds();
+            sandbox.runOnHost("cp", sandbox.home(".ssh/id_" + name + ".pub").toString(),
+                    sandbox.project(name + ".pub").toString()).succeeds();
+        }
+        // a key of the sandbox's own, which it tries to add
+        sandbox.runOnHost("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "planted-key", "-f",
+                sandbox.project("planted").toString()).succeeds();
+        sandbox.write("message", "to be signed\n");
+        SandboxCli.Started agent = sandbox.startOnHost(Map.of(), "ssh-agent", "-D", "-a", socket.toString());
+        try {
+            awaitPath(socket, "the host's ssh-agent socket");
+            Map<String, String> env = Map.of("SSH_AUTH_SOCK", socket.toString());
+            sandbox.runOnHost(env, "ssh-add", sandbox.home(".ssh/id_work").toString(),
+                    sandbox.home(".ssh/id_deploy").toString()).succeeds();
+            // on the host, the agent can be managed: a key added and removed again
+            sandbox.runOnHost(env, "ssh-add", sandbox.project("planted").toString()).succeeds();
+            sandbox.runOnHost(env, "ssh-add", "-d", sandbox.project("planted.pub").toString()).succeeds();
+            String before = sandbox.runOnHost(env, "ssh-add", "-l").succeeds().stdout();
+            assertThat(before).contains("key-work", "key-deploy").doesNotContain("planted-key");
+
+            sandbox.command("--ssh-agent", "--", "sh", "-c", """
+                    ssh-add -l
+                    ssh-add -D && echo "escaped: keys removed"
+                    ssh-add planted && echo "escaped: key added"
+                    python3 -c "$LOCK" && echo "escaped: agent locked"
+                    ssh-keygen -Y sign -f work.pub -n file message && echo "signed with work"
+                    true
+                    """).env(env).env("LOCK", LOCK_AGENT).run().succeeds()
+                    .stdoutContains("key-work", "key-deploy", "signed with work", "lock answer 5")
+                    .stdoutDoesNotContain("escaped:");
+            assertThat(sandbox.project("message.sig")).as("the signature made inside").exists();
+            sandbox.runOnHost("sh", "-c", "printf 'me %s\\n' \"$(cut -d' ' -f1,2 work.pub)\" > allowed").succeeds();
+            sandbox.runOnHost("sh", "-c", "ssh-keygen -Y verify -f allowed -I me -n file -s message.sig < message")
+                    .succeeds();
+            assertThat(sandbox.runOnHost(env, "ssh-add", "-l").succeeds().stdout())
+                    .as("the host agent's keys after the attempts inside").isEqualTo(before);
+
+            // one key named: the other is neither listed nor used
+            sandbox.runOnHost("rm", "-f", sandbox.project("message.sig").toString()).succeeds();
+            sandbox.command("--ssh-agent=key-work", "--", "sh", "-c", """
+                    ssh-add -l
+                    ssh-keygen -Y sign -f work.pub -n file message >/dev/null && echo "signed with work"
+                    rm -f message.sig
+                    ssh-keygen -Y sign -f deploy.pub -n file message && echo "escaped: signed with deploy"
+                    true
+                    """).env(env).run().succeeds()
+                    .stdoutContains("key-work", "signed with work")
+                    .stdoutDoesNotContain("key-deploy", "escaped:");
+
+            // a comment that names no key
+            sandbox.command("--ssh-agent=key-nosuch", "--", "true").env(env).run().failsWithOneLineError()
+                    .stderrContains("no key in your ssh-agent has the comment \"key-nosuch\"", "key-work");
+        } finally {
+            sandbox.runOnHost("rm", "-rf", socket.getParent().toString());
+            agent.signal("KILL");
+        }
+    }
+
     @ParameterizedTest(name = "TMPDIR set {0}, network {1}")
     @MethodSource("settings")
     void The_X_Server_Cannot_Be_Reached_On_Its_File_Or_Abstract_Socket(boolean tmpdirSet, boolean network)

@@ -10,6 +10,7 @@ import agentsandbox.core.host.GpgAgent;
 import agentsandbox.core.host.HostServices;
 import agentsandbox.core.host.NetStack;
 import agentsandbox.core.host.HostSockets;
+import agentsandbox.core.host.SshAgentRelay;
 import agentsandbox.core.rules.Layer;
 import agentsandbox.core.rules.Origin;
 import agentsandbox.core.run.OwnState;
@@ -73,6 +74,7 @@ public final class PlanBuilder {
     private ToolHomes.Setup homeSetup;
     private final List<Rule> rules = new ArrayList<>();
     private Path agentSocket;
+    private SshAgentRelay.Spec sshAgent;
     private Path stateDir;
     private Path runDir;
     private Path hiddenFile;
@@ -235,6 +237,7 @@ public final class PlanBuilder {
         }
         if (policy.sshAgent()) {
             agentSocket = HostServices.sshAgentSocket(env);
+            SshAgentRelay.checkKeys(agentSocket, policy.sshAgentKeys());
             Origin o = new Origin(Layer.FLAG, "--ssh-agent");
             if (env.home() != null) {
                 rules.add(Rule.literal(env.home().resolve(".ssh/known_hosts"), Access.RO, o));
@@ -355,10 +358,15 @@ public final class PlanBuilder {
             }
         }
         if (agentSocket != null) {
-            mounts.add(Mount.of(Mount.Kind.READ_WRITE, agentSocket, agentSocket, Access.RW,
+            // the relay's socket (list and sign only) where SSH_AUTH_SOCK points, never the agent's
+            Path relay = RunLayout.sshAgentSocket(RunLayout.socketsDir(RunLayout.socketsBase(env), runDir));
+            sshAgent = new SshAgentRelay.Spec(agentSocket, relay, policy.sshAgentKeys());
+            mounts.add(Mount.of(Mount.Kind.READ_WRITE, relay, agentSocket, Access.RW,
                     new Origin(Layer.FLAG, "--ssh-agent")));
-            mountNotes.add(Planner.pad("rw") + agentSocket + "  <- flag --ssh-agent");
-            notes.add("ssh-agent: " + agentSocket + " reachable (--ssh-agent); ~/.ssh/known_hosts and ~/.ssh/config"
+            mountNotes.add(Planner.pad("rw") + agentSocket + "  <- flag --ssh-agent (relay: list and sign only"
+                    + (sshAgent.keys().isEmpty() ? "" : ", keys " + String.join(", ", sshAgent.keys())) + ")");
+            notes.add("ssh-agent: " + agentSocket + " reachable through agent-sandbox's relay, which lets through"
+                    + " listing keys and signing only (--ssh-agent); ~/.ssh/known_hosts and ~/.ssh/config"
                     + " readable, the keys stay hidden");
         }
         if (policy.gpgAgent()) {
@@ -520,7 +528,7 @@ public final class PlanBuilder {
                 spill == null ? List.of() : command, netSocket, policy.hostPorts(), homeSetup, explanation,
                 base ? realWork : null, gitViews, gitViews.isEmpty() || !active.contains("@git-strict") ? null
                         : "refs/heads/" + git.get().currentBranch().orElse("(detached HEAD)"),
-                netStack != null && netStack.stack() ? netStack.program() : null, resolvConf);
+                netStack != null && netStack.stack() ? netStack.program() : null, resolvConf, sshAgent);
     }
 
     /** What {@code --debug} says of the network: off, the stack, or the proxy and why. */

@@ -67,6 +67,20 @@ public record Policy(List<PolicyLayer> layers, List<Path> configFiles) {
         return last(Flag.SSH_AGENT);
     }
 
+    /**
+     * With the ssh-agent reachable, the comments of the only keys the sandbox may use, as the
+     * last layer that sets {@code sshAgent} names them; empty for every key.
+     */
+    public List<String> sshAgentKeys() {
+        List<String> keys = List.of();
+        for (PolicyLayer l : layers) {
+            if (l.sshAgent() != null) {
+                keys = l.sshAgentKeys();
+            }
+        }
+        return keys;
+    }
+
     /** The host loopback ports the sandbox may reach, every layer's, in order, without repeats. */
     public List<Integer> hostPorts() {
         java.util.Set<Integer> ports = new java.util.LinkedHashSet<>();

@@ -26,6 +26,8 @@ import java.util.Objects;
  * @param sshAgent whether the caller's ssh-agent socket is reachable, or {@code null}
  * @param gpgAgent whether the caller's gpg-agent is reachable (its restricted socket), or {@code null}
  * @param hostPorts host loopback ports the sandbox may reach (concatenated across layers)
+ * @param sshAgentKeys with {@code sshAgent} on, the comments of the only keys the sandbox may
+ *                 use; empty for every key the agent holds
  */
 public record PolicyLayer(
         Layer layer,
@@ -40,7 +42,8 @@ public record PolicyLayer(
         Boolean shareTmp,
         Boolean sshAgent,
         Boolean gpgAgent,
-        List<Integer> hostPorts) {
+        List<Integer> hostPorts,
+        List<String> sshAgentKeys) {
 
     public PolicyLayer {
         Objects.requireNonNull(layer, "layer");
@@ -51,6 +54,7 @@ public record PolicyLayer(
         exclude = List.copyOf(exclude);
         commands = Collections.unmodifiableMap(new LinkedHashMap<>(commands));
         hostPorts = List.copyOf(hostPorts);
+        sshAgentKeys = List.copyOf(sshAgentKeys);
     }
 
     /** The origin every rule of this layer carries. */
@@ -77,6 +81,7 @@ public record PolicyLayer(
         private Boolean sshAgent;
         private Boolean gpgAgent;
         private final List<Integer> hostPorts = new ArrayList<>();
+        private final List<String> sshAgentKeys = new ArrayList<>();
 
         private Builder(Layer layer, String source) {
             this.layer = Objects.requireNonNull(layer, "layer");
@@ -136,6 +141,13 @@ public record PolicyLayer(
             return this;
         }
 
+        /** The comments of the only keys of the agent the sandbox may use. */
+        public Builder sshAgentKeys(List<String> comments) {
+            sshAgentKeys.clear();
+            sshAgentKeys.addAll(comments);
+            return this;
+        }
+
         public Builder gpgAgent(Boolean value) {
             gpgAgent = value;
             return this;
@@ -152,7 +164,7 @@ public record PolicyLayer(
 
         public PolicyLayer build() {
             return new PolicyLayer(layer, source, presets, ro, rw, exclude, commands, network, docker,
-                    shareTmp, sshAgent, gpgAgent, hostPorts);
+                    shareTmp, sshAgent, gpgAgent, hostPorts, sshAgentKeys);
         }
     }
 }

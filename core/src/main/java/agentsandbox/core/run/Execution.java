@@ -39,6 +39,8 @@ public final class Execution implements AutoCloseable {
     private final RunDir run;
     private final GuardServer guard;
     private final NetworkProxy proxy;
+    /** Another host-side server of the run (the ssh-agent relay), closed with the proxy; or null. */
+    private volatile AutoCloseable also;
     private final java.nio.channels.FileChannel setupLog;
     private final Path procSys;
     private final StateWatch state;
@@ -63,6 +65,11 @@ public final class Execution implements AutoCloseable {
      *                 if a sandbox renames a directory above it; or {@code null} when bwrap
      *                 writes to the caller's stderr directly (the library without the launcher)
      */
+    /** Closes server (when not null) at the run's end, with the network proxy. */
+    public void closesAlso(AutoCloseable server) {
+        also = server;
+    }
+
     public Execution(Bwrap bwrap, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy,
             java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state, int uid, GitAftercheck git,
             List<GitApply> gitApplies) {
@@ -254,6 +261,14 @@ public final class Execution implements AutoCloseable {
             }
             if (proxy != null) {
                 proxy.close();
+            }
+            AutoCloseable other = also;
+            if (other != null) {
+                try {
+                    other.close();
+                } catch (Exception e) {
+                    // the run's directory, which holds its socket, goes anyway
+                }
             }
         }
         if (log != null) {

@@ -1,5 +1,6 @@
 package agentsandbox.core.run;
 
+import agentsandbox.core.host.SshAgentRelay;
 import agentsandbox.core.Environment;
 import agentsandbox.core.aftercheck.GitAftercheck;
 import agentsandbox.core.guard.GuardServer;
@@ -63,6 +64,7 @@ public final class Launch {
         }
         GuardServer guard = null;
         NetworkProxy proxy = null;
+        SshAgentRelay agent = null;
         try {
             prepareRun(run, plan);
             List<String> argv = plan.argv();
@@ -83,6 +85,10 @@ public final class Launch {
             }
             if (plan.netSocket() != null) {
                 proxy = new NetworkProxy(plan.netSocket(), plan.hostPorts());
+            }
+            if (plan.sshAgent() != null) {
+                // bound before bwrap starts, which binds the socket in
+                agent = SshAgentRelay.start(plan.sshAgent());
             }
             if (prepared != null) {
                 // the state before the run, which the second thread takes meanwhile: the
@@ -107,15 +113,18 @@ public final class Launch {
             }
             Execution execution = new Execution(bwrap, plan, run, guard, proxy, setupLog, env.procSys(), state,
                     env.uid(), git, gitApplies(plan, env));
+            execution.closesAlso(agent);
             return execution;
         } catch (IOException e) {
             closeQuietly(guard);
             closeQuietly(proxy);
+            closeQuietly(agent);
             run.close();
             throw new SandboxException("cannot start bwrap: " + e.getMessage(), Preflight.INSTALL_HINT, e);
         } catch (RuntimeException e) {
             closeQuietly(guard);
             closeQuietly(proxy);
+            closeQuietly(agent);
             run.close();
             throw e;
         }

@@ -29,6 +29,8 @@ public final class RunLayout {
     public static final String GUARD = "guard";
     public static final String NET = "net";
     public static final String SOCKET = "socket";
+    /** The ssh-agent relay's socket in the sockets directory (see SshAgentRelay). */
+    public static final String SSH_AGENT = "ssh-agent";
     /** Beside the network proxy's socket: the ports the sandbox's first program listens on. */
     public static final String LISTEN = "listen";
     static final String TMP = "tmp";
@@ -128,6 +130,10 @@ public final class RunLayout {
 
     public static Path guardSocket(Path sockets) {
         return sockets.resolve(GUARD).resolve(SOCKET);
+    }
+
+    public static Path sshAgentSocket(Path sockets) {
+        return sockets.resolve(SSH_AGENT);
     }
 
     public static Path netSocket(Path sockets) {
