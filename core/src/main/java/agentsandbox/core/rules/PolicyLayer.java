@@ -26,6 +26,7 @@ import java.util.Objects;
  * @param sshAgent whether the caller's ssh-agent socket is reachable, or {@code null}
  * @param gpgAgent whether the caller's gpg-agent is reachable (its restricted socket), or {@code null}
  * @param hostPorts host loopback ports the sandbox may reach (concatenated across layers)
+ * @param bounds   the resource bounds this layer sets ({@link Bounds#NONE} when none)
  */
 public record PolicyLayer(
         Layer layer,
@@ -40,9 +41,11 @@ public record PolicyLayer(
         Boolean shareTmp,
         Boolean sshAgent,
         Boolean gpgAgent,
-        List<Integer> hostPorts) {
+        List<Integer> hostPorts,
+        Bounds bounds) {
 
     public PolicyLayer {
+        bounds = bounds == null ? Bounds.NONE : bounds;
         Objects.requireNonNull(layer, "layer");
         Objects.requireNonNull(source, "source");
         presets = List.copyOf(presets);
@@ -77,6 +80,7 @@ public record PolicyLayer(
         private Boolean sshAgent;
         private Boolean gpgAgent;
         private final List<Integer> hostPorts = new ArrayList<>();
+        private Bounds bounds = Bounds.NONE;
 
         private Builder(Layer layer, String source) {
             this.layer = Objects.requireNonNull(layer, "layer");
@@ -150,9 +154,15 @@ public record PolicyLayer(
             return this;
         }
 
+        /** Resource bounds; a null field leaves that bound to the layers below. */
+        public Builder bounds(Bounds value) {
+            bounds = value.over(bounds);
+            return this;
+        }
+
         public PolicyLayer build() {
             return new PolicyLayer(layer, source, presets, ro, rw, exclude, commands, network, docker,
-                    shareTmp, sshAgent, gpgAgent, hostPorts);
+                    shareTmp, sshAgent, gpgAgent, hostPorts, bounds);
         }
     }
 }
