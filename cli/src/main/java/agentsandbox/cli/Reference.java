@@ -263,9 +263,9 @@ record Reference(
                                     + " (S.gpg-agent.extra, shown as S.gpg-agent in a fresh GnuPG home with your public"
                                     + " keyring), never the private keys (default false). The passphrase is asked for on"
                                     + " your screen as usual."),
-                    flag("--tmp-size", "SIZE", false, "size of the private /tmp (default: RAM/4, at most 4G)",
+                    flag("--tmp-size", "SIZE", false, "size of the private /tmp (default 2G)",
                             "The private /tmp is a file system of the sandbox's own in memory, of at most SIZE"
-                                    + " (512M, 2G, bytes; default a quarter of the machine's memory, at most 4G): a"
+                                    + " (512M, 2G, bytes; default 2G): a"
                                     + " full /tmp is \"No space left on device\" inside, never a full disk."),
                     flag("--max-procs", "N", false, "processes the sandbox may run at once (default 4096)",
                             "At most N processes and threads at once in the sandbox, nested sandboxes included"

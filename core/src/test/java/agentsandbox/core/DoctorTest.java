@@ -72,8 +72,10 @@ class DoctorTest {
         List<Doctor.Check> checks = Doctor.machine(env(bin(WORKING), procSys()));
         assertThat(checks).allSatisfy(c -> assertThat(c.status()).as(c.toString()).isEqualTo(Doctor.Status.OK));
         assertThat(checks).extracting(Doctor.Check::name).containsExactly("system", "user", "home", "bwrap",
-                "user namespaces", "AppArmor", "seccomp", "TIOCSTI", "git view", "trial sandbox");
+                "user namespaces", "AppArmor", "seccomp", "TIOCSTI", "bounds", "git view", "trial sandbox");
         assertThat(check(checks, "bwrap").finding()).contains("bubblewrap 0.8.0");
+        assertThat(check(checks, "bounds").finding()).contains("--tmp-size", "--max-procs", "--max-memory",
+                "per process", "cgroup v2");
     }
 
     @Test

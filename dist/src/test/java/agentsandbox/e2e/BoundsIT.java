@@ -52,7 +52,7 @@ class BoundsIT {
                 .succeeds();
         String[] lines = r.stdout().strip().split("\n");
         long tmpKib = Long.parseLong(lines[0].strip());
-        assertThat(tmpKib).as("the private /tmp's size in KiB").isPositive().isLessThanOrEqualTo(4L << 20);
+        assertThat(tmpKib).as("the private /tmp's size in KiB").isEqualTo(2L << 20);
         assertThat(lines[1]).isEqualTo("4096");
         assertThat(lines[2]).as("memory per process").isNotEqualTo("unlimited");
     }

@@ -12,7 +12,8 @@ import java.nio.file.Path;
  * <ul>
  * <li>{@code tmpSize}: the size of the private {@code /tmp}, in bytes. It is a file system of
  *     the sandbox's own in memory (tmpfs), so a full {@code /tmp} gives ENOSPC inside and never
- *     fills the host's disk. Default: a quarter of the machine's memory, at most 4 GiB.</li>
+ *     fills the host's disk. Default 2 GiB (what is written there is in memory, or swap, only
+ *     as long as it is there).</li>
  * <li>{@code maxProcs}: how many processes and threads the sandbox's user may have at once
  *     inside it (RLIMIT_NPROC, which the kernel counts per user namespace: the sandbox's own
  *     and every namespace made inside it). Default 4096.</li>
@@ -38,7 +39,7 @@ public record Bounds(Long tmpSize, Long maxProcs, Long maxMemory) {
     public static final long MIN_MEMORY = 64L << 20;
 
     private static final long DEFAULT_PROCS = 4096;
-    private static final long MAX_DEFAULT_TMP = 4L << 30;
+    private static final long DEFAULT_TMP = 2L << 30;
 
     /** This layer's values where it has them, else {@code under}'s. */
     public Bounds over(Bounds under) {
@@ -49,8 +50,8 @@ public record Bounds(Long tmpSize, Long maxProcs, Long maxMemory) {
 
     /** These bounds with the defaults where none is given (memory: the machine's, from /proc/meminfo). */
     public Bounds withDefaults() {
-        long memory = tmpSize == null || maxMemory == null ? machineMemory() : 0;
-        return new Bounds(tmpSize != null ? tmpSize : Math.min(MAX_DEFAULT_TMP, Math.max(MIN_TMP_SIZE, memory / 4)),
+        long memory = maxMemory == null ? machineMemory() : 0;
+        return new Bounds(tmpSize != null ? tmpSize : DEFAULT_TMP,
                 maxProcs != null ? maxProcs : DEFAULT_PROCS,
                 maxMemory != null ? maxMemory : Math.max(MIN_MEMORY, memory / 2));
     }
