@@ -343,11 +343,12 @@ record Reference(
                             item("tmpSize, maxProcs, maxMemory", "Bounds, as --tmp-size, --max-procs and --max-memory:"
                                     + " sizes as strings (\"2G\") or numbers of bytes, maxProcs a number."),
                             paragraph("presets, ro, rw, exclude and hostPorts add up across layers; a later layer"
-                                    + " overrides a commands entry of the same name; for network, docker, shareTmp and"
-                                    + " sshAgent the last layer that sets them wins."),
+                                    + " overrides a commands entry of the same name; for network, docker, shareTmp,"
+                                    + " sshAgent and each bound the last layer that sets them wins."),
                             paragraph("A project config is untrusted until you run agent-sandbox trust, and an untrusted"
                                     + " one may only tighten the policy: if with it any path is more accessible, the"
-                                    + " network, Docker, a shared /tmp, the ssh-agent or a host port is turned on, or a"
+                                    + " network, Docker, a shared /tmp, the ssh-agent or a host port is turned on, a bound"
+                                    + " is raised, or a"
                                     + " command's wrapper or block is removed or replaced, agent-sandbox refuses to start"
                                     + " with one line saying what it loosens. The global config and a file named with -c"
                                     + " are always trusted. Inside a sandbox no project config is trusted."),
