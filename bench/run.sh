@@ -346,6 +346,23 @@ else
     echo "DNS lookup: not measured (no npm to name its registry)"
 fi
 
+# ---------------------------------------------------------------- the seccomp filter
+
+cost=$repo/launcher/target/syscall-cost
+[[ -x $cost ]] || make -s -C "$repo/launcher" target/syscall-cost >/dev/null ||
+    die "cannot build the syscall-cost helper: make -C launcher target/syscall-cost"
+cp "$cost" "$work/home/syscall-cost"
+[[ -z ${as_user[*]} ]] || chown "$uid:$uid" "$work/home/syscall-cost"
+outside=$(run "$work/home/syscall-cost") || die "the syscall-cost helper failed outside"
+inside=$(run "$launcher" -- "$work/home/syscall-cost") || die "the syscall-cost helper failed inside the sandbox"
+awk -v outside="$outside" -v inside="$inside" 'BEGIN {
+    n = split(outside, o, "\n"); split(inside, s, "\n")
+    for (i = 1; i <= n; i++) {
+        split(o[i], a, " "); split(s[i], b, " ")
+        printf "seccomp filter, %s: %.0f ns outside, %.0f ns inside, %+.0f ns per call\n", a[1], a[2], b[2], b[2] - a[2]
+    }
+}'
+
 # ---------------------------------------------------------------- terminal relay
 
 if ! command -v script >/dev/null || ! command -v python3 >/dev/null; then

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -37,6 +38,48 @@ static void fresh_session_keyring(void)
     /* KEYCTL_JOIN_SESSION_KEYRING (1) with no name: a new anonymous keyring */
     if (syscall(SYS_keyctl, 1L, (long)0) < 0 && errno != ENOSYS && errno != EPERM) {
         die("cannot give the command a session keyring of its own: %s", strerror(errno));
+    }
+}
+
+/*
+ * The run's bounds (LIMITS_VARIABLE: "MAX_PROCS MAX_MEMORY"), taken out of the environment:
+ * - RLIMIT_NPROC: the kernel counts a user's processes per user namespace, and checks a
+ *   fork against the count in each namespace up to the first: set here, in the sandbox's
+ *   own namespace, it bounds the processes of this sandbox (nested ones included) and
+ *   not the caller's others.
+ * - RLIMIT_DATA: memory one process may allocate (its heap and private mappings).
+ * A limit above the hard one the caller has stays the caller's.
+ */
+static void apply_limits(void)
+{
+    const char *text = getenv(LIMITS_VARIABLE);
+    if (text == NULL) {
+        return;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long procs = strtoull(text, &end, 10);
+    unsigned long long memory = *end == ' ' ? strtoull(end + 1, &end, 10) : 0;
+    if (errno != 0 || *end != '\0' || procs == 0 || memory == 0) {
+        die("%s=%s: expected \"MAX_PROCS MAX_MEMORY\"", LIMITS_VARIABLE, text);
+    }
+    unsetenv(LIMITS_VARIABLE);
+    const int resources[] = {RLIMIT_NPROC, RLIMIT_DATA};
+    const unsigned long long values[] = {procs, memory};
+    for (int i = 0; i < 2; i++) {
+        struct rlimit limit;
+        if (getrlimit(resources[i], &limit) != 0) {
+            die("cannot read a resource limit: %s", strerror(errno));
+        }
+        rlim_t value = (rlim_t)values[i];
+        if (limit.rlim_max != RLIM_INFINITY && value > limit.rlim_max) {
+            value = limit.rlim_max;
+        }
+        limit.rlim_cur = value;
+        limit.rlim_max = value;
+        if (setrlimit(resources[i], &limit) != 0) {
+            die("cannot bound the sandbox (%s): %s", i == 0 ? "processes" : "memory", strerror(errno));
+        }
     }
 }
 
@@ -342,6 +385,7 @@ void start_command(int argc, char *argv[])
     char **command = argc >= 2 ? &argv[1] : read_spilled_command();
     fresh_session_keyring();
     int terminal = take_terminal();
+    apply_limits();
     /* on the run's own pseudo-terminal, TIOCSTI reaches nothing but the sandbox */
     if (install_filter() != 0 && terminal < 0) {
         int seccomp_error = errno;

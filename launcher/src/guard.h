@@ -23,6 +23,9 @@
  * SPILLED_COMMAND_MAX bytes (what the starter takes of a command line it is given). */
 #define SPILLED_COMMAND RUNTIME "/command"
 #define SPILLED_COMMAND_MAX 67108864
+/* The bounds COMMAND_START applies (RLIMIT_NPROC, RLIMIT_DATA) before it becomes the
+ * command, and takes out of the environment: "MAX_PROCS MAX_MEMORY" (Inside.java). */
+#define LIMITS_VARIABLE "AGENT_SANDBOX_LIMITS"
 /*
  * With the network on, the sandbox has a network namespace of its own with only a
  * loopback. The host writes NET_LISTEN: one line per port to listen on in the

@@ -5,7 +5,7 @@
 #ifndef AGENT_SANDBOX_SECCOMP_FILTER_H
 #define AGENT_SANDBOX_SECCOMP_FILTER_H
 
-/* Installs the filter (TIOCSTI, TIOCLINUX and the key calls refused) with no new
+/* Installs the filter (the refused system calls, socket families, TIOCSTI, TIOCLINUX) with no new
  * privileges: 0, or -1 with errno when the kernel refuses it. */
 int install_filter(void);
 

@@ -1,5 +1,6 @@
 package agentsandbox.cli;
 
+import agentsandbox.core.rules.Bounds;
 import agentsandbox.core.rules.CommandRule;
 import agentsandbox.core.rules.Layer;
 import agentsandbox.core.rules.PolicyLayer;
@@ -50,7 +51,8 @@ record Args(
         List<String> exclude,
         Map<String, CommandRule> commands,
         List<String> command,
-        List<String> hints) {
+        List<String> hints,
+        Bounds bounds) {
 
     enum Mode { HELP, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, RUN }
 
@@ -58,7 +60,7 @@ record Args(
     boolean hasPolicyFlags() {
         return cwd != null || config != null || network != null || docker != null || shareTmp != null
                 || sshAgent != null || gpgAgent != null || !hostPorts.isEmpty() || !ro.isEmpty() || !rw.isEmpty() || !exclude.isEmpty()
-                || !commands.isEmpty();
+                || !commands.isEmpty() || !bounds.equals(Bounds.NONE);
     }
 
     /** The flags as the highest-priority policy layer. */
@@ -80,6 +82,6 @@ record Args(
             b.hostPort(port);
         }
         return b.network(network).docker(docker).shareTmp(shareTmp).sshAgent(sshAgent).sshAgentKeys(sshAgentKeys).gpgAgent(gpgAgent)
-                .build();
+                .bounds(bounds).build();
     }
 }

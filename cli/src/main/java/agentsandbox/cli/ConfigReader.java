@@ -1,5 +1,6 @@
 package agentsandbox.cli;
 
+import agentsandbox.core.rules.Bounds;
 import agentsandbox.core.rules.CommandRule;
 import agentsandbox.core.text.DidYouMean;
 import agentsandbox.core.Environment;
@@ -267,8 +268,9 @@ final class ConfigReader {
                     case "sshAgent" -> sshAgent(m.value());
                     case "gpgAgent" -> b.gpgAgent(bool(m.value(), "gpgAgent"));
                     case "hostPorts" -> hostPorts(m.value());
+                    case "tmpSize", "maxProcs", "maxMemory" -> bound(m.key(), m.value());
                     default -> throw unknown(m, "", "filesystem, commands, network, docker, hostPorts, shareTmp,"
-                            + " sshAgent, gpgAgent");
+                            + " sshAgent, gpgAgent, tmpSize, maxProcs, maxMemory");
                 }
             }
         }
@@ -292,6 +294,24 @@ final class ConfigReader {
                 throw at(v, "sshAgent: an empty list names no key; use true for every key, or false");
             }
             b.sshAgent(true).sshAgentKeys(keys);
+        }
+
+        /** A bound: a number, or (sizes) a string such as "2G". */
+        private void bound(String key, Jsonc.Value v) {
+            String text = v instanceof Jsonc.Num n ? n.text() : v instanceof Jsonc.Str str ? str.value() : null;
+            if (text == null) {
+                throw at(v, key + ": expected " + (key.equals("maxProcs") ? "a number" : "a size such as \"2G\"")
+                        + ", got " + v.kind());
+            }
+            try {
+                b.bounds(switch (key) {
+                    case "tmpSize" -> new Bounds(Bounds.parseSize(key, text, Bounds.MIN_TMP_SIZE), null, null);
+                    case "maxProcs" -> new Bounds(null, Bounds.parseCount(key, text), null);
+                    default -> new Bounds(null, null, Bounds.parseSize(key, text, Bounds.MIN_MEMORY));
+                });
+            } catch (IllegalArgumentException e) {
+                throw at(v, e.getMessage());
+            }
         }
 
         private void hostPorts(Jsonc.Value v) {

@@ -1,5 +1,6 @@
 package agentsandbox.cli;
 
+import agentsandbox.core.rules.Bounds;
 import agentsandbox.core.rules.CommandRule;
 import agentsandbox.core.text.DidYouMean;
 import agentsandbox.core.rules.PathPattern;
@@ -26,7 +27,7 @@ final class Flags {
     /** Every long flag, for suggestions when one is mistyped. */
     static final List<String> LONG_FLAGS = List.of("--help", "--version", "--check", "--quiet", "--cwd", "--config",
             "--network", "--docker", "--host-port", "--share-tmp", "--ssh-agent", "--gpg-agent", "--dry-run", "--debug", "--ro",
-            "--rw", "--exclude", "--cmd");
+            "--rw", "--exclude", "--cmd", "--tmp-size", "--max-procs", "--max-memory");
 
     /** The version of this build, from the jar's resources. */
     static String version() {
@@ -65,6 +66,7 @@ final class Flags {
         private List<String> sshAgentKeys = List.of();
         private Boolean gpgAgent;
         private final List<Integer> hostPorts = new ArrayList<>();
+        private Bounds bounds = Bounds.NONE;
         private boolean dryRun;
         private boolean debug;
         private final List<String> ro = new ArrayList<>();
@@ -232,6 +234,7 @@ final class Flags {
                 case "--ssh-agent" -> sshAgent(name, inline);
                 case "--gpg-agent" -> gpgAgent = policyBool(name, inline);
                 case "--host-port" -> hostPorts(value(name, inline));
+                case "--tmp-size", "--max-procs", "--max-memory" -> bound(name, value(name, inline));
                 case "--dry-run" -> dryRun = bool(name, inline);
                 case "--debug" -> debug = bool(name, inline);
                 case "--ro" -> ro.add(path(name, value(name, inline)));
@@ -362,6 +365,19 @@ final class Flags {
             }
         }
 
+        private void bound(String name, String value) {
+            try {
+                bounds = switch (name) {
+                    case "--tmp-size" -> new Bounds(Bounds.parseSize(name, value, Bounds.MIN_TMP_SIZE), null, null)
+                            .over(bounds);
+                    case "--max-procs" -> new Bounds(null, Bounds.parseCount(name, value), null).over(bounds);
+                    default -> new Bounds(null, null, Bounds.parseSize(name, value, Bounds.MIN_MEMORY)).over(bounds);
+                };
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage(), "see agent-sandbox --help");
+            }
+        }
+
         private void commandRules(String value) {
             for (String item : value.split(",", -1)) {
                 int eq = item.indexOf('=');
@@ -383,7 +399,7 @@ final class Flags {
                     dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
                     m == Args.Mode.RUN || m == Args.Mode.EXPLAIN ? command : List.of(),
-                    m == Args.Mode.RUN ? List.copyOf(hints) : List.of());
+                    m == Args.Mode.RUN ? List.copyOf(hints) : List.of(), bounds);
         }
     }
 }

@@ -266,6 +266,17 @@ record Reference(
                                     + " (S.gpg-agent.extra, shown as S.gpg-agent in a fresh GnuPG home with your public"
                                     + " keyring), never the private keys (default false). The passphrase is asked for on"
                                     + " your screen as usual."),
+                    flag("--tmp-size", "SIZE", false, "size of the private /tmp (default 2G)",
+                            "The private /tmp is a file system of the sandbox's own in memory, of at most SIZE"
+                                    + " (512M, 2G, bytes; default 2G): a"
+                                    + " full /tmp is \"No space left on device\" inside, never a full disk."),
+                    flag("--max-procs", "N", false, "processes the sandbox may run at once (default 4096)",
+                            "At most N processes and threads at once in the sandbox, nested sandboxes included"
+                                    + " (default 4096, at least 16): a fork bomb stops there."),
+                    flag("--max-memory", "SIZE", false, "memory one process may allocate (default: RAM/2)",
+                            "At most SIZE of memory allocated by any one process of the sandbox (default half of"
+                                    + " the machine's memory, at least 64M). It bounds each process, not their sum:"
+                                    + " agent-sandbox doctor says why."),
                     flag("--dry-run", null, false, "print the bwrap command line and exit",
                             "Print the bwrap command line that would run, shell-quoted as one line, and exit 0"
                                     + " without running it; nothing is created."),
@@ -333,12 +344,15 @@ record Reference(
                                     "Booleans, as --network, --docker, --share-tmp, --ssh-agent and --gpg-agent;"
                                             + " sshAgent may also be a list of key comments: [\"work\"]."),
                             item("hostPorts", "Host loopback ports the sandbox may reach, as --host-port: [5432]."),
+                            item("tmpSize, maxProcs, maxMemory", "Bounds, as --tmp-size, --max-procs and --max-memory:"
+                                    + " sizes as strings (\"2G\") or numbers of bytes, maxProcs a number."),
                             paragraph("presets, ro, rw, exclude and hostPorts add up across layers; a later layer"
-                                    + " overrides a commands entry of the same name; for network, docker, shareTmp and"
-                                    + " sshAgent the last layer that sets them wins."),
+                                    + " overrides a commands entry of the same name; for network, docker, shareTmp,"
+                                    + " sshAgent and each bound the last layer that sets them wins."),
                             paragraph("A project config is untrusted until you run agent-sandbox trust, and an untrusted"
                                     + " one may only tighten the policy: if with it any path is more accessible, the"
-                                    + " network, Docker, a shared /tmp, the ssh-agent or a host port is turned on, or a"
+                                    + " network, Docker, a shared /tmp, the ssh-agent or a host port is turned on, a bound"
+                                    + " is raised, or a"
                                     + " command's wrapper or block is removed or replaced, agent-sandbox refuses to start"
                                     + " with one line saying what it loosens. The global config and a file named with -c"
                                     + " are always trusted. Inside a sandbox no project config is trusted."),

@@ -163,6 +163,19 @@ class TrustTest {
     }
 
     @Test
+    void An_Untrusted_Project_Config_May_Lower_A_Bound_But_Not_Raise_It() {
+        CliWorld w = new CliWorld(dir);
+        w.write(CONFIG, "{\"tmpSize\": \"64M\", \"maxProcs\": 256}");
+        CliWorld.Result lower = w.run("--dry-run", "true");
+        assertThat(lower.status()).isZero();
+        assertThat(lower.out()).contains("--size 67108864 --tmpfs /tmp");
+        w.write(CONFIG, "{\"tmpSize\": \"64G\", \"maxProcs\": 100000}");
+        CliWorld.Result r = w.run("--dry-run", "true");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.err()).contains("loosens the policy: tmpSize 64G (was 2G), maxProcs 100000 (was 4096)");
+    }
+
+    @Test
     void Config_Named_With_Dash_C_And_Global_Config_Are_The_Users_Own() {
         CliWorld w = new CliWorld(dir);
         w.write("home/mine.json", "{\"filesystem\": {\"rw\": [\"~\"]}}");

@@ -142,6 +142,7 @@ public final class Doctor {
         checks.add(appArmor(restrict, trial));
         checks.add(seccomp(env.procSys()));
         checks.add(tiocsti(env.procSys()));
+        checks.add(bounds(env.procSys(), Path.of("/sys/fs/cgroup"), Path.of("/proc/self/cgroup")));
         checks.add(gitView(env));
         checks.add(network(env, tun));
         checks.add(trial != null ? trial
@@ -271,6 +272,44 @@ public final class Doctor {
                 "seccomp filters are unavailable (no errno action in kernel.seccomp.actions_avail): sandboxed"
                         + " commands run in a session of their own instead, so they have no /dev/tty",
                 "use a kernel built with CONFIG_SECCOMP_FILTER (every distribution kernel is)");
+    }
+
+    /**
+     * What bounds a sandbox's resources here. /tmp (a tmpfs of --tmp-size) and the process
+     * count (RLIMIT_NPROC, which the kernel counts per user namespace) hold everywhere; memory
+     * is bounded per process (RLIMIT_DATA). A bound on the sandbox's memory as a whole needs a
+     * cgroup v2 subtree delegated to the user, which is said when there is one.
+     */
+    static Check bounds(Path procSys, Path cgroupRoot, Path selfCgroup) {
+        String inotify = read(procSys.resolve("fs/inotify/max_user_instances"));
+        String finding = "/tmp in memory of at most --tmp-size; processes at most --max-procs per sandbox (its user"
+                + " namespace's RLIMIT_NPROC); memory at most --max-memory per process (RLIMIT_DATA), not for the"
+                + " sandbox as a whole; inotify instances shared with your other programs"
+                + (inotify == null ? "" : " (" + inotify + " for your user)");
+        String delegated = delegatedCgroup(cgroupRoot, selfCgroup);
+        if (delegated != null) {
+            return new Check("bounds", Status.OK, finding + "; a cgroup v2 subtree is delegated to you (" + delegated
+                    + "), which agent-sandbox does not use yet", "");
+        }
+        boolean unified = Files.exists(cgroupRoot.resolve("cgroup.controllers"));
+        return new Check("bounds", Status.OK, finding + "; no cgroup v2 subtree is delegated to you ("
+                + (unified ? "the cgroup of this process is not yours to write" : "cgroup v2 is not the only hierarchy")
+                + ")", "");
+    }
+
+    /** The cgroup v2 directory of this process when it is writable (delegated to the user), or null. */
+    private static String delegatedCgroup(Path cgroupRoot, Path selfCgroup) {
+        String self = read(selfCgroup);
+        if (self == null || !Files.exists(cgroupRoot.resolve("cgroup.controllers"))) {
+            return null;
+        }
+        for (String line : self.split("\n")) {
+            if (line.startsWith("0::/")) {
+                Path dir = cgroupRoot.resolve(line.substring(4));
+                return Files.isWritable(dir) && Files.isWritable(dir.resolve("cgroup.procs")) ? dir.toString() : null;
+            }
+        }
+        return null;
     }
 
     private static Check tiocsti(Path procSys) {

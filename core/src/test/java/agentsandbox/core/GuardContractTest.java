@@ -95,6 +95,7 @@ class GuardContractTest {
         rows.put("SPILLED_COMMAND", is(Inside.SPILLED_COMMAND.toString()));
         // a command too long for bwrap's command line is bounded as one the starter passes on
         rows.put("SPILLED_COMMAND_MAX", is(BwrapStarter.MAX_REQUEST));
+        rows.put("LIMITS_VARIABLE", is(Inside.LIMITS_VARIABLE));
         rows.put("RUNTIME_COMMANDS", is(belowRuntime(Wrappers.COMMANDS)));
         rows.put("RUNTIME_OUTER", is(belowRuntime(Wrappers.OUTER)));
         rows.put("GUARD_SOCKET", is(belowRuntime(Wrappers.GUARD.resolve(RunLayout.SOCKET))).andThen(

@@ -3,7 +3,9 @@ package agentsandbox.core;
 import agentsandbox.core.host.NetStack;
 
 import agentsandbox.core.plan.BwrapCommand;
+import agentsandbox.core.plan.Inside;
 import agentsandbox.core.rules.Access;
+import agentsandbox.core.rules.Bounds;
 import agentsandbox.core.rules.CommandRule;
 import agentsandbox.core.rules.Layer;
 import agentsandbox.core.plan.Mount;
@@ -88,8 +90,13 @@ class SandboxPlanTest {
         TestWorld w = new TestWorld(tmp);
         w.file("tmp/proj/.env");
         Plan own = w.plan();
-        assertThat(line(own)).contains("--bind " + own.runtimeDir().resolve("tmp") + " /tmp");
+        // a file system in memory of the run's own, bounded: nothing of the host's disk
+        assertThat(line(own)).containsPattern("--size [0-9]+ --tmpfs /tmp ")
+                .doesNotContain(" " + own.runtimeDir().resolve("tmp") + " ");
         assertThat(own.tmpSource()).isEqualTo(own.runtimeDir().resolve("tmp"));
+        Plan bounded = w.plan(TestWorld.flags().bounds(new Bounds(8L << 20, 64L, 1L << 30)).build());
+        // the process and memory bounds go to the launcher, which this world has not
+        assertThat(line(bounded)).contains("--size 8388608 --tmpfs /tmp ").doesNotContain(Inside.LIMITS_VARIABLE);
         Plan shared = w.plan(TestWorld.flags().shareTmp(true).exclude(w.tmp + "/proj/.env").build());
         String s = line(shared);
         assertThat(s).contains("--bind " + w.tmp + " /tmp").contains("--ro-bind " + shared.hiddenFile() + " "
@@ -133,7 +140,7 @@ class SandboxPlanTest {
         assertThat(s).contains("--bind-try " + w.project + " " + w.project);
         assertThat(s).contains("--tmpfs " + w.home.resolve(".ssh"));
         assertThat(s).contains("--ro-bind " + run + "/hidden " + w.home.resolve(".aws"));
-        assertThat(s).contains("--bind " + run + "/tmp /tmp");
+        assertThat(s).containsPattern("--size [0-9]+ --tmpfs /tmp ");
         assertThat(s).contains("--setenv TMPDIR /tmp");
         assertThat(s).doesNotContain(" " + w.tmp + " ");
     }

@@ -30,8 +30,8 @@ import java.util.Set;
  * <li>well-known session directories outside {@code /run} and {@code /tmp}: tmux's
  *     {@code $TMUX_TMPDIR}, screen's, the Emacs server's, Jupyter's runtime files, and
  *     the X authority file;</li>
- * <li>with the host's temp dir shared, the sockets in it and the directories directly
- *     in it that hold sockets.</li>
+ * <li>with the host's temp dir shared, the sockets in it at any depth (bounded), and the
+ *     directories directly in it that hold sockets.</li>
  * </ul>
  * Each becomes unreachable inside (a socket or file: {@code /dev/null} or the empty file
  * over it; a directory: empty), and the variables are not passed on, unless an opt-in
@@ -173,23 +173,52 @@ public final class HostSockets {
 
     /**
      * The sockets directly in the shared temp dir, and its directories that hold sockets
-     * (tmux-UID, ssh-XXXX, .X11-unix, dbus-XXXX, emacsUID, …); bounded.
+     * (tmux-UID, ssh-XXXX, .X11-unix, dbus-XXXX, emacsUID, …), shown empty; below the
+     * other directories, every socket at any depth (/tmp/a/b/sock), covered one by one.
+     * Bounded: at most SCAN_LIMIT entries in all, SCAN_DEPTH directories deep.
      */
     private static void scanShared(Path tmp, int uid, Set<Path> sockets, Set<Path> dirs) {
-        int seen = 0;
+        int[] seen = {0};
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(tmp)) {
             for (Path e : entries) {
-                if (++seen > SCAN_LIMIT) {
+                if (++seen[0] > SCAN_LIMIT) {
                     break;
                 }
                 if (isSocket(e)) {
                     sockets.add(e);
-                } else if (Resolver.isRealDirectory(e) && holdsSocket(e)) {
-                    dirs.add(e);
+                } else if (Resolver.isRealDirectory(e)) {
+                    if (holdsSocket(e)) {
+                        dirs.add(e);
+                    } else {
+                        deepSockets(e, 2, seen, sockets);
+                    }
                 }
             }
         } catch (IOException | RuntimeException e) {
             // an unreadable temp dir shows nothing inside either
+        }
+    }
+
+    /** How deep below the shared temp dir sockets are looked for. */
+    private static final int SCAN_DEPTH = 8;
+
+    private static void deepSockets(Path dir, int depth, int[] seen, Set<Path> sockets) {
+        if (depth > SCAN_DEPTH) {
+            return;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path e : entries) {
+                if (++seen[0] > SCAN_LIMIT) {
+                    return;
+                }
+                if (isSocket(e)) {
+                    sockets.add(e);
+                } else if (Resolver.isRealDirectory(e)) {
+                    deepSockets(e, depth + 1, seen, sockets);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not ours to read: not reachable from inside either
         }
     }
 

@@ -231,6 +231,7 @@ public record Explanation(Path workDir, Path home, List<Config> configs, List<En
                         : m.isView() ? Shows.VIEW : Shows.HOST;
                 case EMPTY_DIR -> Shows.EMPTY_DIR;
                 case PRIVATE_DIR -> Shows.FRESH;
+                case BOUNDED_TMP -> Shows.PRIVATE_TMP;
                 case UNREADABLE_FILE -> Shows.UNREADABLE_FILE;
                 case NULL_DEVICE -> Shows.SOCKET;
                 case SYMLINK, SEARCH_ONLY_DIR, REMOUNT_READ_ONLY -> null;

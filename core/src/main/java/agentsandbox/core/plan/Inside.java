@@ -33,6 +33,11 @@ public final class Inside {
      */
     public static final Path SPILLED_COMMAND = RUNTIME.resolve("command");
     /**
+     * The bounds the sandbox's first program applies before it becomes the command, and
+     * takes away: "MAX_PROCS MAX_MEMORY" (a count, bytes). See {@code command_start.c}.
+     */
+    public static final String LIMITS_VARIABLE = "AGENT_SANDBOX_LIMITS";
+    /**
      * The run's {@link Explanation} (what it shows at each path, and why), read-only: what
      * {@code agent-sandbox explain} reads inside. Written by the host side before bwrap
      * starts and never read back there.

@@ -18,7 +18,12 @@ import java.util.List;
  * @param access the resulting access level
  * @param origin the rule or mechanism that decided it
  */
-public record Mount(Kind kind, Path source, Path target, Access access, Origin origin) {
+public record Mount(Kind kind, Path source, Path target, Access access, Origin origin, long size) {
+
+    /** A mount without a size (every kind but {@link Kind#BOUNDED_TMP}). */
+    public Mount(Kind kind, Path source, Path target, Access access, Origin origin) {
+        this(kind, source, target, access, origin, 0);
+    }
 
     /** How a mount is made. */
     public enum Kind {
@@ -50,7 +55,9 @@ public record Mount(Kind kind, Path source, Path target, Access access, Origin o
         /** {@code --remount-ro DEST}: what was mounted at DEST becomes read-only. */
         REMOUNT_READ_ONLY,
         /** {@code --perms 0700 --tmpfs DEST}: a fresh, empty, writable file system only its owner enters. */
-        PRIVATE_DIR
+        PRIVATE_DIR,
+        /** {@code --size SIZE --tmpfs DEST}: the private /tmp, a fresh file system in memory of at most SIZE bytes. */
+        BOUNDED_TMP
     }
 
     public static Mount of(Kind kind, Path source, Path target, Access access, Origin origin) {
@@ -88,6 +95,7 @@ public record Mount(Kind kind, Path source, Path target, Access access, Origin o
             case SEARCH_ONLY_DIR -> List.of("--perms", "0111", "--dir", t);
             case REMOUNT_READ_ONLY -> List.of("--remount-ro", t);
             case PRIVATE_DIR -> List.of("--perms", "0700", "--tmpfs", t);
+            case BOUNDED_TMP -> List.of("--size", Long.toString(size), "--tmpfs", t);
         };
     }
 }

@@ -50,7 +50,7 @@ public final class MountChecks {
             String target = m.target().toString();
             String[] record = switch (m.kind()) {
                 case ROOT, DEVICES, PROCESSES, REMOUNT_READ_ONLY -> null;
-                case FRESH_DIR, PRIVATE_DIR, SEARCH_ONLY_DIR, SYMLINK -> new String[0];
+                case FRESH_DIR, PRIVATE_DIR, BOUNDED_TMP, SEARCH_ONLY_DIR, SYMLINK -> new String[0];
                 case READ_WRITE -> new String[] {String.valueOf(BIND), m.source().toString(), target};
                 case READ_ONLY, UNREADABLE_FILE -> new String[] {String.valueOf(READ_ONLY), m.source().toString(), target};
                 case NULL_DEVICE -> new String[] {String.valueOf(READ_ONLY), "/dev/null", target};

@@ -1,6 +1,7 @@
 package agentsandbox.core.plan;
 
 import agentsandbox.core.rules.Access;
+import agentsandbox.core.rules.Bounds;
 import agentsandbox.core.rules.Candidate;
 import agentsandbox.core.Environment;
 import agentsandbox.core.git.GitDirs;
@@ -297,6 +298,7 @@ public final class PlanBuilder {
         policyFrom = mounts.size();
         mounts.addAll(Planner.plan(decisions, hiddenFile, mountNotes, detail));
         policyTo = mounts.size();
+        boundedTmp();
         OwnState.refuseLinks(env, mounts);
         policyTo += Pins.pin(mounts, policyFrom, policyTo, env, realWork);
         if (detail) {
@@ -305,6 +307,27 @@ public final class PlanBuilder {
                     notes.add("pinned: " + m.target() + " is a mount point of its own, so that no sandbox can rename"
                             + " it: a protected path lies below");
                 }
+            }
+        }
+    }
+
+    /**
+     * The private /tmp as a file system in memory of the policy's size (tmpfs), in place of
+     * the bind of the run's temp dir that the decisions planned: a full /tmp is ENOSPC
+     * inside, never a full disk. The rules below /tmp are mounted after it, as planned.
+     */
+    private void boundedTmp() {
+        if (!base || shareTmp) {
+            return;
+        }
+        Path privateTmp = RunLayout.tmp(runDir);
+        long size = policy.bounds().tmpSize();
+        for (int i = policyFrom; i < policyTo; i++) {
+            Mount m = mounts.get(i);
+            if (m.kind() == Mount.Kind.READ_WRITE && Inside.TMP.equals(m.target()) && privateTmp.equals(m.source())) {
+                mounts.set(i, new Mount(Mount.Kind.BOUNDED_TMP, null, Inside.TMP, Access.RW, m.origin(), size));
+                notes.add("tmp: /tmp is a file system in memory of at most " + Bounds.human(size)
+                        + " (--tmp-size, tmpSize)");
             }
         }
     }
@@ -323,15 +346,9 @@ public final class PlanBuilder {
                 mountNotes.add(Planner.pad("exclude") + inside + "  <- " + own);
             }
         }
-        if (base && !shareTmp) {
-            // The private /tmp also at its own path: a program that looks up where /tmp comes
-            // from (/proc/self/mountinfo) and mounts there finds it. Codex's own sandbox hides
-            // its runtime dir under every path /tmp is known by, and fails on a missing one.
-            Path privateTmp = RunLayout.tmp(runDir);
-            Origin tmpOrigin = new Origin(Layer.PRESET, "@base (the private /tmp at its own path)");
-            mounts.add(Mount.of(Mount.Kind.READ_WRITE, privateTmp, privateTmp, Access.RW, tmpOrigin));
-            mountNotes.add(Planner.pad("rw") + privateTmp + "  <- " + tmpOrigin);
-        }
+        // The private /tmp is a tmpfs (boundedTmp): /proc/self/mountinfo names no host path
+        // for it, so nothing needs it at another path (Codex's sandbox hides its runtime dir
+        // under every path /tmp is known by).
     }
 
     /**
@@ -487,6 +504,13 @@ public final class PlanBuilder {
         }
         if (base) {
             line.setenv("TMPDIR", "/tmp");
+        }
+        if (env.installation() != null) {
+            // the first program (the launcher) applies them and takes the variable away
+            Bounds b = policy.bounds();
+            line.setenv(Inside.LIMITS_VARIABLE, b.maxProcs() + " " + b.maxMemory());
+            notes.add("bounds: at most " + b.maxProcs() + " processes (--max-procs, maxProcs), "
+                    + Bounds.human(b.maxMemory()) + " of memory per process (--max-memory, maxMemory)");
         }
         Path claudeDir = ToolHomes.claudeConfigDir(active, env, homeSetup);
         if (claudeDir != null) {

@@ -70,6 +70,17 @@ public final class Loosening {
         if (policy.gpgAgent() && !before.gpgAgent()) {
             out.add("gpgAgent on");
         }
+        Bounds now = policy.bounds();
+        Bounds was = before.bounds();
+        if (now.tmpSize() > was.tmpSize()) {
+            out.add("tmpSize " + Bounds.human(now.tmpSize()) + " (was " + Bounds.human(was.tmpSize()) + ")");
+        }
+        if (now.maxProcs() > was.maxProcs()) {
+            out.add("maxProcs " + now.maxProcs() + " (was " + was.maxProcs() + ")");
+        }
+        if (now.maxMemory() > was.maxMemory()) {
+            out.add("maxMemory " + Bounds.human(now.maxMemory()) + " (was " + Bounds.human(was.maxMemory()) + ")");
+        }
         List<Integer> ports = new ArrayList<>(policy.hostPorts());
         ports.removeAll(before.hostPorts());
         if (!ports.isEmpty()) {

@@ -95,6 +95,15 @@ public record Policy(List<PolicyLayer> layers, List<Path> configFiles) {
         return last(Flag.GPG_AGENT);
     }
 
+    /** The resource bounds after merging (the last layer that sets each wins), defaults filled in. */
+    public Bounds bounds() {
+        Bounds merged = Bounds.NONE;
+        for (PolicyLayer l : layers) {
+            merged = l.bounds().over(merged);
+        }
+        return merged.withDefaults();
+    }
+
     private enum Flag { SHARE_TMP, SSH_AGENT, GPG_AGENT }
 
     private boolean last(Flag flag) {

@@ -28,6 +28,7 @@ import java.util.Objects;
  * @param hostPorts host loopback ports the sandbox may reach (concatenated across layers)
  * @param sshAgentKeys with {@code sshAgent} on, the comments of the only keys the sandbox may
  *                 use; empty for every key the agent holds
+ * @param bounds   the resource bounds this layer sets ({@link Bounds#NONE} when none)
  */
 public record PolicyLayer(
         Layer layer,
@@ -43,9 +44,10 @@ public record PolicyLayer(
         Boolean sshAgent,
         Boolean gpgAgent,
         List<Integer> hostPorts,
-        List<String> sshAgentKeys) {
+        List<String> sshAgentKeys, Bounds bounds) {
 
     public PolicyLayer {
+        bounds = bounds == null ? Bounds.NONE : bounds;
         Objects.requireNonNull(layer, "layer");
         Objects.requireNonNull(source, "source");
         presets = List.copyOf(presets);
@@ -82,6 +84,7 @@ public record PolicyLayer(
         private Boolean gpgAgent;
         private final List<Integer> hostPorts = new ArrayList<>();
         private final List<String> sshAgentKeys = new ArrayList<>();
+        private Bounds bounds = Bounds.NONE;
 
         private Builder(Layer layer, String source) {
             this.layer = Objects.requireNonNull(layer, "layer");
@@ -162,9 +165,15 @@ public record PolicyLayer(
             return this;
         }
 
+        /** Resource bounds; a null field leaves that bound to the layers below. */
+        public Builder bounds(Bounds value) {
+            bounds = value.over(bounds);
+            return this;
+        }
+
         public PolicyLayer build() {
             return new PolicyLayer(layer, source, presets, ro, rw, exclude, commands, network, docker,
-                    shareTmp, sshAgent, gpgAgent, hostPorts, sshAgentKeys);
+                    shareTmp, sshAgent, gpgAgent, hostPorts, sshAgentKeys, bounds);
         }
     }
 }
