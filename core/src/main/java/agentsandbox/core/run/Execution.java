@@ -1,5 +1,7 @@
 package agentsandbox.core.run;
 
+import agentsandbox.core.homes.LayerMerge;
+
 import agentsandbox.core.Environment;
 import agentsandbox.core.guard.GuardServer;
 import agentsandbox.core.plan.MountChecks;
@@ -50,6 +52,9 @@ public final class Execution implements AutoCloseable {
     private final LiveApply gitApplies;
     private boolean gitApplied; // under this
     private final List<String> applied = new java.util.ArrayList<>();
+    /** The store of the home's layers, when the run has views of the home; else null. */
+    private final Path homeLayers;
+    private boolean homesMerged; // under this
     private final Object sweeping = new Object();
     private boolean swept; // under sweeping
     /** Whether {@link #closeAtExit()} was called. */
@@ -65,7 +70,8 @@ public final class Execution implements AutoCloseable {
      */
     public Execution(Bwrap bwrap, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy,
             java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state, int uid, GitAftercheck git,
-            List<GitApply> gitApplies) {
+            List<GitApply> gitApplies, Path homeLayers) {
+        this.homeLayers = homeLayers;
         this.gitApplies = new LiveApply(gitApplies);
         this.gitApplies.start();
         this.gitCheck = git == null ? null : git.ready();
@@ -160,6 +166,7 @@ public final class Execution implements AutoCloseable {
                 gitApplied = true;
                 applied.addAll(gitApplies.finish());
             }
+            mergeHomes();
         }
         if (gitCheck != null) {
             gitCheck.cancel(); // a check never let go (bwrap could not set the sandbox up) ends
@@ -194,6 +201,16 @@ public final class Execution implements AutoCloseable {
         return RunDir.leftToStarter;
     }
 
+    /** The sandbox's changes of the home's views into the user's layers, once, after bwrap has ended. */
+    private void mergeHomes() {
+        if (homeLayers != null && !homesMerged) {
+            homesMerged = true;
+            for (String failure : LayerMerge.mergeRuns(homeLayers, List.of(run.path().getFileName().toString()))) {
+                applied.add("home: " + failure);
+            }
+        }
+    }
+
     /**
      * Removes, once, what runs killed outright left (see {@link RunDir#removeStaleBeside});
      * {@link #close()} and {@link #closeAtExit()} do it when nobody did before. The command
@@ -205,6 +222,10 @@ public final class Execution implements AutoCloseable {
             if (!swept) {
                 swept = true;
                 run.removeStaleBeside(uid);
+                if (homeLayers != null) {
+                    // the home changes of runs that ended without merging them (killed outright)
+                    LayerMerge.mergeRuns(homeLayers, LayerMerge.ended(homeLayers, run.path()));
+                }
             }
         }
     }
@@ -235,6 +256,7 @@ public final class Execution implements AutoCloseable {
                 synchronized (this) {
                     gitApplied = true;
                     applied.addAll(gitApplies.finish()); // from the layers, which go with the run directory next
+                    mergeHomes();
                 }
             } finally {
                 // first: the starter removes the run directory while the rest below runs (the
