@@ -1,6 +1,8 @@
 package agentsandbox.core;
 
 import agentsandbox.core.git.GitViews;
+import agentsandbox.core.homes.HomeLayers;
+import agentsandbox.core.homes.HomeViews;
 import agentsandbox.core.plan.Inside;
 import agentsandbox.core.host.Preflight;
 
@@ -137,6 +139,7 @@ public final class Doctor {
         checks.add(seccomp(env.procSys()));
         checks.add(tiocsti(env.procSys()));
         checks.add(gitView(env));
+        checks.add(homeView(env));
         checks.add(trial != null ? trial
                 : new Check("trial sandbox", Status.WARNING, "not tried: fix the problems above first", ""));
         return checks;
@@ -150,6 +153,26 @@ public final class Doctor {
                         + " new objects and ref updates that lose no commit")
                 : new Check("git view", Status.WARNING, "the project's git dir is protected path by path (" + why + ")",
                         "a kernel 5.11 or later and the installed agent-sandbox give the copy-on-write view");
+    }
+
+    /**
+     * Which protection the home's granted directories get: copy-on-write views, or the
+     * fallback. The layers' file system must keep the overlay's marks (user extended
+     * attributes): a file is marked there and read back.
+     */
+    static Check homeView(Environment env) {
+        String why = HomeViews.unavailable(env, Inside.isInside());
+        Path root = HomeLayers.root(env);
+        if (why == null && root != null) {
+            why = HomeLayers.unusable(root);
+        }
+        return why == null
+                ? Check.ok("home views", "what @caches and @agents grant is copy-on-write: sandboxes' changes stay in "
+                        + root + " (agent-sandbox changes lists them); no program outside a sandbox sees them")
+                : new Check("home views", Status.WARNING, "fallback: what @caches and @agents grant is the host's,"
+                        + " writable, with code and settings kept read-only path by path (" + why + "); a sandbox can"
+                        + " still leave data there that host tools read", "a kernel 5.11 or later, the installed"
+                        + " agent-sandbox and a home on a local file system (ext4, xfs, btrfs) give copy-on-write homes");
     }
 
     private static Check home(Environment env) {

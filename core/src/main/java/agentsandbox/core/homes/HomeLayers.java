@@ -1,6 +1,7 @@
 package agentsandbox.core.homes;
 
 import agentsandbox.core.Environment;
+import agentsandbox.core.rules.ToolCatalogue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,6 +58,62 @@ public final class HomeLayers {
     /** The layer of the home directory {@code rel} (home-relative, as the presets name it). */
     public static Path layer(Path root, String rel) {
         return layers(root).resolve(name(rel));
+    }
+
+    /**
+     * In a new layer of {@code rel}: a whiteout (what an overlay takes for a deleted file) for
+     * each login file that sandboxes keep their own of ({@link ToolCatalogue#OWN_IN_SANDBOXES}),
+     * so that no sandbox ever holds the host's. Best effort: without it, the sandbox sees the
+     * host's file until it saves its own.
+     */
+    public static void hideOwnLogins(Path layer, String rel) {
+        for (String own : ToolCatalogue.OWN_IN_SANDBOXES) {
+            if (own.startsWith(rel + "/") && own.indexOf('/', rel.length() + 1) < 0) {
+                Path whiteout = layer.resolve(own.substring(rel.length() + 1));
+                try {
+                    // the kernel lets any user make a whiteout (a character device 0/0); Java cannot
+                    Process p = new ProcessBuilder("mknod", whiteout.toString(), "c", "0", "0")
+                            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                    p.waitFor();
+                } catch (java.io.IOException e) {
+                    // no mknod: the file shows until the sandbox saves its own
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    /**
+     * Why the layers cannot live at {@code root}: its file system keeps no user extended
+     * attributes, which the overlay marks deletions and replaced directories with (NFS, for
+     * one). Null when they can, or when {@code root} does not exist yet (its parent is tried).
+     */
+    public static String unusable(Path root) {
+        Path dir = root;
+        while (dir != null && !Files.isDirectory(dir)) {
+            dir = dir.getParent();
+        }
+        if (dir == null) {
+            return null;
+        }
+        Path probe = dir.resolve(".agent-sandbox-xattr-" + ProcessHandle.current().pid());
+        try {
+            Files.deleteIfExists(probe);
+            Files.createFile(probe);
+            java.nio.file.attribute.UserDefinedFileAttributeView v = Files.getFileAttributeView(probe,
+                    java.nio.file.attribute.UserDefinedFileAttributeView.class);
+            v.write("agent-sandbox.probe", java.nio.ByteBuffer.wrap(new byte[] {'y'}));
+            return null;
+        } catch (java.io.IOException | UnsupportedOperationException e) {
+            return "the file system of " + dir + " keeps no user extended attributes, which the overlay needs";
+        } finally {
+            try {
+                Files.deleteIfExists(probe);
+            } catch (java.io.IOException e) {
+                // left: a stray empty file
+            }
+        }
     }
 
     /** The name of the layer of {@code rel}. */

@@ -176,12 +176,12 @@ public final class LayerMerge {
     }
 
     /** Removes {@code p} and what is below it, never following a link; best effort. */
-    static void remove(Path p) {
+    public static void remove(Path p) {
         SafeRemoval.removeTree(p.getParent(), p.getFileName());
     }
 
     /** Whether the overlay marked {@code dir} opaque (it hides the lower dirs' entries). */
-    static boolean opaque(Path dir) {
+    public static boolean opaque(Path dir) {
         try {
             UserDefinedFileAttributeView v = Files.getFileAttributeView(dir, UserDefinedFileAttributeView.class,
                     LinkOption.NOFOLLOW_LINKS);

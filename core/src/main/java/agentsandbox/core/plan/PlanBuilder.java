@@ -223,6 +223,13 @@ public final class PlanBuilder {
                 }
             }
         }
+        if (env.home() != null && active.contains("@agents")) {
+            // shared with the host over the copy-on-write view of their directory (HomeViews)
+            Origin through = new Origin(Layer.PRESET, "@agents, passed through");
+            for (String file : ToolCatalogue.PASSED_THROUGH) {
+                rules.add(Rule.literal(env.home().resolve(file), Access.RW, through));
+            }
+        }
         for (PolicyLayer layer : policy.layers()) {
             Origin o = layer.origin();
             for (String p : layer.ro()) {

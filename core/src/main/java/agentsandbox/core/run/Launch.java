@@ -194,6 +194,7 @@ public final class Launch {
                 Path layer = HomeLayers.layer(root, v.rel());
                 if (!Files.isDirectory(layer, LinkOption.NOFOLLOW_LINKS)) {
                     RunDir.privateDir(layer);
+                    HomeLayers.hideOwnLogins(layer, v.rel());
                 }
                 Path mine = RunDir.privateDir(own.resolve(layerName));
                 RunDir.privateDir(mine.resolve("upper"));
