@@ -53,20 +53,22 @@ public final class HomeViews {
     }
 
     /**
-     * Chooses the views among {@code decisions}, and changes those decisions: a viewed
+     * Chooses the views among {@code decisions} (the directories in {@code created} are made
+     * before the sandbox starts), and changes those decisions: a viewed
      * directory is read-only from the host (the view is mounted over it), and the read-only
      * parts the presets keep inside it (installed programs, settings the host obeys) are
      * left to the view, whose changes no host program sees. What the presets hide inside it
      * (credential files) and the user's own rules stay, mounted on top of the view.
      */
     public static List<View> choose(Environment env, List<Specificity.Decision> decisions, boolean nested,
-            List<String> notes) {
+            java.util.Set<Path> created, List<String> notes) {
         Path home = env.home();
         Path root = HomeLayers.root(env);
         List<Integer> granted = new ArrayList<>();
         for (int i = 0; i < decisions.size(); i++) {
             Candidate w = decisions.get(i).winner();
-            if (w.access() == Access.RW && granting(w.origin()) && Files.isDirectory(w.path(), LinkOption.NOFOLLOW_LINKS)) {
+            if (w.access() == Access.RW && granting(w.origin())
+                    && (created.contains(w.path()) || Files.isDirectory(w.path(), LinkOption.NOFOLLOW_LINKS))) {
                 granted.add(i);
             }
         }

@@ -289,7 +289,7 @@ public final class PlanBuilder {
      */
     private void homeViews() {
         if (active.contains("@caches") || active.contains("@agents")) {
-            homeViews = HomeViews.choose(env, decisions, nested, notes);
+            homeViews = HomeViews.choose(env, decisions, nested, Set.copyOf(homeSetup.directories()), notes);
         }
     }
 

@@ -180,6 +180,22 @@ public final class Launch {
             }
         }
         if (!plan.homeViews().isEmpty()) {
+            try {
+                writeHomeViews(run, plan, env, bytes);
+            } catch (IOException e) {
+                Path root = HomeLayers.root(env);
+                throw new SandboxException("cannot make this run's layers of the home in " + root + " ("
+                        + ToolHomes.reason(e) + ")", "move " + root + " aside (what sandboxes changed is in its"
+                        + " layers/), or run with " + HomeLayers.OFF_VARIABLE + "=off for the fallback");
+            }
+        }
+        RunDir.createFile(RunLayout.gitViews(run.path()), "r--------", bytes.toByteArray());
+    }
+
+    /** The home's views: the run's own upper and work dirs below the store, and their records. */
+    private static void writeHomeViews(RunDir run, Plan plan, Environment env, java.io.ByteArrayOutputStream bytes)
+            throws IOException {
+        {
             Path root = HomeLayers.root(env);
             String name = run.path().getFileName().toString();
             Path runs = HomeLayers.runs(root);
@@ -206,7 +222,6 @@ public final class Launch {
                 field(bytes, inside.resolve("work").toString());
             }
         }
-        RunDir.createFile(RunLayout.gitViews(run.path()), "r--------", bytes.toByteArray());
     }
 
     private static void field(java.io.ByteArrayOutputStream bytes, String text) {
