@@ -166,6 +166,7 @@ public final class LayerMerge {
             if (directory && thereDirectory && !opaque(from)) {
                 merge(from, to);
                 Files.setPosixFilePermissions(to, Files.getPosixFilePermissions(from, LinkOption.NOFOLLOW_LINKS));
+                Files.delete(from); // empty now: all of it moved
                 continue;
             }
             if (thereDirectory) {
