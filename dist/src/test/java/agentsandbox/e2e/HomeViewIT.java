@@ -205,6 +205,38 @@ class HomeViewIT {
                 .isEqualTo("x\n");
     }
 
+    /**
+     * The same plants with the views forced off: the fallback keeps the code and settings the
+     * table lists read-only (parents pinned), moves a settings file a sandbox creates aside
+     * the moment it appears, and loses what the README says it loses.
+     */
+    @Test
+    void In_The_Fallback_Settings_Are_Moved_Aside_While_The_Sandbox_Runs_And_Programs_Stay_Read_Only()
+            throws Exception {
+        sandbox.homesFallback();
+        Path ready = sandbox.project("planted");
+        String tolerant = plantScript().replace("set -e\n", "").replace("\n", " || true\n");
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c",
+                tolerant + "chmod a-w ~/.cargo\ntouch " + ready + "\nsleep 30\n").start();
+        run.awaitFile(ready, Duration.ofSeconds(30));
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (Files.exists(sandbox.home(".cargo/config.toml")) && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        // while the sandbox still runs
+        assertThat(sandbox.home(".cargo/config.toml")).doesNotExist();
+        assertThat(sandbox.home(".sbt/1.0/plugins/evil.sbt")).doesNotExist();
+        assertThat(sandbox.read(sandbox.home(".bun/install/global/node_modules/tool/index.js")))
+                .isEqualTo("console.log('host')\n");
+        run.signal("TERM");
+        run.waitFor(Duration.ofSeconds(30)).stderrContains("the sandbox created " + sandbox.home(".cargo/config.toml"));
+        try (var left = Files.list(sandbox.home(".cargo"))) {
+            assertThat(left.map(f -> f.getFileName().toString())).anyMatch(n -> n.startsWith("config.toml.agent-sandbox-"));
+        }
+        // what the fallback loses, as the README says: data the host's tools read
+        assertThat(sandbox.home(".npm/_npx/0123/node_modules/.bin/tool")).exists();
+    }
+
     @Test
     void Changes_Takes_Bad_Input_In_One_Line() {
         sandbox.run("changes", "bogus").failsWithOneLineError().stderrContains("unknown action 'bogus'");

@@ -1,5 +1,6 @@
 package agentsandbox.core.run;
 
+import agentsandbox.core.aftercheck.LiveQuarantine;
 import agentsandbox.core.homes.LayerMerge;
 
 import agentsandbox.core.Environment;
@@ -55,6 +56,8 @@ public final class Execution implements AutoCloseable {
     /** The store of the home's layers, when the run has views of the home; else null. */
     private final Path homeLayers;
     private boolean homesMerged; // under this
+    /** In the fallback: the watched settings files moved aside as soon as they appear; else null. */
+    private final LiveQuarantine liveQuarantine;
     private final Object sweeping = new Object();
     private boolean swept; // under sweeping
     /** Whether {@link #closeAtExit()} was called. */
@@ -72,6 +75,8 @@ public final class Execution implements AutoCloseable {
             java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state, int uid, GitAftercheck git,
             List<GitApply> gitApplies, Path homeLayers) {
         this.homeLayers = homeLayers;
+        this.liveQuarantine = homeLayers == null
+                ? LiveQuarantine.start(plan.homeSetup(), plan.runtimeDir().getParent().getParent()) : null;
         this.gitApplies = new LiveApply(gitApplies);
         this.gitApplies.start();
         this.gitCheck = git == null ? null : git.ready();
@@ -103,6 +108,9 @@ public final class Execution implements AutoCloseable {
     public synchronized List<String> afterRun() {
         if (changed == null) {
             List<String> out = new java.util.ArrayList<>(state == null ? List.of() : state.after());
+            if (liveQuarantine != null) {
+                out.addAll(liveQuarantine.stop());
+            }
             out.addAll(Quarantine.moveAside(plan.homeSetup(), plan.runtimeDir().getParent().getParent()));
             changed = List.copyOf(out);
         }
@@ -170,6 +178,9 @@ public final class Execution implements AutoCloseable {
         }
         if (gitCheck != null) {
             gitCheck.cancel(); // a check never let go (bwrap could not set the sandbox up) ends
+        }
+        if (liveQuarantine != null) {
+            liveQuarantine.close();
         }
         sweep();
         run.close();
