@@ -238,6 +238,28 @@ class HomeViewIT {
     }
 
     @Test
+    void A_Login_File_Listed_As_Passing_Through_Is_The_Hosts_And_Codex_Keeps_A_Login_Of_Its_Own() {
+        sandbox.write(sandbox.home(".claude/.credentials.json"), "host-token\n");
+        sandbox.write(sandbox.home(".codex/auth.json"), "host-codex-login\n");
+        sandbox.chownAll();
+        sandbox.run("--", "sh", "-c", "cat ~/.claude/.credentials.json && echo rotated > ~/.claude/.credentials.json"
+                + " && (cat ~/.codex/auth.json 2>/dev/null || echo no-codex-login) && echo own > ~/.codex/auth.json")
+                .succeeds().stdoutIs("host-token\nno-codex-login\n");
+        assertThat(sandbox.read(sandbox.home(".claude/.credentials.json"))).isEqualTo("rotated\n");
+        assertThat(sandbox.read(sandbox.home(".codex/auth.json"))).isEqualTo("host-codex-login\n");
+        sandbox.run("--", "cat", sandbox.home(".codex/auth.json").toString()).succeeds().stdoutIs("own\n");
+    }
+
+    @Test
+    void A_Layer_Removed_By_Hand_Starts_Again_From_The_Hosts_Directory() throws Exception {
+        sandbox.run("--", "sh", "-c", "echo x > ~/.cache/mine").succeeds();
+        sandbox.runOnHost("rm", "-rf", sandbox.home(".local/share/agent-sandbox/homes/layers/.cache").toString())
+                .succeeds();
+        sandbox.run("--", "sh", "-c", "test ! -e ~/.cache/mine && echo y > ~/.cache/again").succeeds();
+        sandbox.run("--", "cat", sandbox.home(".cache/again").toString()).succeeds().stdoutIs("y\n");
+    }
+
+    @Test
     void Changes_Takes_Bad_Input_In_One_Line() {
         sandbox.run("changes", "bogus").failsWithOneLineError().stderrContains("unknown action 'bogus'");
         sandbox.run("changes", "take").failsWithOneLineError().stderrContains("needs a path");

@@ -102,8 +102,22 @@ public final class HomeViews {
         }
         for (int i = decisions.size() - 1; i >= 0; i--) {
             Candidate c = decisions.get(i).winner();
-            if (c.access() == Access.RO && granting(c.origin()) && below(c.path(), views)) {
+            if (!granting(c.origin()) || views.contains(new View(c.path(), relative(home, c.rule())))) {
+                continue;
+            }
+            if (c.access() == Access.RO && below(c.path(), views)) {
+                decisions.remove(i); // the view's to keep from the host
+            } else if (c.access() == Access.RW && below(c.path(), views)) {
+                // a granted file that resolves into a view (~/.claude.json, a link to
+                // ~/.claude/.claude.json): the view has it; a bind of the host's file would
+                // be put back on top of the view, writable
                 decisions.remove(i);
+            } else if (c.access() == Access.RW && !Files.isDirectory(c.path(), LinkOption.NOFOLLOW_LINKS)) {
+                Origin ro = new Origin(Layer.PRESET, c.origin().source() + ", read-only: a single file has no view");
+                decisions.set(i, new Specificity.Decision(new Candidate(c.path(), c.source(), Access.RO, ro, c.exact(),
+                        c.rule(), Boolean.FALSE), decisions.get(i).overridden()));
+                notes.add("home: " + c.path() + " is read-only: a single file has no copy-on-write view, and the"
+                        + " host's programs read it");
             }
         }
         return views;
