@@ -327,7 +327,10 @@ static int mount_view(char kind, const char *lowers, const char *upper, const ch
         snprintf(reason, capacity, "out of memory");
         return -1;
     }
-    if (keep_mounts(target, kept, reason, capacity) != 0) {
+    kept->count = 0;
+    /* a home directory's: the plan's mounts below it stay on top (a git dir's, in a view,
+     * are the fallback's path protections, which the view replaces) */
+    if (kind == VIEW_HOME && keep_mounts(target, kept, reason, capacity) != 0) {
         drop_kept(kept);
         free(kept);
         return -1;
