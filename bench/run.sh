@@ -52,6 +52,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/agent-sandbox-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 mkdir "$work/home" "$work/tmp" "$work/project"
+# A cache with a large file, for the first write through the home's view (the copy-up).
+mkdir "$work/home/.cache"
+head -c 268435456 /dev/zero > "$work/home/.cache/big"
+: > "$work/home/.cache/small"
 
 # A small project of the kind agents work in: a git repository with lint configs.
 project=$work/project
@@ -171,23 +175,31 @@ hyperfine --shell=bash --warmup 3 --export-json "$work/result.json" -i "$@" \
     --command-name "agent-sandbox -- true, project config" "$(in_dir "$configured")$tool -- true" \
     --command-name "agent-sandbox -- true, large repository" "$(in_dir "$large")$tool -- true" \
     --command-name "agent-sandbox --dry-run -- true" "$prefix$tool --dry-run -- true >/dev/null" \
-    --command-name "agent-sandbox check" "$prefix$tool check >/dev/null"
+    --command-name "agent-sandbox check" "$prefix$tool check >/dev/null" \
+    --command-name "agent-sandbox -- true, home views off" "${prefix}env AGENT_SANDBOX_HOME_VIEW=off $tool -- true" \
+    --command-name "first write to a 256 MB cache file" "$prefix$tool -- sh -c 'echo >> ~/.cache/big'" \
+    --command-name "first write to a small cache file" "$prefix$tool -- sh -c 'echo >> ~/.cache/small'"
 
 # hyperfine writes one "median" (seconds) per command, in the order given.
 mapfile -t medians < <(grep -o '"median": *[0-9.eE+-]*' "$work/result.json" | sed 's/.*: *//')
-[[ ${#medians[@]} -eq 11 ]] || die "cannot read the medians from hyperfine's JSON report"
+[[ ${#medians[@]} -eq 14 ]] || die "cannot read the medians from hyperfine's JSON report"
 
 # Peak memory of one run: the JVM that plans, starts and waits for the sandbox.
 rss_kb=$(cd "$project" && "${environment[@]}" "${as_user[@]}" /usr/bin/time -f '%M' "$launcher" -- true 2>&1 >/dev/null | tail -n 1)
 
 awk -v raw="${medians[0]}" -v run="${medians[1]}" -v noview="${medians[2]}" -v off="${medians[3]}" \
     -v jv="${medians[4]}" -v p1="${medians[5]}" -v p20="${medians[6]}" -v cfg="${medians[7]}" -v big="${medians[8]}" \
-    -v dry="${medians[9]}" -v chk="${medians[10]}" -v rss="$rss_kb" 'BEGIN {
+    -v dry="${medians[9]}" -v chk="${medians[10]}" -v homeoff="${medians[11]}" -v bigfile="${medians[12]}" \
+    -v small="${medians[13]}" -v rss="$rss_kb" 'BEGIN {
     printf "raw bwrap: %.1f ms\n", raw * 1000
     printf "agent-sandbox: %.1f ms\n", run * 1000
     printf "ratio: %.2f\n", run / raw
     printf "the git view: %.1f ms (agent-sandbox with AGENT_SANDBOX_GIT_VIEW=off: %.1f ms)\n",
         (run - noview) * 1000, noview * 1000
+    printf "the home views: %.1f ms (agent-sandbox with AGENT_SANDBOX_HOME_VIEW=off: %.1f ms)\n",
+        (run - homeoff) * 1000, homeoff * 1000
+    printf "first write to a cache file through the home view: 256 MB %.1f ms, small %.1f ms (copy-up: %.1f ms)\n",
+        bigfile * 1000, small * 1000, (bigfile - small) * 1000
     printf "agent-sandbox --network=false: %.1f ms\n", off * 1000
     printf "bundled java -version: %.1f ms; agent-sandbox minus (raw bwrap + java -version): %.1f ms\n", jv * 1000,
         (run - raw - jv) * 1000

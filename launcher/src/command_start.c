@@ -376,11 +376,19 @@ void start_command(int argc, char *argv[])
     if (mount_verify(RUNTIME "/" RUNTIME_MOUNTS, reason, sizeof reason) != 0) {
         die("%s", reason);
     }
-    restore_stderr();
-    /* the git dirs' copy-on-write views, then the user again, without capabilities */
+    /* the copy-on-write views, then the user again, without capabilities (what it says
+     * goes to bwrap's log still, shown after the run) */
     if (git_views_mount(RUNTIME "/" RUNTIME_GIT_VIEWS, reason, sizeof reason) != 0) {
         die("%s", reason);
     }
+    /* the working directory entered again with the user's own rights: with the views, bwrap
+     * entered it with capabilities that read past its permissions */
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) != NULL && chdir(cwd) != 0) {
+        fprintf(stderr, "Can't chdir to %s: %s\n", cwd, strerror(errno));
+        _exit(1);
+    }
+    restore_stderr();
     int alive = take_alive();
     char **command = argc >= 2 ? &argv[1] : read_spilled_command();
     fresh_session_keyring();

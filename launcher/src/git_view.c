@@ -151,17 +151,208 @@ static int become_user(unsigned long uid, unsigned long gid, char *reason, size_
     return 0;
 }
 
-/* The overlay options for one view; -1 when a path has a character the options cannot hold. */
-static int overlay_options(char *out, size_t capacity, const char *lower, const char *upper, const char *work)
+/* The overlay options for one view; -1 when a path has a character the options cannot
+ * hold. LOWERS is one directory, or several joined by ':' (the topmost first). */
+static int overlay_options(char *out, size_t capacity, const char *lowers, const char *upper, const char *work)
 {
-    const char *paths[] = {lower, upper, work};
-    for (size_t i = 0; i < 3; i++) {
-        if (strpbrk(paths[i], ",:\\") != NULL) {
+    if (strpbrk(lowers, ",\\") != NULL || strpbrk(upper, ",:\\") != NULL || strpbrk(work, ",:\\") != NULL) {
+        return -1;
+    }
+    int n = snprintf(out, capacity, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lowers, upper, work);
+    return n > 0 && (size_t)n < capacity ? 0 : -1;
+}
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+
+/* At most this many mounts of the plan below one view, put back on top of it. */
+#define VIEW_SUBMOUNTS_MAX 64
+
+/* The mounts below a view's directory, put back on top of the overlay once it is mounted. */
+struct kept_mounts {
+    int count;
+    int fds[VIEW_SUBMOUNTS_MAX];
+    char paths[VIEW_SUBMOUNTS_MAX][PATH_MAX];
+};
+
+/* Undoes mountinfo's octal escapes (space, tab, newline, backslash) in place. */
+static void unescape(char *text)
+{
+    char *in = text;
+    char *out = text;
+    while (*in != '\0') {
+        if (in[0] == '\\' && in[1] >= '0' && in[1] <= '3' && in[2] >= '0' && in[2] <= '7' && in[3] >= '0'
+            && in[3] <= '7') {
+            *out++ = (char)(((in[1] - '0') << 6) | ((in[2] - '0') << 3) | (in[3] - '0'));
+            in += 4;
+        } else {
+            *out++ = *in++;
+        }
+    }
+    *out = '\0';
+}
+
+/* True when PATH is DIR or lies below it. */
+static int within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * Clones (with what is mounted below them) the topmost mounts strictly below TARGET: the
+ * plan's own mounts there (hidden credential files, rules of the user's own) must stay on
+ * top of the view. Returns -1 with the reason when one cannot be kept.
+ */
+static int keep_mounts(const char *target, struct kept_mounts *kept, char *reason, size_t capacity)
+{
+    kept->count = 0;
+    size_t length = 0;
+    char *table = read_views("/proc/self/mountinfo", &length, reason, capacity);
+    if (table == NULL) {
+        if (reason[0] == '\0') {
+            snprintf(reason, capacity, "cannot read /proc/self/mountinfo");
+        }
+        return -1;
+    }
+    char *line = table;
+    while (line < table + length) {
+        char *eol = memchr(line, '\n', (size_t)(table + length - line));
+        if (eol == NULL) {
+            eol = table + length;
+        }
+        *eol = '\0';
+        /* mount id, parent id, major:minor, root, mount point */
+        char *field_start = line;
+        for (int f = 0; f < 4 && field_start != NULL; f++) {
+            field_start = strchr(field_start, ' ');
+            field_start = field_start == NULL ? NULL : field_start + 1;
+        }
+        if (field_start != NULL) {
+            char *space = strchr(field_start, ' ');
+            if (space != NULL) {
+                *space = '\0';
+            }
+            unescape(field_start);
+            int below = within(field_start, target) && strcmp(field_start, target) != 0;
+            for (int i = 0; below && i < kept->count; i++) {
+                below = !within(field_start, kept->paths[i]);
+            }
+            if (below) {
+                if (kept->count == VIEW_SUBMOUNTS_MAX || strlen(field_start) >= PATH_MAX) {
+                    snprintf(reason, capacity, "too many mounts below %s", target);
+                    free(table);
+                    return -1;
+                }
+                int fd = (int)syscall(SYS_open_tree, AT_FDCWD, field_start,
+                                      OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
+                if (fd < 0) {
+                    snprintf(reason, capacity, "cannot keep the mount at %s: %s", field_start, strerror(errno));
+                    free(table);
+                    return -1;
+                }
+                kept->fds[kept->count] = fd;
+                snprintf(kept->paths[kept->count], PATH_MAX, "%s", field_start);
+                kept->count++;
+            }
+        }
+        line = eol + 1;
+    }
+    free(table);
+    return 0;
+}
+
+static void drop_kept(struct kept_mounts *kept)
+{
+    for (int i = 0; i < kept->count; i++) {
+        close(kept->fds[i]);
+    }
+    kept->count = 0;
+}
+
+/* Puts the kept mounts back, each on a file or directory like its own, made in the view if missing. */
+static int restore_mounts(struct kept_mounts *kept, char *reason, size_t capacity)
+{
+    for (int i = 0; i < kept->count; i++) {
+        struct stat own;
+        struct stat here;
+        if (fstat(kept->fds[i], &own) != 0) {
+            snprintf(reason, capacity, "cannot read the mount kept for %s: %s", kept->paths[i], strerror(errno));
+            return -1;
+        }
+        if (lstat(kept->paths[i], &here) != 0 || S_ISDIR(here.st_mode) != S_ISDIR(own.st_mode)) {
+            if (S_ISDIR(own.st_mode)) {
+                mkdir(kept->paths[i], 0700);
+            } else {
+                int fd = open(kept->paths[i], O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (fd >= 0) {
+                    close(fd);
+                }
+            }
+        }
+        if (syscall(SYS_move_mount, kept->fds[i], "", AT_FDCWD, kept->paths[i], MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+            snprintf(reason, capacity, "cannot put back the mount at %s over its copy-on-write view: %s",
+                     kept->paths[i], strerror(errno));
             return -1;
         }
     }
-    int n = snprintf(out, capacity, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lower, upper, work);
-    return n > 0 && (size_t)n < capacity ? 0 : -1;
+    drop_kept(kept);
+    return 0;
+}
+
+/* Mounts one view: the overlay over TARGET (the last of LOWERS), the mounts below it kept on top. */
+static int mount_view(char kind, const char *lowers, const char *upper, const char *work, char *reason,
+                      size_t capacity)
+{
+    const char *target = strrchr(lowers, ':');
+    target = target == NULL ? lowers : target + 1;
+    const char *what = kind == VIEW_HOME ? "home" : "git";
+    const char *otherwise = kind == VIEW_HOME ? "it stays read-only in this run"
+                                              : "its config and hooks stay protected path by path";
+    char options[3 * PATH_MAX + 64];
+    if (overlay_options(options, sizeof options, lowers, upper, work) != 0) {
+        fprintf(stderr, "agent-sandbox: %s: no copy-on-write view of %s (its path has a character an overlay"
+                " cannot take); %s\n", what, target, otherwise);
+        return 0;
+    }
+    struct kept_mounts *kept = malloc(sizeof *kept);
+    if (kept == NULL) {
+        snprintf(reason, capacity, "out of memory");
+        return -1;
+    }
+    kept->count = 0;
+    /* a home directory's: the plan's mounts below it stay on top (a git dir's, in a view,
+     * are the fallback's path protections, which the view replaces) */
+    if (kind == VIEW_HOME && keep_mounts(target, kept, reason, capacity) != 0) {
+        drop_kept(kept);
+        free(kept);
+        return -1;
+    }
+    if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, options) != 0) {
+        fprintf(stderr, "agent-sandbox: %s: no copy-on-write view of %s (%s); %s\n", what, target, strerror(errno),
+                otherwise);
+        drop_kept(kept);
+        free(kept);
+        return 0;
+    }
+    /* the overlay makes its own work directory with no permission bits: the owner's
+     * again, so that the run's removal (and the next run's sweep) can enter it */
+    char own_work[PATH_MAX];
+    int n = snprintf(own_work, sizeof own_work, "%s/work", work);
+    if (n > 0 && (size_t)n < sizeof own_work && chmod(own_work, 0700) != 0 && errno != ENOENT) {
+        /* left as it is: the removal says what it cannot remove */
+    }
+    int status = restore_mounts(kept, reason, capacity);
+    drop_kept(kept);
+    free(kept);
+    return status;
 }
 
 int git_views_mount(const char *file, char *reason, size_t capacity)
@@ -187,39 +378,30 @@ int git_views_mount(const char *file, char *reason, size_t capacity)
         return -1;
     }
     int views = 0;
-    const char *lower;
-    while ((lower = field(&cursor, end)) != NULL) {
+    const char *kind;
+    while ((kind = field(&cursor, end)) != NULL) {
+        const char *lowers = field(&cursor, end);
         const char *upper = field(&cursor, end);
         const char *work = field(&cursor, end);
-        if (upper == NULL || work == NULL || ++views > GIT_VIEWS_MAX) {
+        if (lowers == NULL || upper == NULL || work == NULL || ++views > GIT_VIEWS_MAX
+            || (kind[0] != VIEW_GIT && kind[0] != VIEW_HOME) || kind[1] != '\0') {
             snprintf(reason, capacity, "malformed %s", file);
             free(bytes);
             return -1;
         }
-        char options[3 * PATH_MAX + 64];
-        if (overlay_options(options, sizeof options, lower, upper, work) != 0) {
-            fprintf(stderr, "agent-sandbox: git: no copy-on-write view of %s (its path has a character an overlay"
-                    " cannot take); its config and hooks stay protected path by path\n", lower);
-            continue;
-        }
-        if (mount("overlay", lower, "overlay", MS_NOSUID | MS_NODEV, options) != 0) {
-            fprintf(stderr, "agent-sandbox: git: no copy-on-write view of %s (%s); its config and hooks stay"
-                    " protected path by path\n", lower, strerror(errno));
-            continue;
-        }
-        /* the overlay makes its own work directory with no permission bits: the owner's
-         * again, so that the run's removal (and the next run's sweep) can enter it */
-        char own_work[PATH_MAX];
-        int n = snprintf(own_work, sizeof own_work, "%s/work", work);
-        if (n > 0 && (size_t)n < sizeof own_work && chmod(own_work, 0700) != 0 && errno != ENOENT) {
-            /* left as it is: the removal says what it cannot remove */
+        if (mount_view(kind[0], lowers, upper, work, reason, capacity) != 0) {
+            free(bytes);
+            return -1;
         }
     }
     free(bytes);
     /* the layers themselves are the host's to read: out of the command's sight */
-    if (umount2(GIT_LAYERS, MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
-        snprintf(reason, capacity, "cannot hide the git layers: %s", strerror(errno));
-        return -1;
+    const char *staging[] = {GIT_LAYERS, HOME_LAYERS};
+    for (size_t i = 0; i < 2; i++) {
+        if (umount2(staging[i], MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
+            snprintf(reason, capacity, "cannot hide the copy-on-write layers: %s", strerror(errno));
+            return -1;
+        }
     }
     return become_user(uid, gid, reason, capacity);
 }

@@ -152,6 +152,12 @@
 #define RUNTIME_GIT_VIEWS "git-views"
 #define GIT_LAYERS "/run/agent-sandbox-git"
 #define GIT_VIEWS_MAX 64
+/* A view's kind, the first field of its record: the project's git dir, or a directory of
+ * the home that a preset grants (its lower dirs: the user's layer, then the host's dir).
+ * The home layers are bound at HOME_LAYERS, unmounted like GIT_LAYERS. */
+#define VIEW_GIT 'g'
+#define VIEW_HOME 'h'
+#define HOME_LAYERS "/run/agent-sandbox-homes"
 #define MOUNT_BIND 'b'
 #define MOUNT_READ_ONLY 'r'
 #define MOUNT_EMPTY_DIR 'e'

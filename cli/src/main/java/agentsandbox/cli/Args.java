@@ -54,7 +54,7 @@ record Args(
         List<String> hints,
         Bounds bounds) {
 
-    enum Mode { HELP, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, RUN }
+    enum Mode { HELP, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, CHANGES, RUN }
 
     /** Whether any flag that changes a run's policy was given (not --debug, --dry-run). */
     boolean hasPolicyFlags() {

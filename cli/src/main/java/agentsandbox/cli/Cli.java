@@ -96,6 +96,9 @@ final class Cli {
             case EXPLAIN -> {
                 return explain(args, env);
             }
+            case CHANGES -> {
+                return Changes.run(args.command(), env, out, err);
+            }
             case RUN -> {
                 return runCommand(args, env);
             }

@@ -106,6 +106,11 @@ final class Flags {
                         command = explainArgs(argv.subList(i, argv.size()));
                         return result(Args.Mode.EXPLAIN);
                     }
+                    if (arg.equals("changes") && mode == Args.Mode.RUN) {
+                        command = List.copyOf(argv.subList(i, argv.size()));
+                        Changes.check(command);
+                        return result(Args.Mode.CHANGES);
+                    }
                     if (arg.equals("doctor") && mode == Args.Mode.RUN) {
                         if (i < argv.size()) {
                             throw new UsageException("doctor takes no arguments (got '" + argv.get(i) + "')",
@@ -398,7 +403,7 @@ final class Flags {
             return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, sshAgentKeys, gpgAgent, List.copyOf(hostPorts),
                     dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
-                    m == Args.Mode.RUN || m == Args.Mode.EXPLAIN ? command : List.of(),
+                    m == Args.Mode.RUN || m == Args.Mode.EXPLAIN || m == Args.Mode.CHANGES ? command : List.of(),
                     m == Args.Mode.RUN ? List.copyOf(hints) : List.of(), bounds);
         }
     }

@@ -226,6 +226,15 @@ record Reference(
                                     + " would change it, or none). Inside a sandbox it answers for that sandbox and"
                                     + " takes no flags. A command failed with \"Read-only file system\"? explain its"
                                     + " path."),
+                    new Command("changes [list | diff PATH... | take PATH... | discard PATH... | --all]",
+                            "what sandboxes changed in your home",
+                            "List what sandboxes changed over your home's directories that @caches and @agents"
+                                    + " grant (they see those directories copy-on-write: their changes stay in"
+                                    + " agent-sandbox's layers, and no program outside a sandbox sees them): each path"
+                                    + " as added, changed or deleted, its size, and whether it is code or settings that"
+                                    + " a program would run or obey. diff shows the sandboxes' version against your own;"
+                                    + " take brings it to your home (and out of the layer); discard drops it, so that"
+                                    + " sandboxes see your own again (--all: every change). Outside any sandbox only."),
                     new Command("--help | --version", "", "")),
             List.of(
                     flag("-h --help", null, false, "show this help and exit",

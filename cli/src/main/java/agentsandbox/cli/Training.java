@@ -43,6 +43,9 @@ public final class Training {
         Path tmp = Files.createDirectories(root.resolve("tmp"));
         Files.createDirectories(home.resolve(".ssh"));
         Files.createDirectories(home.resolve(".cache"));
+        // a granted cache that no rule of the user's own names: seen through a copy-on-write
+        // view, whose changes the end of a real run merges (homes.LayerMerge)
+        Files.createDirectories(home.resolve(".npm"));
         Files.createDirectories(home.resolve("notes"));
         Files.writeString(home.resolve(".aws"), "");
         Path config = Files.createDirectories(home.resolve(".config/agent-sandbox"));

@@ -1,6 +1,8 @@
 package agentsandbox.core;
 
 import agentsandbox.core.git.GitViews;
+import agentsandbox.core.homes.HomeLayers;
+import agentsandbox.core.homes.HomeViews;
 import agentsandbox.core.plan.Inside;
 import agentsandbox.core.host.NetStack;
 import agentsandbox.core.host.Preflight;
@@ -145,6 +147,7 @@ public final class Doctor {
         checks.add(bounds(env.procSys(), Path.of("/sys/fs/cgroup"), Path.of("/proc/self/cgroup")));
         checks.add(gitView(env));
         checks.add(network(env, tun));
+        checks.add(homeView(env));
         checks.add(trial != null ? trial
                 : new Check("trial sandbox", Status.WARNING, "not tried: fix the problems above first", ""));
         return checks;
@@ -191,6 +194,26 @@ public final class Doctor {
         }
         return new Check("network", Status.WARNING, "agent-sandbox's proxy, since " + stack.fallback()
                 + ": only programs that use HTTP_PROXY get out (not Java, Maven, Gradle, ssh, getent)", stack.fix());
+    }
+
+    /**
+     * Which protection the home's granted directories get: copy-on-write views, or the
+     * fallback. The layers' file system must keep the overlay's marks (user extended
+     * attributes): a file is marked there and read back.
+     */
+    static Check homeView(Environment env) {
+        String why = HomeViews.unavailable(env, Inside.isInside());
+        Path root = HomeLayers.root(env);
+        if (why == null && root != null) {
+            why = HomeLayers.unusable(root);
+        }
+        return why == null
+                ? Check.ok("home views", "what @caches and @agents grant is copy-on-write: sandboxes' changes stay in "
+                        + root + " (agent-sandbox changes lists them); no program outside a sandbox sees them")
+                : new Check("home views", Status.WARNING, "fallback: what @caches and @agents grant is the host's,"
+                        + " writable, with code and settings kept read-only path by path (" + why + "); a sandbox can"
+                        + " still leave data there that host tools read", "a kernel 5.11 or later, the installed"
+                        + " agent-sandbox and a home on a local file system (ext4, xfs, btrfs) give copy-on-write homes");
     }
 
     private static Check home(Environment env) {

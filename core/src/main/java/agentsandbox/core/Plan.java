@@ -1,6 +1,7 @@
 package agentsandbox.core;
 
 import agentsandbox.core.host.SshAgentRelay;
+import agentsandbox.core.homes.HomeViews;
 import agentsandbox.core.git.GitViews;
 import agentsandbox.core.plan.Explanation;
 import agentsandbox.core.plan.Mount;
@@ -41,6 +42,8 @@ import java.util.List;
  *                   or null
  * @param gitViews   the git dirs the sandbox sees through a copy-on-write view ({@link GitViews}),
  *                   whose layers the host applies after the run; empty for none
+ * @param homeViews  the home's directories the sandbox sees through a copy-on-write view
+ *                   ({@link HomeViews}); empty for none
  * @param gitOnlyBranch with {@code @git-strict}, the one ref the host takes from the views
  *                   ({@code refs/heads/NAME} of the branch checked out when the plan was made); null for all
  * @param netStack   the network stack's program that the launcher attaches to the sandbox
@@ -52,7 +55,7 @@ import java.util.List;
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
         Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand, Path netSocket,
         List<Integer> hostPorts, ToolHomes.Setup homeSetup, Explanation explanation, Path checkedWorkDir, List<Path> gitViews, String gitOnlyBranch,
-        Path netStack, String resolvConf, SshAgentRelay.Spec sshAgent) {
+        Path netStack, String resolvConf, SshAgentRelay.Spec sshAgent, List<HomeViews.View> homeViews) {
 
     public Plan {
         argv = List.copyOf(argv);
@@ -61,12 +64,13 @@ public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path 
         notes = List.copyOf(notes);
         hostPorts = List.copyOf(hostPorts);
         gitViews = List.copyOf(gitViews);
+        homeViews = List.copyOf(homeViews);
     }
 
     /** A copy with another explanation (the CLI adds what it knows of the config files). */
     public Plan withExplanation(Explanation e) {
         return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilledCommand,
-                netSocket, hostPorts, homeSetup, e, checkedWorkDir, gitViews, gitOnlyBranch, netStack, resolvConf, sshAgent);
+                netSocket, hostPorts, homeSetup, e, checkedWorkDir, gitViews, gitOnlyBranch, netStack, resolvConf, sshAgent, homeViews);
     }
 
     /** The command line as one shell-quoted line that can be pasted into a shell. */

@@ -154,6 +154,9 @@ class GuardContractTest {
         rows.put("RUNTIME_GIT_VIEWS", is(belowRuntime(Inside.GIT_VIEWS)));
         rows.put("GIT_LAYERS", is(Inside.GIT_LAYERS.toString()));
         rows.put("GIT_VIEWS_MAX", is(Integer.toString(GitViews.MAX)));
+        rows.put("VIEW_GIT", is(GitViews.KIND));
+        rows.put("VIEW_HOME", is(agentsandbox.core.homes.HomeViews.KIND));
+        rows.put("HOME_LAYERS", is(Inside.HOME_LAYERS.toString()));
         rows.put("MOUNT_BIND", is(MountChecks.BIND));
         rows.put("MOUNT_READ_ONLY", is(MountChecks.READ_ONLY));
         rows.put("MOUNT_EMPTY_DIR", is(MountChecks.EMPTY_DIR));

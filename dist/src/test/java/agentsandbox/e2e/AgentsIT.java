@@ -79,27 +79,36 @@ class AgentsIT {
     }
 
     @Test
-    void Claude_Code_Starts_On_A_Fresh_Home_And_Its_User_Config_Reaches_The_Host() throws IOException {
+    void Claude_Code_Keeps_Its_User_Config_In_Sandboxes_And_The_Hosts_Claude_Never_Sees_It() throws IOException {
         sandbox.run("--", claude(), "--version").succeeds().stdoutContains("2.1.330 (Claude Code)");
 
         sandbox.run("--", claude(), "mcp", "add", "-s", "user", "x", "--", "true").succeeds()
                 .stdoutContains("Added stdio MCP server x");
 
         assertThat(Files.readSymbolicLink(config())).isEqualTo(Path.of(".claude/.claude.json"));
-        assertThat(sandbox.read(sandbox.home(".claude/.claude.json"))).contains("\"x\"");
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(sandbox.home(".claude"))))
                 .isEqualTo("rwx------");
+        // the next sandbox has it; the host's Claude Code does not
+        sandbox.run("--", claude(), "mcp", "list").succeeds().stdoutContains("x: true");
+        assertThat(sandbox.home(".claude/.claude.json")).doesNotExist();
         sandbox.runOnHost(Map.of("HOME", sandbox.home().toString()), claude(), "mcp", "list").succeeds()
-                .stdoutContains("x: true");
+                .stdoutDoesNotContain("x: true");
         try (var left = Files.list(sandbox.home())) {
             assertThat(left.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(".claude.json")))
                     .as("no lock or temp file left beside the config").containsExactly(".claude.json");
         }
     }
 
+    /**
+     * Two sandboxes at once each see the layer as it was when they started, and their own
+     * changes; when both save one file, the one that ends later wins, whole file for whole
+     * file. The host's config is never touched.
+     */
     @Test
-    void An_Existing_Claude_Config_Keeps_Its_Content_And_Two_Sandboxes_Save_At_Once() throws IOException {
-        sandbox.write(config(), "{\n  \"numStartups\": 7,\n  \"mcpServers\": {}\n}\n");
+    void Two_Sandboxes_Saving_Claude_Codes_Config_At_Once_Leave_One_Whole_Config_And_The_Hosts_Untouched()
+            throws IOException {
+        String original = "{\n  \"numStartups\": 7,\n  \"mcpServers\": {}\n}\n";
+        sandbox.write(config(), original);
         sandbox.chownAll();
         SandboxCli.Started first = sandbox.command("--", claude(), "mcp", "add", "-s", "user", "one", "--", "true")
                 .start();
@@ -109,36 +118,42 @@ class AgentsIT {
         second.waitFor(Duration.ofSeconds(60)).succeeds();
 
         assertThat(Files.isSymbolicLink(config())).isTrue();
-        String saved = sandbox.read(sandbox.home(".claude/.claude.json"));
-        assertThat(saved).contains("\"numStartups\": 7", "\"one\"", "\"two\"");
+        assertThat(sandbox.read(sandbox.home(".claude/.claude.json"))).isEqualTo(original);
+        Result list = sandbox.run("--", claude(), "mcp", "list").succeeds();
+        assertThat(list.stdout().contains("one: true") || list.stdout().contains("two: true"))
+                .as(list.describe("the config of the sandbox that ended later")).isTrue();
+        sandbox.run("--", "sh", "-c", "cat ~/.claude/.claude.json").succeeds().stdoutContains("\"numStartups\"");
         sandbox.runOnHost(Map.of("HOME", sandbox.home().toString()), claude(), "mcp", "list").succeeds()
-                .stdoutContains("one: true", "two: true");
+                .stdoutDoesNotContain("one: true", "two: true");
     }
 
     @Test
-    void Codex_Starts_Without_Warnings_Saves_An_Mcp_Server_And_Runs_Its_Own_Sandbox_Inside() throws IOException {
+    void Codex_Starts_Without_Warnings_Keeps_An_Mcp_Server_In_Sandboxes_And_Runs_Its_Own_Sandbox_Inside()
+            throws IOException {
         sandbox.run("--", codex(), "--version").succeeds().stdoutContains("0.169.0")
                 .stderrDoesNotContain("WARNING", "Refusing", "Read-only");
         assertThat(sandbox.home(".codex")).isDirectory();
 
         sandbox.run("--", codex(), "mcp", "add", "x", "--", "true").succeeds();
-        assertThat(sandbox.read(sandbox.home(".codex/config.toml"))).contains("[mcp_servers.x]");
+        sandbox.run("--", codex(), "mcp", "list").succeeds().stdoutContains("x");
+        assertThat(sandbox.home(".codex/config.toml")).doesNotExist();
         sandbox.runOnHost(Map.of("HOME", sandbox.home().toString()), codex(), "mcp", "list").succeeds()
-                .stdoutContains("x");
+                .stdoutDoesNotContain("true");
 
         sandbox.run("--", codex(), "sandbox", "--", "sh", "-c", "echo nested-ok; touch /usr/nested 2>&1 || true")
                 .succeeds().stdoutContains("nested-ok", "Read-only file system");
     }
 
     @Test
-    void Gemini_Cli_Saves_Its_Settings_And_Projects_On_A_Fresh_Home() {
+    void Gemini_Cli_Keeps_Its_Settings_In_Sandboxes_On_A_Fresh_Home() {
         String gemini = bin.resolve("gemini").toString();
         sandbox.run("--", gemini, "--version").succeeds().stdoutContains("0.61.0");
         sandbox.run("--", gemini, "mcp", "add", "-s", "user", "x", "true").succeeds();
-        assertThat(sandbox.read(sandbox.home(".gemini/settings.json"))).contains("\"x\"");
         // Gemini CLI lists on stderr; outside the folder it trusts, the server shows as disabled
+        sandbox.run("--", gemini, "mcp", "list").succeeds().stderrContains("x: true");
+        assertThat(sandbox.home(".gemini/settings.json")).doesNotExist();
         sandbox.runOnHost(Map.of("HOME", sandbox.home().toString()), gemini, "mcp", "list").succeeds()
-                .stderrContains("x: true");
+                .stderrDoesNotContain("x: true");
     }
 
     @Test
@@ -154,8 +169,10 @@ class AgentsIT {
 
         sandbox.run("--", "sh", "-c", "cd app && mvn -B -q -o -Duser.home=\"$HOME\" install").succeeds();
 
-        assertThat(sandbox.home(".m2/repository/demo/app/1.0/app-1.0.jar")).isRegularFile();
         assertThat(sandbox.project("app/target/app-1.0.jar")).isRegularFile();
+        // installed into the sandboxes' layer of ~/.m2: the next sandbox has it, the host's Maven does not
+        assertThat(sandbox.home(".m2/repository/demo/app/1.0/app-1.0.jar")).doesNotExist();
+        sandbox.run("--", "sh", "-c", "test -f ~/.m2/repository/demo/app/1.0/app-1.0.jar").succeeds();
     }
 
     @Test
@@ -171,7 +188,8 @@ class AgentsIT {
 
         sandbox.run("--", "bash", "-c", "./gradlew build --offline").succeeds().stdoutContains("BUILD SUCCESSFUL");
 
-        assertThat(sandbox.read(sandbox.home(".gradle/caches/modules-2/entry"))).isEqualTo("cached\n");
+        sandbox.run("--", "sh", "-c", "cat ~/.gradle/caches/modules-2/entry").succeeds().stdoutIs("cached\n");
+        assertThat(sandbox.home(".gradle/caches/modules-2/entry")).as("in the sandboxes' layer only").doesNotExist();
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(sandbox.home(".gradle"))))
                 .isEqualTo("rwx------");
         assertThat(sandbox.home(".m2")).as("no directory of a tool that was not started").doesNotExist();
@@ -190,7 +208,29 @@ class AgentsIT {
     }
 
     @Test
-    void Programs_And_Settings_Of_A_Granted_Cache_Stay_Read_Only_And_Credentials_Hidden() {
+    void Programs_And_Settings_Of_A_Granted_Cache_Change_For_Sandboxes_Only_And_Credentials_Stay_Hidden() {
+        sandbox.mkdirs(sandbox.home(".cargo/bin"));
+        sandbox.mkdirs(sandbox.home(".cargo/registry"));
+        sandbox.write(sandbox.home(".cargo/bin/cargo"), "#!/bin/sh\n");
+        sandbox.write(sandbox.home(".cargo/credentials.toml"), "[registry]\ntoken = \"secret\"\n");
+        sandbox.write(sandbox.home(".m2/settings.xml"), "<settings/>\n");
+        sandbox.chownAll();
+
+        sandbox.run("--", "sh", "-c", """
+                echo x >> ~/.cargo/registry/index && echo registry-writable
+                echo planted >> ~/.cargo/bin/cargo && echo bin-in-layer
+                cat ~/.cargo/credentials.toml || echo credentials-hidden
+                echo planted >> ~/.m2/settings.xml && echo settings-in-layer
+                """).succeeds().stdoutContains("registry-writable", "bin-in-layer", "credentials-hidden",
+                "settings-in-layer").stdoutDoesNotContain("secret");
+        assertThat(sandbox.read(sandbox.home(".cargo/bin/cargo"))).isEqualTo("#!/bin/sh\n");
+        assertThat(sandbox.read(sandbox.home(".m2/settings.xml"))).isEqualTo("<settings/>\n");
+        assertThat(sandbox.home(".cargo/registry/index")).doesNotExist();
+    }
+
+    @Test
+    void In_The_Fallback_Programs_And_Settings_Of_A_Granted_Cache_Stay_Read_Only_And_Credentials_Hidden() {
+        sandbox.homesFallback();
         sandbox.mkdirs(sandbox.home(".cargo/bin"));
         sandbox.mkdirs(sandbox.home(".cargo/registry"));
         sandbox.write(sandbox.home(".cargo/bin/cargo"), "#!/bin/sh\n");

@@ -55,7 +55,8 @@ class DetectionIT {
 
         sandbox.run("--", "sh", "-c", script)
                 .succeeds()
-                .stdoutIs(sha256(sandbox.launcher()) + "  -\nagent-sandbox\napp\ncmd\nexec\nguard\nmounts\nnet\npolicy\nreal\nagent-sandbox\ninside sandbox\n");
+                .stdoutIs(sha256(sandbox.launcher()) + "  -\nagent-sandbox\napp\ncmd\nexec\ngit-views\nguard\nmounts\nnet\npolicy\nreal\nagent-sandbox\n"
+                        + "inside sandbox\n");
     }
 
     @Test

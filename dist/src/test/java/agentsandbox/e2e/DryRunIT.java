@@ -77,6 +77,7 @@ class DryRunIT {
         sandbox.runOnHost("rm", "-f", sandbox.project("written").toString()).succeeds();
         assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
 
+        sandbox.homesFallback(); // a pasted line has no layers made for it
         String line = sandbox.run("--dry-run", "--", "sh", "-c", PROBE).succeeds().stdout().strip();
         Matcher runtime = HIDDEN_FILE.matcher(line);
         assertThat(runtime.find()).as("a runtime dir in the line %s", line).isTrue();

@@ -531,7 +531,8 @@ class EscapeIT {
                 .routes(routes));
 
         assertThat(report.result().stdout()).as(report.describe("the state watched: inside, both ways of asking"))
-                .contains("\n@@ state inside sandbox inside sandbox agent-sandbox app cmd exec guard mounts net policy real ");
+                .contains("\n@@ state inside sandbox inside sandbox agent-sandbox app cmd exec git-views guard mounts net policy"
+                        + " real ");
 
         // What `check` says inside a mount namespace the process made itself: it was fooled
         // there (the tmpfs hides the entry point), while the sandbox's own check, run after

@@ -304,7 +304,7 @@ class EverydayWorkIT {
     // ------------------------------------------------------------------ everyday writes
 
     @Test
-    void Writes_To_The_Caches_And_The_Project_Land_On_The_Host_And_Tmp_Stays_Private() {
+    void Writes_To_The_Project_Land_On_The_Host_The_Caches_In_The_Sandboxes_Layer_And_Tmp_Stays_Private() {
         work("""
                 mkdir -p "$HOME/.cache/agent-tool" && echo cached > "$HOME/.cache/agent-tool/state"
                 npm config get cache >/dev/null && mkdir -p "$HOME/.npm/_logs" && echo logged > "$HOME/.npm/_logs/run.log"
@@ -316,8 +316,11 @@ class EverydayWorkIT {
                 """)
                 .stdoutContains("temp\n", "scratch\n");
 
-        assertThat(sandbox.read(sandbox.home(".cache/agent-tool/state"))).isEqualTo("cached\n");
-        assertThat(sandbox.read(sandbox.home(".npm/_logs/run.log"))).isEqualTo("logged\n");
+        // the caches are copy-on-write: the next sandbox has them, the host's tools do not
+        assertThat(sandbox.home(".cache/agent-tool/state")).doesNotExist();
+        assertThat(sandbox.home(".npm/_logs/run.log")).doesNotExist();
+        sandbox.run("--", "sh", "-c", "cat ~/.cache/agent-tool/state ~/.npm/_logs/run.log").succeeds()
+                .stdoutIs("cached\nlogged\n");
         assertThat(sandbox.tmp().resolve("work")).doesNotExist();
         assertThat(sandbox.read(sandbox.project("notes.txt"))).isEqualTo("notes\n");
         assertThat(sandbox.project("build/out")).isEmptyDirectory();

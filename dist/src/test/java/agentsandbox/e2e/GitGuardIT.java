@@ -467,6 +467,7 @@ class GitGuardIT {
     @Test
     void Without_The_Guard_Process_Git_Is_Refused_Not_Run() {
         // The line --dry-run prints has no guard behind it: git must fail closed.
+        sandbox.homesFallback(); // a pasted line has no layers made for it
         String line = sandbox.run("--dry-run", "--", "git", "status").succeeds().stdout().strip();
         // what the run would have created: its directory (private /tmp, stand-in file, the mounts' identities,
         // here none to check) and its sockets' one

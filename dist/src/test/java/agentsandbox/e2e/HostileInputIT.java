@@ -287,6 +287,7 @@ class HostileInputIT {
         Path project = sandbox.mkdirs("pro ject\n'it's'");
         sandbox.mkdirs(project.resolve("docs\n*"));
 
+        sandbox.homesFallback(); // a pasted line has no layers made for it
         Result dry = sandbox.command(with(List.of("--dry-run", "--cmd", "git=true", "--ro", "docs\n*", "--",
                         "sh", "-c", "printf '%s\\0' \"$@\"; pwd; echo x > \"docs\n*/x\" || echo read-only", "sh"), args))
                 .cwd(project).run()

@@ -486,6 +486,7 @@ class LaterIT {
 
     @Test
     void A_Cache_Setting_Planted_Where_None_Was_Is_Moved_Aside_When_The_Run_Ends() {
+        sandbox.homesFallback(); // with the home's views, the host never sees it (HomeViewIT)
         sandbox.mkdirs(sandbox.home(".cargo/registry"));
         sandbox.chownAll();
         Result run = sandbox.run("--", "sh", "-c", """
@@ -501,6 +502,7 @@ class LaterIT {
 
     @Test
     void A_Cache_Setting_Planted_In_A_Directory_The_Sandbox_Made_Read_Only_Is_Still_Moved_Aside() {
+        sandbox.homesFallback(); // with the home's views, the host never sees it (HomeViewIT)
         sandbox.mkdirs(sandbox.home(".cargo/registry"));
         sandbox.chownAll();
         Result run = sandbox.run("--", "sh", "-c", """
@@ -519,16 +521,24 @@ class LaterIT {
         sandbox.mkdirs(sandbox.home(".sbt/1.0/plugins"));
         sandbox.mkdirs(sandbox.home(".bun/install/global"));
         sandbox.chownAll();
-        Result run = sandbox.run("--", "sh", "-c", """
+        String attack = """
                 cd ~/.sbt && mv 1.0 x 2>/dev/null && mkdir -p evil/plugins && echo planted > evil/plugins/evil.sbt \
                   && echo planted > evil/global.sbt && ln -s evil 1.0 && echo replaced-sbt
                 cd ~/.bun && mv install x 2>/dev/null && mkdir -p evil/global && echo planted > evil/global/x \
                   && ln -s evil install && echo replaced-bun
                 echo cache > ~/.sbt/note && echo sbt-writable
                 true
-                """).succeeds();
-        boolean took = run.stdout().contains("replaced");
+                """;
+        // with the home's views: the sandbox may rename in its layer, the host sees nothing of it
+        sandbox.run("--", "sh", "-c", attack).succeeds().stdoutContains("sbt-writable");
+        boolean tookInView = Files.isSymbolicLink(sandbox.home(".sbt/1.0")) || Files.isSymbolicLink(sandbox.home(".bun/install"))
+                || Files.exists(sandbox.home(".sbt/evil"));
+        // the fallback: the directories on the way are pinned
+        sandbox.homesFallback();
+        Result run = sandbox.run("--", "sh", "-c", attack).succeeds();
+        boolean took = tookInView || run.stdout().contains("replaced");
         attempt("replace ~/.sbt/1.0 or ~/.bun/install by renaming the directory on the way", took);
+        assertThat(tookInView).isFalse();
         run.stdoutContains("sbt-writable").stdoutDoesNotContain("replaced-sbt", "replaced-bun");
         assertThat(sandbox.home(".sbt/1.0")).isDirectory();
         assertThat(Files.isSymbolicLink(sandbox.home(".sbt/1.0"))).isFalse();
@@ -720,15 +730,22 @@ class LaterIT {
     void The_Claude_Code_Binaries_The_Host_Runs_Stay_Read_Only() throws IOException {
         Path binary = sandbox.write(sandbox.home(".local/share/claude/versions/2.1.330"), "#!/bin/sh\necho real\n");
         sandbox.chownAll();
-        Result run = sandbox.run("--", "sh", "-c", """
+        String attack = """
                 printf '#!/bin/sh\\necho planted\\n' > ~/.local/share/claude/versions/2.1.330 2>/dev/null && echo replaced
                 echo x > ~/.local/share/claude/versions/2.1.331 2>/dev/null && echo added
                 echo state > ~/.local/share/claude/note && echo share-writable
                 true
-                """).succeeds();
-        attempt("replace the Claude Code binary the host runs", run.stdout().contains("replaced")
+                """;
+        // with the home's views the sandbox changes its layer; the host's binary stays
+        sandbox.run("--", "sh", "-c", attack).succeeds().stdoutContains("share-writable");
+        boolean tookInView = !sandbox.read(binary).equals("#!/bin/sh\necho real\n")
+                || Files.exists(sandbox.home(".local/share/claude/versions/2.1.331"));
+        sandbox.homesFallback();
+        Result run = sandbox.run("--", "sh", "-c", attack).succeeds();
+        attempt("replace the Claude Code binary the host runs", tookInView || run.stdout().contains("replaced")
                 || run.stdout().contains("added"));
         run.stdoutContains("share-writable").stdoutDoesNotContain("replaced", "added");
+        assertThat(tookInView).isFalse();
         assertThat(sandbox.read(binary)).isEqualTo("#!/bin/sh\necho real\n");
     }
 }

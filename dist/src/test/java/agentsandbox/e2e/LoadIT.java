@@ -82,10 +82,12 @@ class LoadIT {
                             + "mktemp " + n + " " + t + "\nInitial commit\ndone " + n + "\n");
             soft.assertThat(r.stderr()).as(r.describe("nothing on stderr of run " + n)).isEmpty();
             soft.assertThat(sandbox.read(sandbox.project("out-" + n + ".txt"))).isEqualTo("project " + n + " " + t + "\n");
-            soft.assertThat(sandbox.read(sandbox.home(".cache/load/cache-" + n + ".txt")))
-                    .isEqualTo("cache " + n + " " + t + "\n");
+            // ~/.cache is copy-on-write: twenty runs merged into the one layer, none into the host's
+            soft.assertThat(sandbox.read(sandbox.home(".local/share/agent-sandbox/homes/layers/.cache/load/cache-" + n
+                    + ".txt"))).isEqualTo("cache " + n + " " + t + "\n");
         }
         soft.assertAll();
+        assertThat(sandbox.home(".cache/load")).doesNotExist();
         // every run's /tmp was its own: nothing of it reached the host temp dir
         assertThat(sandbox.tmp().resolve("load")).doesNotExist();
         assertThat(sandbox.runtimeDirsInTmp()).as("runtime directories after all runs ended").isEmpty();

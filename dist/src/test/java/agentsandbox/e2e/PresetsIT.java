@@ -135,7 +135,7 @@ class PresetsIT {
     // ------------------------------------------------------------------ @caches and @agents
 
     @Test
-    void Caches_Are_Writable_When_They_Exist() {
+    void Caches_Are_Writable_Copy_On_Write_When_They_Exist() {
         for (String dir : CACHES) {
             sandbox.mkdirs(sandbox.home(dir));
         }
@@ -153,33 +153,47 @@ class PresetsIT {
                 """);
 
         for (String dir : CACHES) {
-            assertThat(sandbox.probeLanded(sandbox.home(dir))).as(dir).isTrue();
+            assertThat(sandbox.probeLanded(sandbox.home(dir))).as(dir + ": in the layer, not the host's").isFalse();
+            sandbox.run("--", "cat", sandbox.home(dir).resolve(SandboxCli.PROBE_FILE).toString()).succeeds()
+                    .stdoutContains(SandboxCli.PROBE_LINE);
         }
         assertThat(sandbox.probeLanded(sandbox.home(".local/share"))).isFalse();
     }
 
     @Test
-    void Agent_Directories_And_Claude_Json_Are_Writable() {
+    void In_The_Fallback_Caches_Are_The_Hosts_Writable_Directories() {
+        sandbox.homesFallback();
+        for (String dir : CACHES) {
+            sandbox.mkdirs(sandbox.home(dir));
+        }
+        sandbox.writeProbe(List.of(), CACHES.stream().map(d -> "~/" + d).toArray(String[]::new)).run().succeeds();
+        for (String dir : CACHES) {
+            assertThat(sandbox.probeLanded(sandbox.home(dir))).as(dir).isTrue();
+        }
+    }
+
+    @Test
+    void Agent_Directories_Are_Writable_Copy_On_Write_And_A_Claude_Json_Claude_Does_Not_Save_Is_Read_Only() {
         for (String dir : List.of(".codex", ".claude", ".pi")) {
             sandbox.mkdirs(sandbox.home(dir));
         }
         sandbox.write(sandbox.home(".claude.json"), "{}\n");
         sandbox.mkdirs(sandbox.home(".config"));
 
+        // Claude Code is not started here: its config stays a file of the home, which has no view
         sandbox.writeProbe(List.of(), "~/.codex", "~/.claude", "~/.claude.json", "~/.pi", "~/.config")
                 .run().succeeds().stdoutIs("""
                         ~/.codex: writable
                         ~/.claude: writable
-                        ~/.claude.json: writable
+                        ~/.claude.json: Read-only file system
                         ~/.pi: writable
                         ~/.config: Read-only file system
                         """);
 
-        for (String path : List.of(".codex", ".claude", ".claude.json", ".pi")) {
-            assertThat(sandbox.probeLanded(sandbox.home(path))).as(path).isTrue();
+        for (String path : List.of(".codex", ".claude", ".claude.json", ".pi", ".config")) {
+            assertThat(sandbox.probeLanded(sandbox.home(path))).as(path).isFalse();
         }
-        assertThat(sandbox.read(sandbox.home(".claude.json"))).isEqualTo("{}\n" + SandboxCli.PROBE_LINE + "\n");
-        assertThat(sandbox.probeLanded(sandbox.home(".config"))).isFalse();
+        assertThat(sandbox.read(sandbox.home(".claude.json"))).isEqualTo("{}\n");
     }
 
     // ------------------------------------------------------------------ lint presets

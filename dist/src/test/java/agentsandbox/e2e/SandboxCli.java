@@ -659,6 +659,18 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
     private boolean gitViewOff;
 
     /**
+     * From now on in this test, agent-sandbox runs without copy-on-write views of the home
+     * (AGENT_SANDBOX_HOME_VIEW=off): the fallback, in which what @caches and @agents grant is
+     * the host's, writable, with code and settings protected path by path. Also for a pasted
+     * {@code --dry-run} line, which has no layers made for it.
+     */
+    public void homesFallback() {
+        homeViewOff = true;
+    }
+
+    private boolean homeViewOff;
+
+    /**
      * A shell command that makes what a real run creates for the git dir's copy-on-write view
      * in {@code runDir} (the layer, and what the first program mounts), for a pasted
      * {@code --dry-run} line; harmless for a line without a view.
@@ -671,7 +683,7 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
             gitDir = project().resolve(".git");
         }
         return "mkdir -p -m 700 " + runDir + "/git-layers/0/upper " + runDir + "/git-layers/0/work"
-                + " && printf '%s\\0%s\\0%s\\0%s\\0%s\\0' \"$(id -u)\" \"$(id -g)\" '" + gitDir
+                + " && printf '%s\\0%s\\0g\\0%s\\0%s\\0%s\\0' \"$(id -u)\" \"$(id -g)\" '" + gitDir
                 + "' /run/agent-sandbox-git/0/upper /run/agent-sandbox-git/0/work > " + runDir + "/git-views";
     }
 
@@ -680,6 +692,9 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
         Map<String, String> env = new LinkedHashMap<>();
         if (gitViewOff) {
             env.put("AGENT_SANDBOX_GIT_VIEW", "off");
+        }
+        if (homeViewOff) {
+            env.put("AGENT_SANDBOX_HOME_VIEW", "off");
         }
         env.put("HOME", home().toString());
         env.put("TMPDIR", tmp().toString());

@@ -28,6 +28,9 @@ public final class GitViews {
     /** At most this many views in one run (GIT_VIEWS_MAX in guard.h). */
     public static final int MAX = 64;
 
+    /** The kind of a git dir's record among the views the first program mounts (VIEW_GIT in guard.h). */
+    public static final char KIND = 'g';
+
     /** The variable that turns the view off ({@code off}). */
     public static final String OFF_VARIABLE = "AGENT_SANDBOX_GIT_VIEW";
 
@@ -56,11 +59,19 @@ public final class GitViews {
         if ("off".equals(env.env(OFF_VARIABLE).orElse(""))) {
             return OFF_VARIABLE + "=off";
         }
-        if (env.installation() == null) {
-            return "no launcher to mount it: the library used without the installed app";
-        }
         if (nested) {
             return "inside another sandbox, whose view this run sees";
+        }
+        return overlaysUnavailable(env);
+    }
+
+    /**
+     * Why the sandbox's first program cannot mount copy-on-write views in {@code env} (the
+     * git dir's and the home's); null when it can.
+     */
+    public static String overlaysUnavailable(Environment env) {
+        if (env.installation() == null) {
+            return "no launcher to mount it: the library used without the installed app";
         }
         String release = kernelRelease(env);
         if (!atLeast(release, 5, 11)) {

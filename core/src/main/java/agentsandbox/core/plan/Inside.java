@@ -55,6 +55,8 @@ public final class Inside {
      * unmounts them): outside {@link #RUNTIME}, which bwrap makes read-only with all below it.
      */
     public static final Path GIT_LAYERS = Path.of("/run/agent-sandbox-git");
+    /** Where the first program finds the home's layers (HOME_LAYERS in guard.h), unmounted like {@link #GIT_LAYERS}. */
+    public static final Path HOME_LAYERS = Path.of("/run/agent-sandbox-homes");
     /** Where the network proxy's socket and the first program's listen file are inside. */
     public static final Path NET = RUNTIME.resolve(RunLayout.NET);
     /** The network proxy's socket inside (NET_SOCKET in guard.h). */

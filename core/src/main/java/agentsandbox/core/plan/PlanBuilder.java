@@ -7,6 +7,8 @@ import agentsandbox.core.Environment;
 import agentsandbox.core.git.GitDirs;
 import agentsandbox.core.git.GitLayout;
 import agentsandbox.core.git.GitViews;
+import agentsandbox.core.homes.HomeLayers;
+import agentsandbox.core.homes.HomeViews;
 import agentsandbox.core.host.GpgAgent;
 import agentsandbox.core.host.HostServices;
 import agentsandbox.core.host.NetStack;
@@ -70,6 +72,8 @@ public final class PlanBuilder {
     private GitDirs gitDirs;
     /** The git dirs seen through a copy-on-write view. */
     private List<Path> gitViews = List.of();
+    /** The home's directories seen through a copy-on-write view. */
+    private List<HomeViews.View> homeViews = List.of();
     private boolean shareTmp;
     private Path sharedTmp;
     private ToolHomes.Setup homeSetup;
@@ -133,6 +137,7 @@ public final class PlanBuilder {
         homes();
         rules();
         decide();
+        homeViews();
         fixedMounts();
         policyMounts();
         ownState();
@@ -224,6 +229,13 @@ public final class PlanBuilder {
                 }
             }
         }
+        if (env.home() != null && active.contains("@agents")) {
+            // shared with the host over the copy-on-write view of their directory (HomeViews)
+            Origin through = new Origin(Layer.PRESET, "@agents, passed through");
+            for (String file : ToolCatalogue.PASSED_THROUGH) {
+                rules.add(Rule.literal(env.home().resolve(file), Access.RW, through));
+            }
+        }
         for (PolicyLayer layer : policy.layers()) {
             Origin o = layer.origin();
             for (String p : layer.ro()) {
@@ -275,6 +287,16 @@ public final class PlanBuilder {
             decisions.addAll(Views.mirror(decisions, sharedTmp, Inside.TMP));
             notes.add("tmp: /tmp is the host temp dir " + sharedTmp + " (shared), every rule below it applies at"
                     + " /tmp too");
+        }
+    }
+
+    /**
+     * The home's directories that @caches and @agents grant, seen through copy-on-write views
+     * ({@link HomeViews}): read-only from the host, the view mounted over them inside.
+     */
+    private void homeViews() {
+        if (active.contains("@caches") || active.contains("@agents")) {
+            homeViews = HomeViews.choose(env, decisions, nested, Set.copyOf(homeSetup.directories()), notes);
         }
     }
 
@@ -338,7 +360,12 @@ public final class PlanBuilder {
      */
     private void ownState() {
         own = new Origin(Layer.PRESET, "agent-sandbox's own state, hidden in every sandbox");
-        for (Path dir : List.of(stateDir, RunLayout.socketsBase(env))) {
+        List<Path> hidden = new ArrayList<>(List.of(stateDir, RunLayout.socketsBase(env)));
+        Path homeLayers = HomeLayers.root(env);
+        if (homeLayers != null && Files.isDirectory(homeLayers)) {
+            hidden.add(homeLayers);
+        }
+        for (Path dir : hidden) {
             for (Path inside : Views.of(dir, mounts)) {
                 // an empty file system of this sandbox's own: what a nested agent-sandbox keeps
                 // there (or anything else written there) stays in memory and goes with the sandbox
@@ -455,11 +482,17 @@ public final class PlanBuilder {
             mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunLayout.mountIdentities(runDir), Inside.MOUNTS, Access.RO,
                     runtime));
         }
-        if (!gitViews.isEmpty()) {
-            Origin views = new Origin(Layer.PRESET, "git's copy-on-write views");
+        if (!gitViews.isEmpty() || !homeViews.isEmpty()) {
+            Origin views = new Origin(Layer.PRESET, "copy-on-write views");
             mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunLayout.gitViews(runDir), Inside.GIT_VIEWS, Access.RO, views));
+        }
+        if (!gitViews.isEmpty()) {
             mounts.add(Mount.of(Mount.Kind.READ_WRITE, RunLayout.gitLayers(runDir), Inside.GIT_LAYERS, Access.RW,
-                    views));
+                    new Origin(Layer.PRESET, "git's copy-on-write views")));
+        }
+        if (!homeViews.isEmpty()) {
+            mounts.add(Mount.of(Mount.Kind.READ_WRITE, HomeLayers.root(env), Inside.HOME_LAYERS, Access.RW,
+                    new Origin(Layer.PRESET, "the home's copy-on-write views")));
         }
         if (nested) {
             // the outer sandbox's runtime: its wrappers' rules and real binaries, its git guard
@@ -494,7 +527,7 @@ public final class PlanBuilder {
         // Without the launcher to seal the terminal with (see Inside.COMMAND_START), a
         // session of its own keeps the command from pushing input into the caller's terminal.
         BwrapCommand line = new BwrapCommand(bwrap == null ? "bwrap" : bwrap.toString(), env.installation() == null);
-        if (!gitViews.isEmpty()) {
+        if (!gitViews.isEmpty() || !homeViews.isEmpty()) {
             line.firstProgramAsRoot(GIT_VIEW_CAPABILITIES);
         }
         line.mount(mounts);
@@ -552,7 +585,7 @@ public final class PlanBuilder {
                 spill == null ? List.of() : command, netSocket, policy.hostPorts(), homeSetup, explanation,
                 base ? realWork : null, gitViews, gitViews.isEmpty() || !active.contains("@git-strict") ? null
                         : "refs/heads/" + git.get().currentBranch().orElse("(detached HEAD)"),
-                netStack != null && netStack.stack() ? netStack.program() : null, resolvConf, sshAgent);
+                netStack != null && netStack.stack() ? netStack.program() : null, resolvConf, sshAgent, homeViews);
     }
 
     /** What {@code --debug} says of the network: off, the stack, or the proxy and why. */

@@ -88,6 +88,24 @@ public final class ToolCatalogue {
             agent("Crush", List.of("crush"), List.of(".config/crush", ".local/share/crush"),
                     List.of(".config/crush", ".local/share/crush")));
 
+    /**
+     * With copy-on-write views of the home: the single data files that a sandbox shares with
+     * the host instead (bound over its view), because the provider rotates the login they
+     * hold on refresh and a copy that went its own way would log one side out. Data only,
+     * never code or settings; each was traced with the CLI from the npm registry: it saves
+     * the file in place when a rename over it fails (Claude Code), or always in place (Gemini CLI).
+     */
+    public static final List<String> PASSED_THROUGH = List.of(".claude/.credentials.json", ".gemini/oauth_creds.json");
+
+    /**
+     * With copy-on-write views of the home: the login files that sandboxes keep their own
+     * of, hidden from the first sandbox by a whiteout in the new layer. Codex saves
+     * {@code auth.json} only by renaming a new file over it, which no single-file pass-through
+     * survives, and its login rotates: shared through the layer, the first refresh inside
+     * would leave the host's Codex with a spent token. A sandbox's Codex logs in once of its own.
+     */
+    public static final List<String> OWN_IN_SANDBOXES = List.of(".codex/auth.json");
+
     private static Tool cache(String name, List<String> commands, List<String> grants, List<String> creates,
             List<String> readOnly, List<String> hidden) {
         return new Tool(name, "@caches", false, commands, grants, creates, readOnly, hidden);

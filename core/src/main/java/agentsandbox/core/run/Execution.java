@@ -1,5 +1,8 @@
 package agentsandbox.core.run;
 
+import agentsandbox.core.aftercheck.LiveQuarantine;
+import agentsandbox.core.homes.LayerMerge;
+
 import agentsandbox.core.Environment;
 import agentsandbox.core.guard.GuardServer;
 import agentsandbox.core.plan.MountChecks;
@@ -52,6 +55,11 @@ public final class Execution implements AutoCloseable {
     private final LiveApply gitApplies;
     private boolean gitApplied; // under this
     private final List<String> applied = new java.util.ArrayList<>();
+    /** The store of the home's layers, when the run has views of the home; else null. */
+    private final Path homeLayers;
+    private boolean homesMerged; // under this
+    /** In the fallback: the watched settings files moved aside as soon as they appear; else null. */
+    private final LiveQuarantine liveQuarantine;
     private final Object sweeping = new Object();
     private boolean swept; // under sweeping
     /** Whether {@link #closeAtExit()} was called. */
@@ -72,7 +80,10 @@ public final class Execution implements AutoCloseable {
 
     public Execution(Bwrap bwrap, Plan plan, RunDir run, GuardServer guard, NetworkProxy proxy,
             java.nio.channels.FileChannel setupLog, Path procSys, StateWatch state, int uid, GitAftercheck git,
-            List<GitApply> gitApplies) {
+            List<GitApply> gitApplies, Path homeLayers) {
+        this.homeLayers = homeLayers;
+        this.liveQuarantine = homeLayers == null
+                ? LiveQuarantine.start(plan.homeSetup(), plan.runtimeDir().getParent().getParent()) : null;
         this.gitApplies = new LiveApply(gitApplies);
         this.gitApplies.start();
         this.gitCheck = git == null ? null : git.ready();
@@ -104,6 +115,9 @@ public final class Execution implements AutoCloseable {
     public synchronized List<String> afterRun() {
         if (changed == null) {
             List<String> out = new java.util.ArrayList<>(state == null ? List.of() : state.after());
+            if (liveQuarantine != null) {
+                out.addAll(liveQuarantine.stop());
+            }
             out.addAll(Quarantine.moveAside(plan.homeSetup(), plan.runtimeDir().getParent().getParent()));
             changed = List.copyOf(out);
         }
@@ -167,9 +181,13 @@ public final class Execution implements AutoCloseable {
                 gitApplied = true;
                 applied.addAll(gitApplies.finish());
             }
+            mergeHomes();
         }
         if (gitCheck != null) {
             gitCheck.cancel(); // a check never let go (bwrap could not set the sandbox up) ends
+        }
+        if (liveQuarantine != null) {
+            liveQuarantine.close();
         }
         sweep();
         run.close();
@@ -201,6 +219,16 @@ public final class Execution implements AutoCloseable {
         return RunDir.leftToStarter;
     }
 
+    /** The sandbox's changes of the home's views into the user's layers, once, after bwrap has ended. */
+    private void mergeHomes() {
+        if (homeLayers != null && !homesMerged) {
+            homesMerged = true;
+            for (String failure : LayerMerge.mergeRuns(homeLayers, List.of(run.path().getFileName().toString()))) {
+                applied.add("home: " + failure);
+            }
+        }
+    }
+
     /**
      * Removes, once, what runs killed outright left (see {@link RunDir#removeStaleBeside});
      * {@link #close()} and {@link #closeAtExit()} do it when nobody did before. The command
@@ -212,6 +240,10 @@ public final class Execution implements AutoCloseable {
             if (!swept) {
                 swept = true;
                 run.removeStaleBeside(uid);
+                if (homeLayers != null) {
+                    // the home changes of runs that ended without merging them (killed outright)
+                    LayerMerge.mergeRuns(homeLayers, LayerMerge.ended(homeLayers, run.path()));
+                }
             }
         }
     }
@@ -242,6 +274,7 @@ public final class Execution implements AutoCloseable {
                 synchronized (this) {
                     gitApplied = true;
                     applied.addAll(gitApplies.finish()); // from the layers, which go with the run directory next
+                    mergeHomes();
                 }
             } finally {
                 // first: the starter removes the run directory while the rest below runs (the

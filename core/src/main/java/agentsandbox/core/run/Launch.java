@@ -1,6 +1,10 @@
 package agentsandbox.core.run;
 
 import agentsandbox.core.host.SshAgentRelay;
+import agentsandbox.core.git.GitViews;
+import agentsandbox.core.homes.HomeLayers;
+import agentsandbox.core.homes.HomeViews;
+
 import agentsandbox.core.Environment;
 import agentsandbox.core.aftercheck.GitAftercheck;
 import agentsandbox.core.guard.GuardServer;
@@ -66,7 +70,7 @@ public final class Launch {
         NetworkProxy proxy = null;
         SshAgentRelay agent = null;
         try {
-            prepareRun(run, plan);
+            prepareRun(run, plan, env);
             List<String> argv = plan.argv();
             java.nio.channels.FileChannel setupLog = null;
             if (env.installation() != null) {
@@ -112,7 +116,8 @@ public final class Launch {
                 proxy.listen();
             }
             Execution execution = new Execution(bwrap, plan, run, guard, proxy, setupLog, env.procSys(), state,
-                    env.uid(), git, gitApplies(plan, env));
+                    env.uid(), git, gitApplies(plan, env),
+                    plan.homeViews().isEmpty() ? null : HomeLayers.root(env));
             execution.closesAlso(agent);
             return execution;
         } catch (IOException e) {
@@ -172,27 +177,75 @@ public final class Launch {
     }
 
     /**
-     * The layers of the git dirs' views (owner-only, empty), and what the sandbox's first
-     * program mounts: the user's uid and gid, then each git dir with its layer's upper and
-     * work dirs as the first program sees them (guard.h, RUNTIME_GIT_VIEWS).
+     * The layers of the run's copy-on-write views (owner-only, empty), and what the sandbox's
+     * first program mounts: the user's uid and gid, then each view's kind, lower dirs, upper
+     * and work dir as the first program sees them (guard.h, RUNTIME_GIT_VIEWS). A git dir's
+     * layer is the run's own; a home directory's lower dirs are the user's layer of it, then
+     * the host's directory, and its upper dir is the run's, merged into that layer at the end.
      */
-    private static void writeGitViews(RunDir run, List<Path> gitDirs) throws IOException {
-        Path layers = RunDir.privateDir(RunLayout.gitLayers(run.path()));
+    private static void writeViews(RunDir run, Plan plan, Environment env) throws IOException {
         java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
         Object uid = Files.getAttribute(run.path(), "unix:uid", LinkOption.NOFOLLOW_LINKS);
         Object gid = Files.getAttribute(run.path(), "unix:gid", LinkOption.NOFOLLOW_LINKS);
         field(bytes, uid.toString());
         field(bytes, gid.toString());
-        for (int i = 0; i < gitDirs.size(); i++) {
-            Path layer = RunDir.privateDir(layers.resolve(Integer.toString(i)));
-            RunDir.privateDir(layer.resolve("upper"));
-            RunDir.privateDir(layer.resolve("work"));
-            Path inside = Inside.GIT_LAYERS.resolve(Integer.toString(i));
-            field(bytes, gitDirs.get(i).toString());
-            field(bytes, inside.resolve("upper").toString());
-            field(bytes, inside.resolve("work").toString());
+        List<Path> gitDirs = plan.gitViews();
+        if (!gitDirs.isEmpty()) {
+            Path layers = RunDir.privateDir(RunLayout.gitLayers(run.path()));
+            for (int i = 0; i < gitDirs.size(); i++) {
+                Path layer = RunDir.privateDir(layers.resolve(Integer.toString(i)));
+                RunDir.privateDir(layer.resolve("upper"));
+                RunDir.privateDir(layer.resolve("work"));
+                Path inside = Inside.GIT_LAYERS.resolve(Integer.toString(i));
+                field(bytes, String.valueOf(GitViews.KIND));
+                field(bytes, gitDirs.get(i).toString());
+                field(bytes, inside.resolve("upper").toString());
+                field(bytes, inside.resolve("work").toString());
+            }
+        }
+        if (!plan.homeViews().isEmpty()) {
+            try {
+                writeHomeViews(run, plan, env, bytes);
+            } catch (IOException e) {
+                Path root = HomeLayers.root(env);
+                throw new SandboxException("cannot make this run's layers of the home in " + root + " ("
+                        + ToolHomes.reason(e) + ")", "move " + root + " aside (what sandboxes changed is in its"
+                        + " layers/), or run with " + HomeLayers.OFF_VARIABLE + "=off for the fallback");
+            }
         }
         RunDir.createFile(RunLayout.gitViews(run.path()), "r--------", bytes.toByteArray());
+    }
+
+    /** The home's views: the run's own upper and work dirs below the store, and their records. */
+    private static void writeHomeViews(RunDir run, Plan plan, Environment env, java.io.ByteArrayOutputStream bytes)
+            throws IOException {
+        {
+            Path root = HomeLayers.root(env);
+            String name = run.path().getFileName().toString();
+            Path runs = HomeLayers.runs(root);
+            for (Path dir : List.of(HomeLayers.layers(root), runs)) {
+                if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+                    RunDir.privateDir(dir);
+                }
+            }
+            Path own = RunDir.privateDir(runs.resolve(name));
+            for (HomeViews.View v : plan.homeViews()) {
+                String layerName = HomeLayers.name(v.rel());
+                Path layer = HomeLayers.layer(root, v.rel());
+                if (!Files.isDirectory(layer, LinkOption.NOFOLLOW_LINKS)) {
+                    RunDir.privateDir(layer);
+                    HomeLayers.hideOwnLogins(layer, v.rel());
+                }
+                Path mine = RunDir.privateDir(own.resolve(layerName));
+                RunDir.privateDir(mine.resolve("upper"));
+                RunDir.privateDir(mine.resolve("work"));
+                Path inside = Inside.HOME_LAYERS.resolve("runs").resolve(name).resolve(layerName);
+                field(bytes, String.valueOf(HomeViews.KIND));
+                field(bytes, Inside.HOME_LAYERS.resolve("layers").resolve(layerName) + ":" + v.target());
+                field(bytes, inside.resolve("upper").toString());
+                field(bytes, inside.resolve("work").toString());
+            }
+        }
     }
 
     private static void field(java.io.ByteArrayOutputStream bytes, String text) {
@@ -216,7 +269,7 @@ public final class Launch {
     }
 
     /** What the plan needs in the run directory beyond what every run has. */
-    private static void prepareRun(RunDir run, Plan plan) throws IOException {
+    private static void prepareRun(RunDir run, Plan plan, Environment env) throws IOException {
         // created read-only, written through the descriptor that created it
         RunDir.createFile(RunLayout.policy(run.path()), "r--------",
                 plan.explanation().format().getBytes(java.nio.charset.StandardCharsets.UTF_8));
@@ -226,8 +279,8 @@ public final class Launch {
         if (plan.guardSocket() != null) {
             run.socketDir(RunLayout.GUARD);
         }
-        if (!plan.gitViews().isEmpty()) {
-            writeGitViews(run, plan.gitViews());
+        if (!plan.gitViews().isEmpty() || !plan.homeViews().isEmpty()) {
+            writeViews(run, plan, env);
         }
         if (plan.netSocket() != null) {
             Path net = run.socketDir(RunLayout.NET);

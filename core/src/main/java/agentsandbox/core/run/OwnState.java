@@ -6,6 +6,7 @@ import agentsandbox.core.plan.Pins;
 import agentsandbox.core.rules.Resolver;
 import agentsandbox.core.SandboxException;
 import agentsandbox.core.aftercheck.StateWatch;
+import agentsandbox.core.homes.HomeLayers;
 
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
@@ -40,12 +41,23 @@ public final class OwnState {
             out.add(global);
         }
         out.add(RunLayout.socketsBase(env));
+        Path homeLayers = HomeLayers.root(env);
+        if (homeLayers != null) {
+            out.add(homeLayers);
+        }
         return out;
     }
 
-    /** Creates the global config's directory, owner-only, when it is missing (outside any sandbox). */
+    /**
+     * Creates the global config's directory and the store of the home's layers, owner-only,
+     * when they are missing (outside any sandbox).
+     */
     public static void create(Environment env) {
-        Path global = StateWatch.globalConfigDir(env);
+        createOwnerOnly(env, HomeLayers.root(env));
+        createOwnerOnly(env, StateWatch.globalConfigDir(env));
+    }
+
+    private static void createOwnerOnly(Environment env, Path global) {
         if (global == null || Files.exists(global, java.nio.file.LinkOption.NOFOLLOW_LINKS)
                 || env.home() == null || !Files.isDirectory(env.home())) {
             return;

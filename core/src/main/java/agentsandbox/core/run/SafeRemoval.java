@@ -29,7 +29,7 @@ public final class SafeRemoval {
     public static final int MAX_DEPTH = 256;
 
     /** Removes {@code parent/name} and everything below it without following links; best effort. */
-    static boolean removeTree(Path parent, Path name) {
+    public static boolean removeTree(Path parent, Path name) {
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(parent)) {
             if (!(ds instanceof SecureDirectoryStream<Path> sds)) {
                 return false; // no openat(2): never remove by path names a link could redirect

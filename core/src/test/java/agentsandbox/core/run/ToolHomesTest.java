@@ -199,6 +199,18 @@ class ToolHomesTest {
         assertThat(table.replaceAll(" +", " ")).isEqualTo(expected.toString().replaceAll(" +", " "));
     }
 
+    /** The pass-through table of docs/presets.md names exactly the files the code passes through. */
+    @Test
+    void The_Presets_Doc_Lists_Exactly_The_Files_That_Pass_Through() throws IOException {
+        String doc = Files.readString(Path.of("..", "docs", "presets.md"));
+        int start = doc.indexOf("<!-- pass-through-table:start -->\n");
+        int end = doc.indexOf("<!-- pass-through-table:end -->");
+        assertThat(start).as("docs/presets.md has the pass-through table").isNotNegative();
+        List<String> files = doc.substring(start, end).lines().filter(l -> l.startsWith("| `~/"))
+                .map(l -> l.substring(5, l.indexOf('`', 5))).toList();
+        assertThat(files).isEqualTo(ToolCatalogue.PASSED_THROUGH);
+    }
+
     private static String words(List<String> items, String prefix) {
         return items.stream().map(i -> "`" + prefix + i + "`").collect(Collectors.joining(" "));
     }
