@@ -76,7 +76,8 @@ class DoctorTest {
         List<Doctor.Check> checks = Doctor.machine(env(bin, procSys()), tun);
         assertThat(checks).allSatisfy(c -> assertThat(c.status()).as(c.toString()).isEqualTo(Doctor.Status.OK));
         assertThat(checks).extracting(Doctor.Check::name).containsExactly("system", "user", "home", "bwrap",
-                "user namespaces", "AppArmor", "seccomp", "TIOCSTI", "bounds", "git view", "network", "trial sandbox");
+                "user namespaces", "AppArmor", "seccomp", "TIOCSTI", "bounds", "git view", "network", "home views",
+                "trial sandbox");
         assertThat(check(checks, "network").finding()).contains("a network stack of the sandbox's own");
         assertThat(check(checks, "bwrap").finding()).contains("bubblewrap 0.8.0");
         assertThat(check(checks, "bounds").finding()).contains("--tmp-size", "--max-procs", "--max-memory",

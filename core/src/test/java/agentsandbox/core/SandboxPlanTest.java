@@ -357,7 +357,9 @@ class SandboxPlanTest {
                 + " /run/agent-sandbox/app --symlink agent-sandbox /run/agent-sandbox/exec --ro-bind "
                 + w.home.resolve(".local/state/agent-sandbox/run"));
         assertThat(s).containsPattern("/run/([0-9a-f]{16})/policy /run/agent-sandbox/policy --ro-bind "
-                + "[^ ]*/run/\\1/mounts /run/agent-sandbox/mounts --ro-bind /tmp/agent-sandbox-1000/");
+                + "[^ ]*/run/\\1/mounts /run/agent-sandbox/mounts --ro-bind [^ ]*/run/\\1/git-views"
+                + " /run/agent-sandbox/git-views --bind [^ ]*/homes /run/agent-sandbox-homes --ro-bind"
+                + " /tmp/agent-sandbox-1000/");
         assertThat(s).contains("/net /run/agent-sandbox/net --remount-ro /run/agent-sandbox");
     }
 
