@@ -223,4 +223,53 @@ class GitViewIT {
         sandbox.git("diff");
         assertThat(marker).doesNotExist();
     }
+
+    /** A repository nested at a gitlink of the project, made on the host before the run. */
+    private void nestedAtGitlink(String path) {
+        sandbox.mkdirs(path);
+        sandbox.git("-C", path, "init", "-q");
+        sandbox.write(path + "/n.txt", "n\n");
+        sandbox.git("-C", path, "add", "n.txt");
+        sandbox.git("-C", path, "commit", "-q", "-m", "nested");
+        sandbox.git("add", path);
+        sandbox.git("commit", "-q", "-m", "add " + path);
+    }
+
+    @Test
+    void A_Nested_Repository_s_Config_And_Hooks_Written_Inside_Never_Reach_The_Host_During_Or_After_The_Run()
+            throws Exception {
+        nestedAtGitlink("sub");
+        String config = sandbox.read(sandbox.project("sub/.git/config"));
+        Path planted = sandbox.project("planted");
+        // a commit, then every plant: the config and hooks themselves, and a commondir that
+        // sends git to a copy of the git dir with a config of the sandbox's making
+        String fsmonitor = "printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n'";
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "cd sub && echo two >> n.txt && " + GIT
+                + " commit -q -am two; cp -r .git ../evil; " + fsmonitor + " >> ../evil/config; "
+                + fsmonitor + " >> .git/config; mkdir -p .git/hooks"
+                + "; printf '#!/bin/sh\\ntouch " + marker + " 2>/dev/null; exit 0\\n' > .git/hooks/pre-commit"
+                + "; chmod +x .git/hooks/pre-commit; echo ../../evil > .git/commondir"
+                + "; touch " + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        // the host's git in the nested repository, as the user or an IDE runs it while the sandbox works
+        for (int i = 0; i < 3; i++) {
+            sandbox.git("-C", "sub", "status", "--porcelain");
+            sandbox.git("status", "--porcelain");
+        }
+        assertThat(marker).doesNotExist();
+        assertThat(sandbox.read(sandbox.project("sub/.git/config"))).isEqualTo(config);
+        run.signal("TERM");
+        run.waitFor(Duration.ofSeconds(30));
+
+        assertThat(sandbox.read(sandbox.project("sub/.git/config"))).isEqualTo(config);
+        assertThat(sandbox.project("sub/.git/hooks/pre-commit")).doesNotExist();
+        assertThat(sandbox.project("sub/.git/commondir")).doesNotExist();
+        sandbox.git("-C", "sub", "status");
+        sandbox.write("sub/h.txt", "h\n");
+        sandbox.git("-C", "sub", "add", "h.txt");
+        sandbox.git("-C", "sub", "commit", "-q", "-m", "on the host");
+        assertThat(marker).doesNotExist();
+        // what normal git work made in it came along, as for the project's own git dir
+        assertThat(sandbox.git("-C", "sub", "log", "--format=%s").stdout()).isEqualTo("on the host\ntwo\nnested\n");
+    }
 }

@@ -199,6 +199,11 @@ public final class GitDirs {
         return out;
     }
 
+    /** Whether {@code dir} is a common dir only a planted {@code commondir} names. */
+    boolean forged(Path dir) {
+        return forged.contains(dir);
+    }
+
     private boolean fromForged(Path p) {
         for (Path f : forged) {
             if (f.equals(p.getParent()) || p.startsWith(f.resolve("modules")) || p.startsWith(f.resolve("worktrees"))) {
