@@ -272,4 +272,55 @@ class GitViewIT {
         // what normal git work made in it came along, as for the project's own git dir
         assertThat(sandbox.git("-C", "sub", "log", "--format=%s").stdout()).isEqualTo("on the host\ntwo\nnested\n");
     }
+
+    @Test
+    void Without_The_View_What_The_Host_s_Git_Would_Run_Is_Moved_Aside_While_The_Sandbox_Runs() throws Exception {
+        sandbox.gitDirPathByPath();
+        Path planted = sandbox.project("planted");
+        String fsmonitor = "printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n'";
+        // a commondir (none at the start) that sends git to a copy of the git dir with a config
+        // of the sandbox's making, and a new repository at a gitlink of the host's index
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "cp -r .git evil && " + fsmonitor
+                + " >> evil/config && mkdir sub && cd sub && git init -q && echo s > s && git add s && " + GIT
+                + " commit -q -m s && " + fsmonitor + " >> .git/config && cd .. && git add sub"
+                + " && echo ../evil > .git/commondir && touch " + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        Thread.sleep(2 * 200 + 300); // the watch looks every 200 ms
+        // the host's git, as the user or an IDE runs it while the sandbox works
+        for (int i = 0; i < 3; i++) {
+            sandbox.git("status", "--porcelain");
+            sandbox.git("-C", "sub", "status", "--porcelain");
+        }
+        assertThat(marker).doesNotExist();
+        assertThat(sandbox.project(".git/commondir")).doesNotExist();
+        assertThat(sandbox.project("sub/.git/config")).doesNotExist();
+        run.signal("TERM");
+        Result r = run.waitFor(Duration.ofSeconds(30));
+        r.stderrContains("/.git/commondir is a new commondir")
+                .stderrContains("/sub/.git/config sets core.fsmonitor, with which git runs a command; the sandbox made it")
+                .stderrContains("moved aside at once");
+        sandbox.git("status");
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void A_Repository_Created_In_The_Work_Tree_While_The_Sandbox_Runs_Loses_What_The_Host_s_Git_Would_Run()
+            throws Exception {
+        Path planted = sandbox.project("planted");
+        // where an IDE looks for repositories of their own: right below the project
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "mkdir fresh && cd fresh && git init -q"
+                + " && printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n' >> .git/config"
+                + " && printf '#!/bin/sh\\ntouch " + marker + "\\n' > .git/hooks/post-checkout"
+                + " && chmod +x .git/hooks/post-checkout && touch " + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        Thread.sleep(2 * 200 + 300); // the watch looks every 200 ms
+        sandbox.git("-C", "fresh", "status", "--porcelain");
+        sandbox.git("-C", "fresh", "checkout", "-q", "-b", "other");
+        assertThat(marker).doesNotExist();
+        run.signal("TERM");
+        run.waitFor(Duration.ofSeconds(30)).stderrContains("/fresh/.git/config sets core.fsmonitor")
+                .stderrContains("/fresh/.git/hooks/post-checkout is a new git hook")
+                .stderrContains("moved aside at once");
+        assertThat(sandbox.project("fresh/.git/hooks/post-checkout")).doesNotExist();
+    }
 }

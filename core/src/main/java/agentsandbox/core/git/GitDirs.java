@@ -199,6 +199,11 @@ public final class GitDirs {
         return out;
     }
 
+    /** The git dirs found, top repository first. */
+    public Set<Path> gitDirs() {
+        return java.util.Collections.unmodifiableSet(dirs);
+    }
+
     /** Whether {@code dir} is a common dir only a planted {@code commondir} names. */
     boolean forged(Path dir) {
         return forged.contains(dir);
