@@ -354,4 +354,33 @@ class GitViewIT {
         run.signal("TERM");
         run.waitFor(Duration.ofSeconds(30));
     }
+
+    @Test
+    void A_Commit_Amended_After_The_Host_Took_It_Is_Said_And_Every_Replaced_Tip_Kept() throws Exception {
+        Path taken = sandbox.tmp().resolve("taken");
+        Path ready = sandbox.project("ready");
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "echo two >> a.txt && " + GIT
+                + " commit -q -am second && touch " + ready + " && while [ ! -e " + taken + " ]; do sleep 0.05; done"
+                + " && " + GIT + " commit -q --amend -m 'second, amended' && sleep 2"
+                + " && " + GIT + " commit -q --amend -m 'second, amended again'").start();
+        run.awaitFile(ready, Duration.ofSeconds(30));
+        long start = System.nanoTime();
+        while (!sandbox.git("log", "-1", "--format=%s").stdout().strip().equals("second")
+                && System.nanoTime() - start < 10_000_000_000L) {
+            Thread.sleep(50);
+        }
+        String second = hostHead();
+        Files.writeString(taken, "");
+        Result r = run.waitFor(Duration.ofSeconds(30));
+        String branch = sandbox.git("symbolic-ref", "--short", "HEAD").stdout().strip();
+        String kept = "refs/agent-sandbox/heads/" + branch;
+        r.succeeds().stderrContains("git: the sandbox rewrote refs/heads/" + branch
+                + " after the host had taken it: the host follows it, and keeps the tips it replaced at " + kept);
+        assertThat(r.stderr().split("rewrote refs/heads/", -1)).hasSize(2); // said once
+        assertThat(sandbox.git("log", "-1", "--format=%s").stdout()).isEqualTo("second, amended again\n");
+        // each tip the host had taken and the sandbox replaced stays recoverable
+        String reflog = sandbox.git("log", "-g", "--format=%s", kept).stdout();
+        assertThat(reflog).contains("second, amended\n").contains("second\n");
+        assertThat(sandbox.git("rev-parse", kept + "@{1}").stdout().strip()).isEqualTo(second);
+    }
 }

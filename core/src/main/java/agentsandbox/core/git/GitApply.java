@@ -580,7 +580,11 @@ public final class GitApply {
         String base = ours ? before.get(ref) : hostTip;
         if (base == null || base.isEmpty() || ref.equals("refs/stash") || isAncestor(base, sandboxTip)) {
             if (ours && !isAncestor(hostTip, sandboxTip)) {
-                keepAside(ref, hostTip); // the sandbox rewrote what it had given: still recoverable
+                // the sandbox rewrote what it had given (an amend, a rebase): still recoverable
+                String kept = keepAside(ref, hostTip);
+                out.add("git: the sandbox rewrote " + ref + " after the host had taken it: the host follows it, and"
+                        + (kept != null ? " keeps the tips it replaced at " + kept + " (git reflog " + kept + ")"
+                                : " could not keep the tip it replaced, " + shortId(hostTip)));
             }
             String message = reflogMessage(ref, sandboxTip);
             Result r = hostTip == null
@@ -631,7 +635,9 @@ public final class GitApply {
     /** The sandbox's tip of a ref the host did not take, at {@code refs/agent-sandbox/...}; its name, or null. */
     private String keepAside(String ref, String tip) {
         String kept = KEPT + ref.substring("refs/".length());
-        return git("update-ref", "--no-deref", "-m", "agent-sandbox: a tip the host did not take", kept, tip)
+        // with a reflog: a second tip kept there leaves the first recoverable too
+        return git("update-ref", "--no-deref", "--create-reflog", "-m", "agent-sandbox: a tip the host did not take",
+                kept, tip)
                 .status == 0
                 ? kept : null;
     }
