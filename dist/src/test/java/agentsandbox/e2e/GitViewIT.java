@@ -383,4 +383,43 @@ class GitViewIT {
         assertThat(reflog).contains("second, amended\n").contains("second\n");
         assertThat(sandbox.git("rev-parse", kept + "@{1}").stdout().strip()).isEqualTo(second);
     }
+
+    /** The host's loose objects, counted. */
+    private long hostLooseObjects() throws Exception {
+        try (var files = Files.walk(sandbox.project(".git/objects"))) {
+            return files.filter(p -> p.getParent().getFileName().toString().length() == 2
+                    && !p.getParent().getParent().getFileName().toString().equals("pack")).count();
+        }
+    }
+
+    @Test
+    void Agent_Sandbox_Killed_In_The_Middle_Of_An_Apply_Leaves_The_Host_s_Repository_Consistent() throws Exception {
+        // each round: 4000 new objects inside, and agent-sandbox killed (SIGKILL) while the host
+        // takes them; the host's repository must be whole however far the apply came
+        boolean halfWay = false;
+        for (int round = 0; round < 4 && !halfWay; round++) {
+            String before = hostHead();
+            long objectsBefore = hostLooseObjects();
+            Path ready = sandbox.project("ready" + round);
+            SandboxCli.Started run = sandbox.command("--", "sh", "-c", "mkdir r" + round + " && seq " + (round * 40000 + 1)
+                    + " " + (round * 40000 + 40000) + " | split -l 10 -a 4 - r" + round + "/x && git add r" + round
+                    + " && " + GIT + " commit -q -m r" + round + " && touch " + ready + " && sleep 30").start();
+            run.awaitFile(ready, Duration.ofSeconds(60));
+            Thread.sleep(40L * round);
+            run.signal("KILL");
+            run.waitFor(Duration.ofSeconds(30));
+            SandboxCli.awaitNoHostProcessWith(sandbox.project().toString(), Duration.ofSeconds(10), "after SIGKILL");
+            long taken = hostLooseObjects() - objectsBefore;
+            String head = hostHead();
+            halfWay |= taken > 0 && taken < 4002 || taken > 0 && head.equals(before);
+            // whole: every object is what its name says, and every ref, the index and HEAD
+            // point at objects the host has
+            sandbox.git("fsck", "--strict", "--no-dangling");
+            sandbox.git("rev-list", "--objects", "--all").succeeds();
+            assertThat(head.equals(before) || sandbox.git("log", "-1", "--format=%s").stdout().equals("r" + round + "\n"))
+                    .as("HEAD is the host's or the sandbox's commit").isTrue();
+            sandbox.git("reset", "-q", "--hard"); // the next round starts from what the host has
+        }
+        assertThat(halfWay).as("one SIGKILL came while the host was taking the objects").isTrue();
+    }
 }
