@@ -16,19 +16,12 @@ import java.util.Set;
 public final class LiveApply {
     /** How often the layers are looked at while the sandbox runs. */
     public static final long INTERVAL_MILLIS = 2_000;
-    /** How often after a git command the guard let run ({@link #nudge()}), for {@link #NUDGED_MILLIS}. */
-    public static final long NUDGED_INTERVAL_MILLIS = 100;
-    /** How long the layers are looked at more often after a git command starts: most end sooner. */
-    public static final long NUDGED_MILLIS = 20_000;
 
     private final List<GitApply> views;
     private final String[] seen;
     private final Set<String> lines = new LinkedHashSet<>();
     private final Thread thread;
     private boolean stopped; // under this
-    /** Until when (System.nanoTime) the layers are looked at every {@link #NUDGED_INTERVAL_MILLIS}. */
-    private long nudgedUntil; // under this
-    private boolean nudged; // under this
 
     public LiveApply(List<GitApply> views) {
         this.views = List.copyOf(views);
@@ -55,23 +48,10 @@ public final class LiveApply {
         }
     }
 
-    /**
-     * A git command the guard let run has started: its work is applied as soon as the layer
-     * shows it (the layer is looked at every {@link #NUDGED_INTERVAL_MILLIS} for a while),
-     * so host tools see a commit made inside within a fraction of a second.
-     */
-    public synchronized void nudge() {
-        nudgedUntil = System.nanoTime() + NUDGED_MILLIS * 1_000_000;
-        nudged = true;
-        notifyAll();
-    }
-
     private synchronized boolean awaitTick() {
         if (!stopped) {
             try {
-                boolean fast = nudged && System.nanoTime() - nudgedUntil < 0;
-                nudged = fast;
-                wait(fast ? NUDGED_INTERVAL_MILLIS : INTERVAL_MILLIS);
+                wait(INTERVAL_MILLIS);
             } catch (InterruptedException e) {
                 return false;
             }

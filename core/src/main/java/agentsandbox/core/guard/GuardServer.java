@@ -52,8 +52,6 @@ public final class GuardServer implements AutoCloseable {
     private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
     private final ArrayDeque<Connection> open = new ArrayDeque<>();
     private final Object lock = new Object();
-    /** Told of each git command the guard let run (the git views' apply, see LiveApply); null for nobody. */
-    private volatile Runnable onAllowed;
     private Selector selector;
     private boolean closed;
 
@@ -104,21 +102,6 @@ public final class GuardServer implements AutoCloseable {
      * launcher waits for the socket to appear). What the JVM's first Unix socket costs
      * was paid while the plan was made (see {@link Preparation}).
      */
-    /**
-     * Whom to tell, from the guard's threads, each time a git command is let run: the host
-     * then applies the sandbox's git work right after it, not at its next look.
-     */
-    public void onAllowed(Runnable r) {
-        onAllowed = r;
-    }
-
-    private void allowed(GitGuard.Decision d) {
-        Runnable r = onAllowed;
-        if (r != null && d instanceof GitGuard.Decision.Allow) {
-            r.run();
-        }
-    }
-
     public void listen() {
         reader.start();
     }
@@ -285,7 +268,6 @@ public final class GuardServer implements AutoCloseable {
             // a partial write cannot happen into an empty socket buffer; if it did, the
             // launcher would read no complete line and refuse
             ch.write(ByteBuffer.wrap(GuardProtocol.Conversation.answerLine(d)));
-            allowed(d);
         } catch (IOException e) {
             // the launcher went away or sees the connection close and refuses
         }
@@ -436,7 +418,6 @@ public final class GuardServer implements AutoCloseable {
                     ? new GitGuard.Decision.Deny("the git guard received a malformed request (" + p.malformed() + ")")
                     : GitGuard.decide(p.request(), new GuardProbe(c, view, p.request()));
             c.decide(d);
-            allowed(d);
         } catch (IOException | RuntimeException | StackOverflowError | OutOfMemoryError e) {
             // the launcher sees the connection close and refuses, failing closed
         }

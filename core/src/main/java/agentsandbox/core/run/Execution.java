@@ -72,15 +72,6 @@ public final class Execution implements AutoCloseable {
             List<GitApply> gitApplies) {
         this.gitApplies = new LiveApply(gitApplies);
         this.gitApplies.start();
-        if (guard != null && !gitApplies.isEmpty()) {
-            final LiveApply live = this.gitApplies;
-            guard.onAllowed(new Runnable() {
-                @Override
-                public void run() {
-                    live.nudge(); // a commit inside reaches the host's branch right after it
-                }
-            });
-        }
         this.gitCheck = git == null ? null : git.ready();
         this.gitWatch = git == null ? null : GitLiveWatch.start(git);
         this.state = state;
