@@ -391,4 +391,29 @@ class GitViewIT {
         }
         assertThat(halfWay).as("one SIGKILL came while the host was taking the objects").isTrue();
     }
+
+    @Test
+    void An_Ignored_Clone_Below_The_Project_Is_A_View_Too() throws Exception {
+        // a repository the project's index does not know (ignored), where the user or an IDE
+        // runs git as readily as in the project
+        sandbox.write(".gitignore", "clone/\n");
+        sandbox.git("add", ".gitignore");
+        sandbox.git("commit", "-q", "-m", "ignore");
+        sandbox.mkdirs("clone");
+        sandbox.git("-C", "clone", "init", "-q");
+        sandbox.git("-C", "clone", "commit", "-q", "--allow-empty", "-m", "c");
+        String config = sandbox.read(sandbox.project("clone/.git/config"));
+        Path planted = sandbox.project("planted");
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "cd clone && printf '[core]\\n\\tfsmonitor = \"touch "
+                + marker + "; false\"\\n' >> .git/config && touch " + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        Thread.sleep(2 * 200 + 300); // what the live watch would do, it has done
+        sandbox.git("-C", "clone", "status", "--porcelain");
+        assertThat(marker).doesNotExist();
+        run.signal("TERM");
+        run.waitFor(Duration.ofSeconds(30));
+        assertThat(sandbox.read(sandbox.project("clone/.git/config"))).isEqualTo(config);
+        sandbox.git("-C", "clone", "status");
+        assertThat(marker).doesNotExist();
+    }
 }

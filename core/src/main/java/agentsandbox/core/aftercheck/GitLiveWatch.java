@@ -4,7 +4,6 @@ import agentsandbox.core.git.GitDirs;
 import agentsandbox.core.git.GitLayout;
 
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -38,8 +37,6 @@ import java.util.Set;
 public final class GitLiveWatch {
     /** How often the git dirs are looked at while the sandbox runs. */
     public static final long INTERVAL_MILLIS = 200;
-    /** At most this many entries of a directory are looked at for new repositories. */
-    static final int MAX_ENTRIES = 1000;
     /** The infix of a name a file is moved aside to. */
     static final String ASIDE = ".agent-sandbox-";
 
@@ -190,26 +187,8 @@ public final class GitLiveWatch {
         return work;
     }
 
-    /** The directories right below {@code top} that hold a {@code .git} (at most {@link #MAX_ENTRIES} looked at). */
+    /** The directories right below {@code top} that hold a {@code .git} ({@link GitDirs#reposBelow}). */
     static List<Path> childRepos(Path top) {
-        List<Path> out = new ArrayList<>();
-        if (top == null) {
-            return out;
-        }
-        int n = 0;
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(top)) {
-            for (Path e : entries) {
-                if (++n > MAX_ENTRIES) {
-                    break;
-                }
-                if (!e.getFileName().toString().equals(".git")
-                        && Files.exists(e.resolve(".git"), LinkOption.NOFOLLOW_LINKS)) {
-                    out.add(e);
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            // unreadable: nothing to look at
-        }
-        return out;
+        return GitDirs.reposBelow(top);
     }
 }

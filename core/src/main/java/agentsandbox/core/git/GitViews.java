@@ -40,8 +40,8 @@ public final class GitViews {
     /**
      * The git dirs a run in {@code env} sees through a view: the repository's common dir,
      * then the git dir of every repository nested in its work tree that the host's git
-     * enters from the project or that an IDE finds there (at a gitlink, a {@code .gitmodules}
-     * path, see {@link GitDirs}); none when the view is not available (then {@code notes}
+     * enters from the project (at a gitlink, a {@code .gitmodules} path, see {@link GitDirs})
+     * or that an IDE finds right below it; none when the view is not available (then {@code notes}
      * says why).
      *
      * @param found the git dirs found for the run's rules, or null to find them
@@ -63,7 +63,13 @@ public final class GitViews {
         List<Path> out = new ArrayList<>();
         out.add(common);
         GitDirs dirs = found != null ? found : GitDirs.find(env.workDir(), git, env.home());
-        for (Path d : dirs.dirs) {
+        // and the repositories right below the project, tracked or not (an ignored clone):
+        // the user's git or an IDE runs in them as readily
+        java.util.Set<Path> candidates = new java.util.LinkedHashSet<>(dirs.dirs);
+        for (Path repo : GitDirs.reposBelow(git.get().workTree())) {
+            candidates.add(repo.resolve(".git"));
+        }
+        for (Path d : candidates) {
             if (viewable(d, out, git.get().workTree(), dirs)) {
                 if (out.size() == MAX) {
                     notes.add("git: more than " + MAX + " git dirs: " + d + " and the rest have no view; their"
