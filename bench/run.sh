@@ -375,6 +375,45 @@ awk -v outside="$outside" -v inside="$inside" 'BEGIN {
     }
 }'
 
+# ---------------------------------------------------------------- git view: the host's apply
+
+# What the host's apply of the view costs, end to end: a commit inside, and a fetch of a
+# pack of 1 000 objects, each with the view and with AGENT_SANDBOX_GIT_VIEW=off (the
+# difference is the view's mount and the apply). Each run starts from a fresh copy of the
+# repository (hyperfine's --prepare, not measured), so every object is new to the host.
+applybase=$work/applybase
+remote=$work/remote
+git -C "$work" -c init.defaultBranch=main init -q applybase
+git -C "$applybase" -c user.name=b -c user.email=b@b commit -q --allow-empty -m base
+git clone -q "$applybase" "$remote"
+mkdir "$remote/many"
+# fetched from inside the project (the sandbox has a /tmp of its own): an untracked bare copy
+# 998 blobs, their tree and a commit: 1 000 objects
+(cd "$remote/many" && seq 1 998 | xargs -n 100 sh -c 'for i do echo "$i" >"$i"; done' sh)
+git -C "$remote" add many && git -C "$remote" -c user.name=b -c user.email=b@b commit -q -m many
+git clone -q --bare "$remote" "$applybase/remote.git"
+applyrun=$work/applyrun
+[[ -z ${as_user[*]} ]] || chown -R "$uid:$uid" "$applybase"
+fresh="rm -rf $(printf '%q' "$applyrun") && cp -a $(printf '%q' "$applybase") $(printf '%q' "$applyrun")"
+inrun=$(in_dir "$applyrun")
+commit="git -c user.name=b -c user.email=b@b -c commit.gpgsign=false commit -q --allow-empty -m next"
+fetch="git fetch -q ./remote.git main:refs/remotes/r/main"
+hyperfine --shell=bash --warmup 2 --export-json "$work/apply.json" -i \
+    --prepare "$fresh" \
+    --command-name "commit inside, git view" "$inrun$tool -- $commit" \
+    --command-name "commit inside, git view off" "${inrun}env AGENT_SANDBOX_GIT_VIEW=off $tool -- $commit" \
+    --command-name "fetch of 1 000 objects, git view" "$inrun$tool -- $fetch" \
+    --command-name "fetch of 1 000 objects, git view off" "${inrun}env AGENT_SANDBOX_GIT_VIEW=off $tool -- $fetch" \
+    >/dev/null || die "the git view's apply benchmark failed"
+mapfile -t am < <(grep -o '"median": *[0-9.eE+-]*' "$work/apply.json" | sed 's/.*: *//')
+[[ ${#am[@]} -eq 4 ]] || die "cannot read the apply medians from hyperfine's JSON report"
+awk -v cv="${am[0]}" -v co="${am[1]}" -v fv="${am[2]}" -v fo="${am[3]}" 'BEGIN {
+    printf "the git view with a commit inside (its mount and the apply): %.1f ms (%.1f ms with the view, %.1f without)\n",
+        (cv - co) * 1000, cv * 1000, co * 1000
+    printf "the git view with a fetch of 1 000 objects inside: %.1f ms (%.1f ms with the view, %.1f without)\n",
+        (fv - fo) * 1000, fv * 1000, fo * 1000
+}'
+
 # ---------------------------------------------------------------- terminal relay
 
 if ! command -v script >/dev/null || ! command -v python3 >/dev/null; then

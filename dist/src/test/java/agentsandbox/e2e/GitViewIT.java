@@ -223,4 +223,197 @@ class GitViewIT {
         sandbox.git("diff");
         assertThat(marker).doesNotExist();
     }
+
+    /** A repository nested at a gitlink of the project, made on the host before the run. */
+    private void nestedAtGitlink(String path) {
+        sandbox.mkdirs(path);
+        sandbox.git("-C", path, "init", "-q");
+        sandbox.write(path + "/n.txt", "n\n");
+        sandbox.git("-C", path, "add", "n.txt");
+        sandbox.git("-C", path, "commit", "-q", "-m", "nested");
+        sandbox.git("add", path);
+        sandbox.git("commit", "-q", "-m", "add " + path);
+    }
+
+    @Test
+    void A_Nested_Repository_s_Config_And_Hooks_Written_Inside_Never_Reach_The_Host_During_Or_After_The_Run()
+            throws Exception {
+        nestedAtGitlink("sub");
+        String config = sandbox.read(sandbox.project("sub/.git/config"));
+        Path planted = sandbox.project("planted");
+        // a commit, then every plant: the config and hooks themselves, and a commondir that
+        // sends git to a copy of the git dir with a config of the sandbox's making
+        String fsmonitor = "printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n'";
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "cd sub && echo two >> n.txt && " + GIT
+                + " commit -q -am two; cp -r .git ../evil; " + fsmonitor + " >> ../evil/config; "
+                + fsmonitor + " >> .git/config; mkdir -p .git/hooks"
+                + "; printf '#!/bin/sh\\ntouch " + marker + " 2>/dev/null; exit 0\\n' > .git/hooks/pre-commit"
+                + "; chmod +x .git/hooks/pre-commit; echo ../../evil > .git/commondir"
+                + "; touch " + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        // the host's git in the nested repository, as the user or an IDE runs it while the sandbox works
+        for (int i = 0; i < 3; i++) {
+            sandbox.git("-C", "sub", "status", "--porcelain");
+            sandbox.git("status", "--porcelain");
+        }
+        assertThat(marker).doesNotExist();
+        assertThat(sandbox.read(sandbox.project("sub/.git/config"))).isEqualTo(config);
+        run.signal("TERM");
+        run.waitFor(Duration.ofSeconds(30));
+
+        assertThat(sandbox.read(sandbox.project("sub/.git/config"))).isEqualTo(config);
+        assertThat(sandbox.project("sub/.git/hooks/pre-commit")).doesNotExist();
+        assertThat(sandbox.project("sub/.git/commondir")).doesNotExist();
+        sandbox.git("-C", "sub", "status");
+        sandbox.write("sub/h.txt", "h\n");
+        sandbox.git("-C", "sub", "add", "h.txt");
+        sandbox.git("-C", "sub", "commit", "-q", "-m", "on the host");
+        assertThat(marker).doesNotExist();
+        // what normal git work made in it came along, as for the project's own git dir
+        assertThat(sandbox.git("-C", "sub", "log", "--format=%s").stdout()).isEqualTo("on the host\ntwo\nnested\n");
+    }
+
+    @Test
+    void Without_The_View_What_The_Host_s_Git_Would_Run_Is_Moved_Aside_While_The_Sandbox_Runs() throws Exception {
+        sandbox.gitDirPathByPath();
+        Path planted = sandbox.project("planted");
+        String fsmonitor = "printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n'";
+        // a commondir (none at the start) that sends git to a copy of the git dir with a config
+        // of the sandbox's making, and a new repository at a gitlink of the host's index
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "cp -r .git evil && " + fsmonitor
+                + " >> evil/config && mkdir sub && cd sub && git init -q && echo s > s && git add s && " + GIT
+                + " commit -q -m s && " + fsmonitor + " >> .git/config && cd .. && git add sub"
+                + " && echo ../evil > .git/commondir && touch " + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        Thread.sleep(2 * 200 + 300); // the watch looks every 200 ms
+        // the host's git, as the user or an IDE runs it while the sandbox works
+        for (int i = 0; i < 3; i++) {
+            sandbox.git("status", "--porcelain");
+            sandbox.git("-C", "sub", "status", "--porcelain");
+        }
+        assertThat(marker).doesNotExist();
+        assertThat(sandbox.project(".git/commondir")).doesNotExist();
+        assertThat(sandbox.project("sub/.git/config")).doesNotExist();
+        run.signal("TERM");
+        Result r = run.waitFor(Duration.ofSeconds(30));
+        r.stderrContains("/.git/commondir is a new commondir")
+                .stderrContains("/sub/.git/config sets core.fsmonitor, with which git runs a command; the sandbox made it")
+                .stderrContains("moved aside at once");
+        sandbox.git("status");
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void A_Repository_Created_In_The_Work_Tree_While_The_Sandbox_Runs_Loses_What_The_Host_s_Git_Would_Run()
+            throws Exception {
+        Path planted = sandbox.project("planted");
+        // where an IDE looks for repositories of their own: right below the project
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "mkdir fresh && cd fresh && git init -q"
+                + " && printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n' >> .git/config"
+                + " && printf '#!/bin/sh\\ntouch " + marker + "\\n' > .git/hooks/post-checkout"
+                + " && chmod +x .git/hooks/post-checkout && touch " + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        Thread.sleep(2 * 200 + 300); // the watch looks every 200 ms
+        sandbox.git("-C", "fresh", "status", "--porcelain");
+        sandbox.git("-C", "fresh", "checkout", "-q", "-b", "other");
+        assertThat(marker).doesNotExist();
+        run.signal("TERM");
+        run.waitFor(Duration.ofSeconds(30)).stderrContains("/fresh/.git/config sets core.fsmonitor")
+                .stderrContains("/fresh/.git/hooks/post-checkout is a new git hook")
+                .stderrContains("moved aside at once");
+        assertThat(sandbox.project("fresh/.git/hooks/post-checkout")).doesNotExist();
+    }
+
+    @Test
+    void A_Commit_Amended_After_The_Host_Took_It_Is_Said_And_Every_Replaced_Tip_Kept() throws Exception {
+        Path taken = sandbox.tmp().resolve("taken");
+        Path ready = sandbox.project("ready");
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "echo two >> a.txt && " + GIT
+                + " commit -q -am second && touch " + ready + " && while [ ! -e " + taken + " ]; do sleep 0.05; done"
+                + " && " + GIT + " commit -q --amend -m 'second, amended' && sleep 2"
+                + " && " + GIT + " commit -q --amend -m 'second, amended again'").start();
+        run.awaitFile(ready, Duration.ofSeconds(30));
+        long start = System.nanoTime();
+        while (!sandbox.git("log", "-1", "--format=%s").stdout().strip().equals("second")
+                && System.nanoTime() - start < 10_000_000_000L) {
+            Thread.sleep(50);
+        }
+        String second = hostHead();
+        Files.writeString(taken, "");
+        Result r = run.waitFor(Duration.ofSeconds(30));
+        String branch = sandbox.git("symbolic-ref", "--short", "HEAD").stdout().strip();
+        String kept = "refs/agent-sandbox/heads/" + branch;
+        r.succeeds().stderrContains("git: the sandbox rewrote refs/heads/" + branch
+                + " after the host had taken it: the host follows it, and keeps the tips it replaced at " + kept);
+        assertThat(r.stderr().split("rewrote refs/heads/", -1)).hasSize(2); // said once
+        assertThat(sandbox.git("log", "-1", "--format=%s").stdout()).isEqualTo("second, amended again\n");
+        // each tip the host had taken and the sandbox replaced stays recoverable
+        String reflog = sandbox.git("log", "-g", "--format=%s", kept).stdout();
+        assertThat(reflog).contains("second, amended\n").contains("second\n");
+        assertThat(sandbox.git("rev-parse", kept + "@{1}").stdout().strip()).isEqualTo(second);
+    }
+
+    /** The host's loose objects, counted. */
+    private long hostLooseObjects() throws Exception {
+        try (var files = Files.walk(sandbox.project(".git/objects"))) {
+            return files.filter(p -> p.getParent().getFileName().toString().length() == 2
+                    && !p.getParent().getParent().getFileName().toString().equals("pack")).count();
+        }
+    }
+
+    @Test
+    void Agent_Sandbox_Killed_In_The_Middle_Of_An_Apply_Leaves_The_Host_s_Repository_Consistent() throws Exception {
+        // each round: 4000 new objects inside, and agent-sandbox killed (SIGKILL) while the host
+        // takes them; the host's repository must be whole however far the apply came
+        boolean halfWay = false;
+        for (int round = 0; round < 4 && !halfWay; round++) {
+            String before = hostHead();
+            long objectsBefore = hostLooseObjects();
+            Path ready = sandbox.project("ready" + round);
+            SandboxCli.Started run = sandbox.command("--", "sh", "-c", "mkdir r" + round + " && seq " + (round * 40000 + 1)
+                    + " " + (round * 40000 + 40000) + " | split -l 10 -a 4 - r" + round + "/x && git add r" + round
+                    + " && " + GIT + " commit -q -m r" + round + " && touch " + ready + " && sleep 30").start();
+            run.awaitFile(ready, Duration.ofSeconds(60));
+            Thread.sleep(40L * round);
+            run.signal("KILL");
+            run.waitFor(Duration.ofSeconds(30));
+            SandboxCli.awaitNoHostProcessWith(sandbox.project().toString(), Duration.ofSeconds(10), "after SIGKILL");
+            long taken = hostLooseObjects() - objectsBefore;
+            String head = hostHead();
+            halfWay |= taken > 0 && taken < 4002 || taken > 0 && head.equals(before);
+            // whole: every object is what its name says, and every ref, the index and HEAD
+            // point at objects the host has
+            sandbox.git("fsck", "--strict", "--no-dangling");
+            sandbox.git("rev-list", "--objects", "--all").succeeds();
+            assertThat(head.equals(before) || sandbox.git("log", "-1", "--format=%s").stdout().equals("r" + round + "\n"))
+                    .as("HEAD is the host's or the sandbox's commit").isTrue();
+            sandbox.git("reset", "-q", "--hard"); // the next round starts from what the host has
+        }
+        assertThat(halfWay).as("one SIGKILL came while the host was taking the objects").isTrue();
+    }
+
+    @Test
+    void An_Ignored_Clone_Below_The_Project_Is_A_View_Too() throws Exception {
+        // a repository the project's index does not know (ignored), where the user or an IDE
+        // runs git as readily as in the project
+        sandbox.write(".gitignore", "clone/\n");
+        sandbox.git("add", ".gitignore");
+        sandbox.git("commit", "-q", "-m", "ignore");
+        sandbox.mkdirs("clone");
+        sandbox.git("-C", "clone", "init", "-q");
+        sandbox.git("-C", "clone", "commit", "-q", "--allow-empty", "-m", "c");
+        String config = sandbox.read(sandbox.project("clone/.git/config"));
+        Path planted = sandbox.project("planted");
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "cd clone && printf '[core]\\n\\tfsmonitor = \"touch "
+                + marker + "; false\"\\n' >> .git/config && touch " + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        Thread.sleep(2 * 200 + 300); // what the live watch would do, it has done
+        sandbox.git("-C", "clone", "status", "--porcelain");
+        assertThat(marker).doesNotExist();
+        run.signal("TERM");
+        run.waitFor(Duration.ofSeconds(30));
+        assertThat(sandbox.read(sandbox.project("clone/.git/config"))).isEqualTo(config);
+        sandbox.git("-C", "clone", "status");
+        assertThat(marker).doesNotExist();
+    }
 }

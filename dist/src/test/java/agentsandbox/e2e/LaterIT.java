@@ -322,7 +322,7 @@ class LaterIT {
     }
 
     @Test
-    void An_Existing_Nested_Repositorys_Config_And_Hooks_Cannot_Be_Changed() {
+    void An_Existing_Nested_Repositorys_Config_And_Hooks_Never_Change_On_The_Host() {
         repository();
         sandbox.mkdirs("zz");
         sandbox.runOnHost("git", "-C", "zz", "init", "-q").succeeds();
@@ -336,7 +336,7 @@ class LaterIT {
                         "git -C zz config core.fsmonitor '" + touch() + "; false'",
                         "echo '[core] fsmonitor = " + touch() + "' >> zz/.git/config",
                         "printf '#!/bin/sh\\n" + touch() + "\\n' > zz/.git/hooks/pre-commit")
-                .run().succeeds().stdoutContains(": Read-only file system");
+                .run().succeeds(); // a copy-on-write view inside (GitViewIT): written there, never on the host
         userRunsGit();
         sandbox.runOnHost("git", "-C", "zz", "-c", "user.name=u", "-c", "user.email=u@u.invalid", "commit", "-q",
                 "--allow-empty", "-m", "next");
@@ -414,8 +414,9 @@ class LaterIT {
                 git config alias.st '!%s'
                 git config include.path ../included
                 """.formatted(touch())).succeeds();
-        run.stderrContains(sandbox.project(".git/config") + " sets core.hookspath",
-                sandbox.project(".git/config") + " sets alias.st", sandbox.project(".git/config") + " sets include.path");
+        // moved aside while the sandbox ran (GitLiveWatch), maybe more than once as git config
+        // writes the file anew: which settings each line names depends on when the watch looked
+        run.stderrContains(sandbox.project(".git/config") + " sets core.hookspath");
         attempt("new repository, while agent-sandbox checked", Files.exists(marker()));
         userFollowsTheReport(run);
         userRunsGit();

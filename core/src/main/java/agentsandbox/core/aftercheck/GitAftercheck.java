@@ -99,9 +99,12 @@ public final class GitAftercheck {
         }
     }
 
-    private final Path workDir;
-    private final Path home;
+    final Path workDir;
+    final Path home;
     private final Map<Path, State> states = new HashMap<>();
+    /** Where the live watch looks for repositories a sandbox creates, and those already there. */
+    Path top;
+    final Set<Path> reposBefore = new HashSet<>();
     /** The bounds already reached before the run: not the run's doing. */
     private final Set<GitLimit> limitsBefore = new HashSet<>();
 
@@ -130,6 +133,8 @@ public final class GitAftercheck {
     public static GitAftercheck before(Path workDir, GitDirs found, Path home) {
         GitAftercheck c = new GitAftercheck(workDir, home);
         GitDirs dirs = GitDirs.reuse(found, workDir, home);
+        c.top = GitLiveWatch.top(workDir);
+        c.reposBefore.addAll(GitLiveWatch.childRepos(c.top));
         c.limitsBefore.addAll(dirs.limits);
         for (Path p : dirs.watched) {
             State s = state(p);
@@ -267,8 +272,17 @@ public final class GitAftercheck {
     }
 
     private List<Finding> scan() {
+        return scan(GitDirs.fresh(workDir, home));
+    }
+
+    /** Whether {@code p} existed when the snapshot was taken. */
+    boolean existedBefore(Path p) {
+        return states.containsKey(p);
+    }
+
+    /** What changed since the snapshot among the files {@code dirs} watch, one finding each. */
+    List<Finding> scan(GitDirs dirs) {
         List<Finding> out = new ArrayList<>();
-        GitDirs dirs = GitDirs.fresh(workDir, home);
         for (Path p : dirs.watched) {
             State now = state(p);
             if (now == null || now.equals(states.get(p))) {
@@ -397,7 +411,8 @@ public final class GitAftercheck {
             for (Path e : entries) {
                 String name = e.getFileName().toString();
                 // git never runs a *.sample: not worth a look (a fresh repository has only these)
-                if (name.endsWith(".sample") || HOOK_NAMES.contains(name)) {
+                // nor a hook agent-sandbox moved aside (GitLiveWatch): no hook git runs has that name
+                if (name.endsWith(".sample") || HOOK_NAMES.contains(name) || name.contains(GitLiveWatch.ASIDE)) {
                     continue;
                 }
                 total++;

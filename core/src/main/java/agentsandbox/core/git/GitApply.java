@@ -1,8 +1,6 @@
 package agentsandbox.core.git;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -13,13 +11,9 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.zip.DataFormatException;
-import java.util.zip.Inflater;
 
 /**
  * What the host takes from a run's copy-on-write view of a git dir ({@link GitViews}): the
@@ -42,18 +36,13 @@ import java.util.zip.Inflater;
  * host's own config only (the layer is never its git dir).
  */
 public final class GitApply {
-    /** At most this many bytes of one loose object are inflated to check it. */
-    static final long MAX_OBJECT = 512L * 1024 * 1024;
     /** At most this many refs are applied from one view; more is said and nothing of them applied. */
     static final int MAX_REFS = 100_000;
-    /** How long one call of the host's git may take. */
-    static final long GIT_SECONDS = 120;
     /** Where a tip the host did not take is kept. */
     static final String KEPT = "refs/agent-sandbox/";
 
     private final Path gitDir;
     private final Path upper;
-    private final Map<String, String> hostEnv;
     /** With {@code @git-strict}: the one branch the host takes (refs/heads/...); null for every ref. */
     private final String onlyBranch;
     private List<String> out = new ArrayList<>();
@@ -79,7 +68,18 @@ public final class GitApply {
         this.onlyBranch = onlyBranch;
         this.gitDir = gitDir;
         this.upper = upper;
-        this.hostEnv = hostEnv;
+        this.host = new HostGit(gitDir, hostEnv);
+    }
+
+    /** Why {@code deflated} is not the object {@code id}; null when it is (see {@link ObjectImport}). */
+    static String checkObject(byte[] deflated, String id, boolean sha256) {
+        return ObjectImport.checkObject(deflated, id, sha256);
+    }
+
+    private final HostGit host;
+
+    private HostGit.Result git(String... args) {
+        return host.run(args);
     }
 
     /** Applies what the layer holds; one line per thing the user should know. Never throws. */
@@ -89,7 +89,7 @@ public final class GitApply {
             if (isEmpty(upper)) {
                 return List.of();
             }
-            int objects = objects();
+            int objects = new ObjectImport(gitDir, upper, host, out).run(objectFormatSha256());
             if (objects < 0) {
                 return out; // what failed is said; no ref may point at what is not there
             }
@@ -134,183 +134,6 @@ public final class GitApply {
         }
     }
 
-    // ------------------------------------------------------------------ objects
-
-    /** Imports the new objects; the number imported, or -1 when one was refused. */
-    private int objects() throws IOException {
-        Path dir = upper.resolve("objects");
-        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-            return 0;
-        }
-        int hexLength = objectFormatSha256() ? 64 : 40;
-        int imported = 0;
-        try (DirectoryStream<Path> fans = Files.newDirectoryStream(dir)) {
-            for (Path fan : fans) {
-                String name = fan.getFileName().toString();
-                if (name.length() == 2 && ObjectIds.isHex(name)
-                        && Files.isDirectory(fan, LinkOption.NOFOLLOW_LINKS)) {
-                    try (DirectoryStream<Path> files = Files.newDirectoryStream(fan)) {
-                        for (Path f : files) {
-                            String rest = f.getFileName().toString();
-                            if (rest.length() != hexLength - 2 || !ObjectIds.isHex(rest)) {
-                                continue; // a temporary file of git's, or not an object
-                            }
-                            if (!looseObject(f, name + rest, hexLength == 64)) {
-                                return -1;
-                            }
-                            imported++;
-                        }
-                    }
-                }
-            }
-        }
-        Path packs = dir.resolve("pack");
-        if (Files.isDirectory(packs, LinkOption.NOFOLLOW_LINKS)) {
-            try (DirectoryStream<Path> files = Files.newDirectoryStream(packs, "pack-*.pack")) {
-                for (Path pack : files) {
-                    if (!pack(pack)) {
-                        return -1;
-                    }
-                    imported++;
-                }
-            }
-        }
-        return imported;
-    }
-
-    /** Checks one loose object against its name and copies it in; false (said) when it is not one. */
-    private boolean looseObject(Path file, String id, boolean sha256) throws IOException {
-        Path target = gitDir.resolve("objects").resolve(id.substring(0, 2)).resolve(id.substring(2));
-        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
-            return true;
-        }
-        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-            return true; // the overlay's mark of a deleted object: the host deletes none
-        }
-        // read once, not through a link, and what was checked is what is written: a sandbox that
-        // swaps the file meanwhile cannot make the host copy another file into its git dir
-        if (Files.size(file) > MAX_OBJECT) {
-            out.add("git: the sandbox's object " + id + " is larger than " + MAX_OBJECT + " bytes; nothing was applied");
-            return false;
-        }
-        byte[] deflated;
-        try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
-            deflated = in.readNBytes((int) MAX_OBJECT + 1);
-        }
-        String problem = checkObject(deflated, id, sha256);
-        if (problem != null) {
-            out.add("git: the sandbox's object " + id + " is " + problem + "; nothing was applied");
-            return false;
-        }
-        Files.createDirectories(target.getParent());
-        Path temp = Files.createTempFile(target.getParent(), "tmp_obj_", "");
-        try {
-            Files.write(temp, deflated);
-            temp.toFile().setReadOnly();
-            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
-        } finally {
-            Files.deleteIfExists(temp);
-        }
-        return true;
-    }
-
-    /** Why {@code deflated} is not the object {@code id}; null when it is. */
-    static String checkObject(byte[] deflated, String id, boolean sha256) {
-        Inflater inflater = new Inflater();
-        ByteArrayOutputStream inflated = new ByteArrayOutputStream();
-        try {
-            inflater.setInput(deflated);
-            byte[] buffer = new byte[64 * 1024];
-            while (!inflater.finished()) {
-                int n = inflater.inflate(buffer);
-                if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
-                    return "cut short";
-                }
-                inflated.write(buffer, 0, n);
-                if (inflated.size() > MAX_OBJECT) {
-                    return "larger than " + MAX_OBJECT + " bytes";
-                }
-            }
-        } catch (DataFormatException e) {
-            return "not compressed as git compresses objects";
-        } finally {
-            inflater.end();
-        }
-        byte[] bytes = inflated.toByteArray();
-        int space = indexOf(bytes, (byte) ' ', 0);
-        int nul = indexOf(bytes, (byte) 0, 0);
-        if (space < 0 || nul < space) {
-            return "without an object header";
-        }
-        String type = new String(bytes, 0, space, StandardCharsets.US_ASCII);
-        if (!type.equals("blob") && !type.equals("tree") && !type.equals("commit") && !type.equals("tag")) {
-            return "of no object type (" + type + ")";
-        }
-        long size;
-        try {
-            size = Long.parseLong(new String(bytes, space + 1, nul - space - 1, StandardCharsets.US_ASCII));
-        } catch (NumberFormatException e) {
-            return "without a size in its header";
-        }
-        if (size != bytes.length - nul - 1) {
-            return "of another size than its header says";
-        }
-        try {
-            MessageDigest digest = MessageDigest.getInstance(sha256 ? "SHA-256" : "SHA-1");
-            String actual = HexFormat.of().formatHex(digest.digest(bytes));
-            return actual.equals(id) ? null : "not what its name says (its content hashes to " + actual + ")";
-        } catch (NoSuchAlgorithmException e) {
-            return "not checkable here (" + e.getMessage() + ")";
-        }
-    }
-
-    /** Indexes one pack with the host's git and moves it in; false (said) when git refuses it. */
-    private boolean pack(Path pack) throws IOException {
-        if (!Files.isRegularFile(pack, LinkOption.NOFOLLOW_LINKS)) {
-            return true; // the overlay's mark of a deleted pack: the host deletes none
-        }
-        Path packDir = Files.createDirectories(gitDir.resolve("objects").resolve("pack"));
-        if (Files.exists(packDir.resolve(pack.getFileName()), LinkOption.NOFOLLOW_LINKS)) {
-            return true;
-        }
-        // indexed where no sandbox sees it (beside the layer, in the run's directory): only a
-        // pack the host's git accepted reaches the git dir, which the sandbox's view shows
-        Path staging = Files.createDirectories(upper.resolveSibling("apply"));
-        Path temp = Files.createTempFile(staging, "tmp_pack_", ".pack");
-        Path tempIndex = staging.resolve(temp.getFileName().toString().replace(".pack", ".idx"));
-        try {
-            try (InputStream in = Files.newInputStream(pack, LinkOption.NOFOLLOW_LINKS)) {
-                Files.copy(in, temp, StandardCopyOption.REPLACE_EXISTING);
-            }
-            Result r = git("index-pack", "--strict", "-o", tempIndex.toString(), temp.toString());
-            if (r.status != 0) {
-                out.add("git: the sandbox's " + pack.getFileName() + " is not a pack the host's git accepts ("
-                        + r.firstLine() + "); nothing was applied");
-                return false;
-            }
-            // named by what git found the pack to be, not by the name the sandbox gave it
-            String[] words = r.output.strip().split("\\s+");
-            String checksum = words.length == 0 ? "" : words[words.length - 1];
-            if (!ObjectIds.isHex(checksum)) {
-                out.add("git: the host's git named no checksum for the sandbox's " + pack.getFileName()
-                        + "; nothing was applied");
-                return false;
-            }
-            String name = "pack-" + checksum + ".pack";
-            Path finalIndex = packDir.resolve(name.substring(0, name.length() - ".pack".length()) + ".idx");
-            Path finalPack = packDir.resolve(name);
-            if (!Files.exists(finalPack, LinkOption.NOFOLLOW_LINKS)) {
-                // the pack first, then its index: git looks for packs by their index
-                Files.move(temp, finalPack);
-                Files.move(tempIndex, finalIndex);
-            }
-            return true;
-        } finally {
-            Files.deleteIfExists(temp);
-            Files.deleteIfExists(tempIndex);
-        }
-    }
-
     // ------------------------------------------------------------------ the index
 
     private void index() throws IOException {
@@ -341,6 +164,9 @@ public final class GitApply {
                     + (added.size() > 5 ? ", …" : "") + ", whose repositories your git status would enter: the host"
                     + " keeps its index; add submodules outside the sandbox");
             return;
+        }
+        if (hostIndex != null && java.util.Arrays.equals(hostIndex, bytes)) {
+            return; // taken already
         }
         Path temp = Files.createTempFile(gitDir, "index.agent-sandbox", "");
         try {
@@ -580,13 +406,17 @@ public final class GitApply {
         String base = ours ? before.get(ref) : hostTip;
         if (base == null || base.isEmpty() || ref.equals("refs/stash") || isAncestor(base, sandboxTip)) {
             if (ours && !isAncestor(hostTip, sandboxTip)) {
-                keepAside(ref, hostTip); // the sandbox rewrote what it had given: still recoverable
+                // the sandbox rewrote what it had given (an amend, a rebase): still recoverable
+                String kept = keepAside(ref, hostTip);
+                out.add("git: the sandbox rewrote " + ref + " after the host had taken it: the host follows it, and"
+                        + (kept != null ? " keeps the tips it replaced at " + kept + " (git reflog " + kept + ")"
+                                : " could not keep the tip it replaced, " + shortId(hostTip)));
             }
             String message = reflogMessage(ref, sandboxTip);
-            Result r = hostTip == null
+            HostGit.Result r = hostTip == null
                     ? git("update-ref", "--no-deref", "--create-reflog", "-m", message, ref, sandboxTip, "")
                     : git("update-ref", "--no-deref", "--create-reflog", "-m", message, ref, sandboxTip, hostTip);
-            if (r.status != 0) {
+            if (r.status() != 0) {
                 out.add("git: " + ref + " was not taken from the sandbox (" + r.firstLine() + ")");
                 return;
             }
@@ -614,14 +444,14 @@ public final class GitApply {
             git("update-ref", "--no-deref", "-d", ref, hostTip);
             return;
         }
-        Result containing = git("for-each-ref", "--contains", hostTip, "--format=%(refname)", "refs/heads",
+        HostGit.Result containing = git("for-each-ref", "--contains", hostTip, "--format=%(refname)", "refs/heads",
                 "refs/tags", "refs/remotes");
         boolean elsewhere = false;
-        for (String other : containing.output.split("\n")) {
-            elsewhere |= containing.status == 0 && !other.isBlank() && !other.strip().equals(ref);
+        for (String other : containing.output().split("\n")) {
+            elsewhere |= containing.status() == 0 && !other.isBlank() && !other.strip().equals(ref);
         }
         if (!ref.equals("refs/stash") && elsewhere
-                && git("update-ref", "--no-deref", "-d", ref, hostTip).status == 0) {
+                && git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
             return;
         }
         out.add("git: the sandbox deleted " + ref + "; the host keeps it at " + shortId(hostTip)
@@ -631,8 +461,10 @@ public final class GitApply {
     /** The sandbox's tip of a ref the host did not take, at {@code refs/agent-sandbox/...}; its name, or null. */
     private String keepAside(String ref, String tip) {
         String kept = KEPT + ref.substring("refs/".length());
-        return git("update-ref", "--no-deref", "-m", "agent-sandbox: a tip the host did not take", kept, tip)
-                .status == 0
+        // with a reflog: a second tip kept there leaves the first recoverable too
+        return git("update-ref", "--no-deref", "--create-reflog", "-m", "agent-sandbox: a tip the host did not take",
+                kept, tip)
+                .status() == 0
                 ? kept : null;
     }
 
@@ -644,9 +476,9 @@ public final class GitApply {
      */
     private String reflogMessage(String ref, String tip) {
         if (ref.equals("refs/stash")) {
-            Result r = git("log", "-1", "--format=%s", tip);
+            HostGit.Result r = git("log", "-1", "--format=%s", tip);
             String subject = r.firstLine();
-            if (r.status == 0 && !subject.isEmpty()) {
+            if (r.status() == 0 && !subject.isEmpty()) {
                 return subject;
             }
         }
@@ -673,7 +505,7 @@ public final class GitApply {
                 }
             }
         } else if (ObjectIds.isObjectId(text)
-                && git("cat-file", "-e", text + "^{commit}").status == 0) {
+                && git("cat-file", "-e", text + "^{commit}").status() == 0) {
             git("update-ref", "--no-deref", "-m", "agent-sandbox: from the sandbox", "HEAD", text);
         }
     }
@@ -694,7 +526,7 @@ public final class GitApply {
             }
             // only a repository that says "objectformat" anywhere is asked: most never do
             sha256 = config.toLowerCase(java.util.Locale.ROOT).contains("objectformat")
-                    && git("rev-parse", "--show-object-format").output.strip().equals("sha256");
+                    && git("rev-parse", "--show-object-format").output().strip().equals("sha256");
         }
         return sha256;
     }
@@ -710,15 +542,15 @@ public final class GitApply {
                 if (v != null) {
                     return v;
                 }
-                Result r = git("rev-parse", "-q", "--verify", ref); // a symbolic ref: git follows it
-                return r.status == 0 ? r.output.strip() : null;
+                HostGit.Result r = git("rev-parse", "-q", "--verify", ref); // a symbolic ref: git follows it
+                return r.status() == 0 ? r.output().strip() : null;
             } else if (Files.exists(loose, LinkOption.NOFOLLOW_LINKS)) {
                 return null;
             }
             return packedRefs(gitDir.resolve("packed-refs")).get(ref);
         } catch (IOException e) {
-            Result r = git("rev-parse", "-q", "--verify", ref);
-            return r.status == 0 ? r.output.strip() : null;
+            HostGit.Result r = git("rev-parse", "-q", "--verify", ref);
+            return r.status() == 0 ? r.output().strip() : null;
         }
     }
 
@@ -753,57 +585,11 @@ public final class GitApply {
     /** Whether the host has object {@code id}: its loose file, else the host's git is asked. */
     private boolean hostHas(String id) {
         return Files.isRegularFile(gitDir.resolve("objects").resolve(id.substring(0, 2)).resolve(id.substring(2)),
-                LinkOption.NOFOLLOW_LINKS) || git("cat-file", "-e", id).status == 0;
+                LinkOption.NOFOLLOW_LINKS) || git("cat-file", "-e", id).status() == 0;
     }
 
     private boolean isAncestor(String ancestor, String descendant) {
-        return git("merge-base", "--is-ancestor", ancestor, descendant).status == 0;
-    }
-
-    private record Result(int status, String output) {
-        String firstLine() {
-            String s = output.strip();
-            int nl = s.indexOf('\n');
-            return nl < 0 ? s : s.substring(0, nl);
-        }
-    }
-
-    /** The host's git on the host's git dir, with the host's own config, output and errors together. */
-    private Result git(String... args) {
-        List<String> argv = new ArrayList<>();
-        argv.add("git");
-        argv.add("--git-dir=" + gitDir);
-        argv.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(argv);
-        Map<String, String> env = pb.environment();
-        env.clear();
-        for (String keep : new String[] {"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME"}) {
-            String v = hostEnv.get(keep);
-            if (v != null) {
-                env.put(keep, v);
-            }
-        }
-        env.put("GIT_TERMINAL_PROMPT", "0");
-        pb.redirectErrorStream(true);
-        pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-        pb.directory(gitDir.toFile());
-        try {
-            Process p = pb.start();
-            byte[] output;
-            try (InputStream in = p.getInputStream()) {
-                output = in.readNBytes(1 << 20);
-            }
-            if (!p.waitFor(GIT_SECONDS, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                return new Result(-1, "git did not end in " + GIT_SECONDS + " s");
-            }
-            return new Result(p.exitValue(), new String(output, StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            return new Result(-1, "cannot run git: " + e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return new Result(-1, "interrupted");
-        }
+        return git("merge-base", "--is-ancestor", ancestor, descendant).status() == 0;
     }
 
     // ------------------------------------------------------------------ small things
@@ -815,15 +601,6 @@ public final class GitApply {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             return !entries.iterator().hasNext();
         }
-    }
-
-    private static int indexOf(byte[] bytes, byte b, int from) {
-        for (int i = from; i < bytes.length; i++) {
-            if (bytes[i] == b) {
-                return i;
-            }
-        }
-        return -1;
     }
 
     private static String shortId(String id) {

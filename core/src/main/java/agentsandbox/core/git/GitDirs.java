@@ -199,6 +199,46 @@ public final class GitDirs {
         return out;
     }
 
+    /** At most this many entries of a directory are looked at by {@link #reposBelow}. */
+    public static final int MAX_BELOW = MAX_LIST;
+
+    /**
+     * The directories right below {@code top} that hold a {@code .git} (a repository of
+     * their own, tracked or not: where an IDE looks for repositories), among the first
+     * {@link #MAX_BELOW} entries.
+     */
+    public static List<Path> reposBelow(Path top) {
+        List<Path> out = new ArrayList<>();
+        if (top == null) {
+            return out;
+        }
+        int n = 0;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(top)) {
+            for (Path e : entries) {
+                if (++n > MAX_BELOW) {
+                    break;
+                }
+                if (!e.getFileName().toString().equals(".git")
+                        && Files.exists(e.resolve(".git"), LinkOption.NOFOLLOW_LINKS)) {
+                    out.add(e);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // unreadable: nothing below it to look at
+        }
+        return out;
+    }
+
+    /** The git dirs found, top repository first. */
+    public Set<Path> gitDirs() {
+        return java.util.Collections.unmodifiableSet(dirs);
+    }
+
+    /** Whether {@code dir} is a common dir only a planted {@code commondir} names. */
+    boolean forged(Path dir) {
+        return forged.contains(dir);
+    }
+
     private boolean fromForged(Path p) {
         for (Path f : forged) {
             if (f.equals(p.getParent()) || p.startsWith(f.resolve("modules")) || p.startsWith(f.resolve("worktrees"))) {

@@ -5,6 +5,7 @@ import agentsandbox.core.Environment;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -34,11 +35,22 @@ public final class GitViews {
     /** The variable that turns the view off ({@code off}). */
     public static final String OFF_VARIABLE = "AGENT_SANDBOX_GIT_VIEW";
 
-    /**
-     * The git dirs a run in {@code env} sees through a view: the repository's common dir;
-     * none when the view is not available (then {@code notes} says why).
-     */
+    /** {@link #of(Environment, Optional, GitDirs, boolean, List)}, finding the nested git dirs. */
     public static List<Path> of(Environment env, Optional<GitLayout> git, boolean nested, List<String> notes) {
+        return of(env, git, null, nested, notes);
+    }
+
+    /**
+     * The git dirs a run in {@code env} sees through a view: the repository's common dir,
+     * then the git dir of every repository nested in its work tree that the host's git
+     * enters from the project (at a gitlink, a {@code .gitmodules} path, see {@link GitDirs})
+     * or that an IDE finds right below it; none when the view is not available (then {@code notes}
+     * says why).
+     *
+     * @param found the git dirs found for the run's rules, or null to find them
+     */
+    public static List<Path> of(Environment env, Optional<GitLayout> git, GitDirs found, boolean nested,
+            List<String> notes) {
         if (git.isEmpty()) {
             return List.of();
         }
@@ -51,7 +63,47 @@ public final class GitViews {
         Path common = git.get().commonDir();
         notes.add("git: " + common + " is a copy-on-write view inside; the host takes from it new objects, ref"
                 + " updates that lose no commit, HEAD and the index, nothing else");
-        return List.of(common);
+        List<Path> out = new ArrayList<>();
+        out.add(common);
+        GitDirs dirs = found != null ? found : GitDirs.find(env.workDir(), git, env.home());
+        // and the repositories right below the project, tracked or not (an ignored clone):
+        // the user's git or an IDE runs in them as readily
+        java.util.Set<Path> candidates = new java.util.LinkedHashSet<>(dirs.dirs);
+        for (Path repo : GitDirs.reposBelow(git.get().workTree())) {
+            candidates.add(repo.resolve(".git"));
+        }
+        for (Path d : candidates) {
+            if (viewable(d, out, git.get().workTree(), dirs)) {
+                if (out.size() == MAX) {
+                    notes.add("git: more than " + MAX + " git dirs: " + d + " and the rest have no view; their"
+                            + " config and hooks are protected path by path");
+                    break;
+                }
+                out.add(d);
+                notes.add("git: " + d + ", a nested repository's git dir, is a copy-on-write view inside too");
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /**
+     * Whether nested git dir {@code d} gets a view of its own: a real directory (not
+     * reached through a link) in the project's work tree, not within a view already (a
+     * submodule's git dir under {@code modules/} is part of the common dir's), and not a
+     * common dir a planted {@code commondir} names.
+     */
+    private static boolean viewable(Path d, List<Path> views, Path workTree, GitDirs dirs) {
+        if (workTree == null || !d.startsWith(workTree) || dirs.forged(d)) {
+            return false;
+        }
+        for (Path v : views) {
+            if (d.startsWith(v) || v.startsWith(d)) {
+                return false;
+            }
+        }
+        Path real = agentsandbox.core.rules.Resolver.realPath(d);
+        return real != null && real.equals(d) && Files.isDirectory(d, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                && Files.isRegularFile(d.resolve("HEAD"), java.nio.file.LinkOption.NOFOLLOW_LINKS);
     }
 
     /** Why there is no view in {@code env}; null when there is one. */

@@ -63,8 +63,9 @@ public final class LiveApply {
         for (int i = 0; i < views.size(); i++) {
             String now = views.get(i).progress();
             if (!now.equals(seen[i])) {
-                seen[i] = now;
                 List<String> said = views.get(i).apply();
+                // what applied without a word at this state needs no second apply at the end
+                seen[i] = said.isEmpty() ? now : null;
                 synchronized (this) {
                     lines.addAll(said);
                 }
@@ -95,7 +96,14 @@ public final class LiveApply {
                 Thread.currentThread().interrupt();
             }
         }
-        for (GitApply v : views) {
+        for (int i = 0; i < views.size(); i++) {
+            // the watch has ended: nothing else reads seen[]. A view whose refs, HEAD and index
+            // are as they were when it last applied cleanly has nothing new for the host (objects
+            // no ref of the sandbox's points at are never needed)
+            GitApply v = views.get(i);
+            if (seen[i] != null && seen[i].equals(v.progress())) {
+                continue;
+            }
             List<String> said = v.apply();
             synchronized (this) {
                 lines.addAll(said);

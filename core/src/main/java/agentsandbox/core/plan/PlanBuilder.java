@@ -193,7 +193,8 @@ public final class PlanBuilder {
         } else {
             notes.add("git: no repository above " + env.workDir() + "; git presets add nothing");
         }
-        gitViews = GitViews.of(env, git, nested, notes);
+        gitViews = GitViews.of(env, git, git.isEmpty() ? null : GitDirs.reuse(gitDirs, env.workDir(), env.home()), nested,
+                notes);
     }
 
     /** Whether /tmp is the host's temp dir. */

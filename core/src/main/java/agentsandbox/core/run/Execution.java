@@ -12,6 +12,7 @@ import agentsandbox.core.host.Preflight;
 import agentsandbox.core.Sandbox;
 import agentsandbox.core.SandboxException;
 import agentsandbox.core.aftercheck.GitAftercheck;
+import agentsandbox.core.aftercheck.GitLiveWatch;
 import agentsandbox.core.aftercheck.Quarantine;
 import agentsandbox.core.git.GitApply;
 import agentsandbox.core.git.LiveApply;
@@ -50,6 +51,9 @@ public final class Execution implements AutoCloseable {
     private final int uid;
     /** The check of the git metadata after the run, let go when bwrap has ended; null for none. */
     private final GitAftercheck.Running gitCheck;
+    /** The same check while the sandbox runs, moving aside what git would run ({@link GitLiveWatch}); null for none. */
+    private final GitLiveWatch gitWatch;
+    private boolean gitWatched; // under this
     private List<String> changed;
     /** What the host applies from the git views once bwrap has ended, before the layers go. */
     private final LiveApply gitApplies;
@@ -87,6 +91,7 @@ public final class Execution implements AutoCloseable {
         this.gitApplies = new LiveApply(gitApplies);
         this.gitApplies.start();
         this.gitCheck = git == null ? null : git.ready();
+        this.gitWatch = git == null ? null : GitLiveWatch.start(git);
         this.state = state;
         this.uid = uid;
         this.bwrap = bwrap;
@@ -145,6 +150,14 @@ public final class Execution implements AutoCloseable {
         return out;
     }
 
+    /** Stops the live watch of the git dirs, once, keeping what it moved aside. Under this. */
+    private void stopGitWatch() {
+        if (gitWatch != null && !gitWatched) {
+            gitWatched = true;
+            applied.addAll(gitWatch.stop());
+        }
+    }
+
     /** True once {@link #terminate()} was called. */
     public boolean terminated() {
         return terminated;
@@ -181,6 +194,7 @@ public final class Execution implements AutoCloseable {
                 gitApplied = true;
                 applied.addAll(gitApplies.finish());
             }
+            stopGitWatch();
             mergeHomes();
         }
         if (gitCheck != null) {
@@ -274,6 +288,7 @@ public final class Execution implements AutoCloseable {
                 synchronized (this) {
                     gitApplied = true;
                     applied.addAll(gitApplies.finish()); // from the layers, which go with the run directory next
+                    stopGitWatch(); // before the check after the run looks
                     mergeHomes();
                 }
             } finally {

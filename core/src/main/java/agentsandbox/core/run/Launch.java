@@ -258,7 +258,8 @@ public final class Launch {
         List<GitApply> out = new ArrayList<>();
         for (int i = 0; i < plan.gitViews().size(); i++) {
             Path upper = RunLayout.gitLayers(plan.runtimeDir()).resolve(Integer.toString(i)).resolve("upper");
-            out.add(new GitApply(plan.gitViews().get(i), upper, env.hostEnv(), plan.gitOnlyBranch()));
+            // @git-strict names the project's branch: nested repositories keep the allow-list alone
+            out.add(new GitApply(plan.gitViews().get(i), upper, env.hostEnv(), i == 0 ? plan.gitOnlyBranch() : null));
         }
         return out;
     }

@@ -229,7 +229,9 @@ class GitApplyTest {
         git(inside, "commit", "-q", "--amend", "-m", "second, amended");
         String amended = syncLayer();
 
-        assertThat(apply.apply()).isEmpty();
+        assertThat(apply.apply()).singleElement().asString()
+                .contains("the sandbox rewrote refs/heads/main after the host had taken it")
+                .contains("refs/agent-sandbox/heads/main");
         assertThat(git(host, "rev-parse", "main")).isEqualTo(amended);
         assertThat(git(host, "rev-parse", "refs/agent-sandbox/heads/main")).isEqualTo(first);
         // what the host had before the run is never lost

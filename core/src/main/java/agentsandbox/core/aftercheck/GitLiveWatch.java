@@ -1,0 +1,194 @@
+package agentsandbox.core.aftercheck;
+
+import agentsandbox.core.git.GitDirs;
+import agentsandbox.core.git.GitLayout;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The check of {@link GitAftercheck}, made while the sandbox runs, every
+ * {@link #INTERVAL_MILLIS}: a file in a git dir with which the host's git would run a
+ * command (a config that sets {@code core.fsmonitor} or a pager, a hook, a
+ * {@code commondir}) that the sandbox created or changed is moved aside the moment it is
+ * seen, not at the end: an IDE runs {@code git status} every few seconds, and agents run
+ * for hours. It looks where {@link GitDirs} looks (the repository, its submodules, the
+ * repositories at its gitlinks; where git's config and hooks are read-only inside, the new
+ * files beside them: a {@code commondir}, a {@code config.worktree}, a submodule's git dir),
+ * and at the repositories a sandbox creates directly below the project's top or the working
+ * directory (where an IDE looks for repositories of their own).
+ *
+ * <p>Only a file that did not exist when the run began, in the project's tree, is moved: one
+ * that did is read-only inside (the {@code @git} preset), so a change to it is the user's own
+ * on the host, and the check after the run names it. A file moved aside keeps its content under {@code NAME.agent-sandbox-<time>-<random>}
+ * beside it (no hook of git's has such a name); one line each says so after the run. Files
+ * outside git dirs (a {@code .gitmodules}, a config file an include names) are the project's
+ * content: they are never moved, and the check after the run names them.
+ */
+public final class GitLiveWatch {
+    /** How often the git dirs are looked at while the sandbox runs. */
+    public static final long INTERVAL_MILLIS = 200;
+    /** The infix of a name a file is moved aside to. */
+    static final String ASIDE = ".agent-sandbox-";
+
+    private final GitAftercheck check;
+    private final Set<String> lines = new LinkedHashSet<>();
+    private final Thread thread;
+    private boolean stopped; // under this
+
+    private GitLiveWatch(GitAftercheck check) {
+        this.check = check;
+        this.thread = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                watch();
+            }
+        }, "agent-sandbox git watch");
+        thread.setDaemon(true);
+    }
+
+    /** Starts watching what {@code check} took a snapshot of. */
+    public static GitLiveWatch start(GitAftercheck check) {
+        GitLiveWatch w = new GitLiveWatch(check);
+        w.thread.start();
+        return w;
+    }
+
+    /** Stops the watch (after one last look) and returns what it moved aside, one line each. */
+    public List<String> stop() {
+        synchronized (this) {
+            stopped = true;
+            notifyAll();
+        }
+        boolean interrupted = false;
+        while (thread.isAlive()) {
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        synchronized (this) {
+            return new ArrayList<>(lines);
+        }
+    }
+
+    private void watch() {
+        boolean last = false;
+        while (!last) {
+            synchronized (this) {
+                if (!stopped) {
+                    try {
+                        wait(INTERVAL_MILLIS);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                last = stopped;
+            }
+            try {
+                look();
+            } catch (RuntimeException e) {
+                // the check after the run looks again, and says what it cannot
+            }
+        }
+    }
+
+    /** One look: what changed is moved aside. */
+    void look() {
+        List<GitDirs> found = new ArrayList<>();
+        found.add(GitDirs.fresh(check.workDir, check.home));
+        for (Path repo : childRepos(check.top)) {
+            if (!check.reposBefore.contains(repo)) {
+                found.add(GitDirs.find(repo, GitLayout.discover(repo), check.home));
+            }
+        }
+        Map<Path, String> moved = new HashMap<>();
+        for (GitDirs dirs : found) {
+            for (GitAftercheck.Finding f : check.scan(dirs)) {
+                if (!f.refusesNextRun() && !check.existedBefore(f.file()) && f.file().startsWith(check.top)
+                        && inGitDir(f.file(), dirs)) {
+                    moveAside(f, moved);
+                }
+            }
+        }
+    }
+
+    /** Whether {@code file} is a git dir's own file or hook (never the project's content). */
+    private static boolean inGitDir(Path file, GitDirs dirs) {
+        Path parent = file.getParent();
+        if (parent == null) {
+            return false;
+        }
+        Set<Path> gitDirs = dirs.gitDirs();
+        return gitDirs.contains(parent)
+                || (parent.getFileName() != null && parent.getFileName().toString().equals("hooks")
+                        && gitDirs.contains(parent.getParent()));
+    }
+
+    /**
+     * Moves the file of {@code f} aside (once: a config may set several things) and keeps a
+     * line that says what it held, as the check after the run says it, and where it went.
+     */
+    private void moveAside(GitAftercheck.Finding f, Map<Path, String> moved) {
+        Path p = f.file();
+        String what = f.setting().equals("hook") ? p + " is a new git hook that git runs on its event"
+                : f.setting().equals("commondir") ? p + " is a new commondir, which sends git to another config and"
+                        + " hooks"
+                : f.setting().equals("not a file") ? p + " is a new config that is not a regular file (a link?)"
+                : p + " sets " + f.setting() + ", with which git runs a command";
+        String aside = moved.get(p);
+        if (aside == null) {
+            try {
+                aside = StateWatch.moveAside(p, ASIDE).toString();
+            } catch (IOException | RuntimeException e) {
+                if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+                    return; // gone meanwhile
+                }
+                aside = "";
+                synchronized (this) {
+                    lines.add(what + "; the sandbox made it while it ran and it could not be moved aside ("
+                            + e.getMessage() + "): delete it before you run git there");
+                }
+            }
+            moved.put(p, aside);
+        }
+        if (!aside.isEmpty()) {
+            synchronized (this) {
+                lines.add(what + "; the sandbox made it while it ran: moved aside at once, to " + aside
+                        + "; look at it before you put it back");
+            }
+        }
+    }
+
+    /** Where new repositories are looked for: the top of the repository around {@code workDir}, else it. */
+    static Path top(Path workDir) {
+        Path work = workDir.toAbsolutePath().normalize();
+        try {
+            Optional<GitLayout> layout = GitLayout.discover(work);
+            if (layout.isPresent() && layout.get().workTree() != null) {
+                return layout.get().workTree();
+            }
+        } catch (RuntimeException e) {
+            // no repository to speak of: the working directory
+        }
+        return work;
+    }
+
+    /** The directories right below {@code top} that hold a {@code .git} ({@link GitDirs#reposBelow}). */
+    static List<Path> childRepos(Path top) {
+        return GitDirs.reposBelow(top);
+    }
+}

@@ -1,0 +1,74 @@
+package agentsandbox.core.git;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The host's own git, run on the host's git dir by {@link GitApply} and {@link ObjectImport}:
+ * with the host's config only (the view's layer is never its git dir), a few variables of the
+ * host's environment, no terminal prompt, and a time limit.
+ */
+final class HostGit {
+    /** How long one call of the host's git may take. */
+    static final long SECONDS = 120;
+
+    private final Path gitDir;
+    private final Map<String, String> hostEnv;
+
+    HostGit(Path gitDir, Map<String, String> hostEnv) {
+        this.gitDir = gitDir;
+        this.hostEnv = hostEnv;
+    }
+
+    record Result(int status, String output) {
+        String firstLine() {
+            String s = output.strip();
+            int nl = s.indexOf('\n');
+            return nl < 0 ? s : s.substring(0, nl);
+        }
+    }
+
+    /** The host's git on the host's git dir, with the host's own config, output and errors together. */
+    Result run(String... args) {
+        List<String> argv = new ArrayList<>();
+        argv.add("git");
+        argv.add("--git-dir=" + gitDir);
+        argv.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(argv);
+        Map<String, String> env = pb.environment();
+        env.clear();
+        for (String keep : new String[] {"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME"}) {
+            String v = hostEnv.get(keep);
+            if (v != null) {
+                env.put(keep, v);
+            }
+        }
+        env.put("GIT_TERMINAL_PROMPT", "0");
+        pb.redirectErrorStream(true);
+        pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        pb.directory(gitDir.toFile());
+        try {
+            Process p = pb.start();
+            byte[] output;
+            try (InputStream in = p.getInputStream()) {
+                output = in.readNBytes(1 << 20);
+            }
+            if (!p.waitFor(SECONDS, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return new Result(-1, "git did not end in " + SECONDS + " s");
+            }
+            return new Result(p.exitValue(), new String(output, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            return new Result(-1, "cannot run git: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Result(-1, "interrupted");
+        }
+    }
+}

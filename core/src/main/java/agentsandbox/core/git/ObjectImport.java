@@ -1,0 +1,227 @@
+package agentsandbox.core.git;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.zip.DataFormatException;
+import java.util.zip.Inflater;
+
+/**
+ * The first step of {@link GitApply}: the new objects of a view's layer, brought into the
+ * host's git dir. Each loose object is read once (never through a link), inflated and
+ * checked against its name, and what was checked is what is written; each pack is copied
+ * out of the sandbox's sight, indexed by the host's own git ({@code index-pack --strict})
+ * and named by the checksum git found. No object is ever deleted, and the first one refused
+ * stops the apply before any ref could point at it.
+ */
+final class ObjectImport {
+    /** At most this many bytes of one loose object are inflated to check it. */
+    static final long MAX_OBJECT = 512L * 1024 * 1024;
+
+    private final Path gitDir;
+    private final Path upper;
+    private final HostGit git;
+    private final List<String> out;
+
+    /** @param out where a refused object is said, one line */
+    ObjectImport(Path gitDir, Path upper, HostGit git, List<String> out) {
+        this.gitDir = gitDir;
+        this.upper = upper;
+        this.git = git;
+        this.out = out;
+    }
+
+    /** Imports the new objects; the number imported, or -1 when one was refused (said in {@code out}). */
+    int run(boolean sha256) throws IOException {
+        Path dir = upper.resolve("objects");
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return 0;
+        }
+        int hexLength = sha256 ? 64 : 40;
+        int imported = 0;
+        try (DirectoryStream<Path> fans = Files.newDirectoryStream(dir)) {
+            for (Path fan : fans) {
+                String name = fan.getFileName().toString();
+                if (name.length() == 2 && ObjectIds.isHex(name)
+                        && Files.isDirectory(fan, LinkOption.NOFOLLOW_LINKS)) {
+                    try (DirectoryStream<Path> files = Files.newDirectoryStream(fan)) {
+                        for (Path f : files) {
+                            String rest = f.getFileName().toString();
+                            if (rest.length() != hexLength - 2 || !ObjectIds.isHex(rest)) {
+                                continue; // a temporary file of git's, or not an object
+                            }
+                            if (!looseObject(f, name + rest, hexLength == 64)) {
+                                return -1;
+                            }
+                            imported++;
+                        }
+                    }
+                }
+            }
+        }
+        Path packs = dir.resolve("pack");
+        if (Files.isDirectory(packs, LinkOption.NOFOLLOW_LINKS)) {
+            try (DirectoryStream<Path> files = Files.newDirectoryStream(packs, "pack-*.pack")) {
+                for (Path pack : files) {
+                    if (!pack(pack)) {
+                        return -1;
+                    }
+                    imported++;
+                }
+            }
+        }
+        return imported;
+    }
+
+    /** Checks one loose object against its name and copies it in; false (said) when it is not one. */
+    private boolean looseObject(Path file, String id, boolean sha256) throws IOException {
+        Path target = gitDir.resolve("objects").resolve(id.substring(0, 2)).resolve(id.substring(2));
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+            return true;
+        }
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            return true; // the overlay's mark of a deleted object: the host deletes none
+        }
+        // read once, not through a link, and what was checked is what is written: a sandbox that
+        // swaps the file meanwhile cannot make the host copy another file into its git dir
+        if (Files.size(file) > MAX_OBJECT) {
+            out.add("git: the sandbox's object " + id + " is larger than " + MAX_OBJECT + " bytes; nothing was applied");
+            return false;
+        }
+        byte[] deflated;
+        try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
+            deflated = in.readNBytes((int) MAX_OBJECT + 1);
+        }
+        String problem = checkObject(deflated, id, sha256);
+        if (problem != null) {
+            out.add("git: the sandbox's object " + id + " is " + problem + "; nothing was applied");
+            return false;
+        }
+        Files.createDirectories(target.getParent());
+        Path temp = Files.createTempFile(target.getParent(), "tmp_obj_", "");
+        try {
+            Files.write(temp, deflated);
+            temp.toFile().setReadOnly();
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+        return true;
+    }
+
+    /** Why {@code deflated} is not the object {@code id}; null when it is. */
+    static String checkObject(byte[] deflated, String id, boolean sha256) {
+        Inflater inflater = new Inflater();
+        ByteArrayOutputStream inflated = new ByteArrayOutputStream();
+        try {
+            inflater.setInput(deflated);
+            byte[] buffer = new byte[64 * 1024];
+            while (!inflater.finished()) {
+                int n = inflater.inflate(buffer);
+                if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
+                    return "cut short";
+                }
+                inflated.write(buffer, 0, n);
+                if (inflated.size() > MAX_OBJECT) {
+                    return "larger than " + MAX_OBJECT + " bytes";
+                }
+            }
+        } catch (DataFormatException e) {
+            return "not compressed as git compresses objects";
+        } finally {
+            inflater.end();
+        }
+        byte[] bytes = inflated.toByteArray();
+        int space = indexOf(bytes, (byte) ' ', 0);
+        int nul = indexOf(bytes, (byte) 0, 0);
+        if (space < 0 || nul < space) {
+            return "without an object header";
+        }
+        String type = new String(bytes, 0, space, StandardCharsets.US_ASCII);
+        if (!type.equals("blob") && !type.equals("tree") && !type.equals("commit") && !type.equals("tag")) {
+            return "of no object type (" + type + ")";
+        }
+        long size;
+        try {
+            size = Long.parseLong(new String(bytes, space + 1, nul - space - 1, StandardCharsets.US_ASCII));
+        } catch (NumberFormatException e) {
+            return "without a size in its header";
+        }
+        if (size != bytes.length - nul - 1) {
+            return "of another size than its header says";
+        }
+        try {
+            MessageDigest digest = MessageDigest.getInstance(sha256 ? "SHA-256" : "SHA-1");
+            String actual = HexFormat.of().formatHex(digest.digest(bytes));
+            return actual.equals(id) ? null : "not what its name says (its content hashes to " + actual + ")";
+        } catch (NoSuchAlgorithmException e) {
+            return "not checkable here (" + e.getMessage() + ")";
+        }
+    }
+
+    /** Indexes one pack with the host's git and moves it in; false (said) when git refuses it. */
+    private boolean pack(Path pack) throws IOException {
+        if (!Files.isRegularFile(pack, LinkOption.NOFOLLOW_LINKS)) {
+            return true; // the overlay's mark of a deleted pack: the host deletes none
+        }
+        Path packDir = Files.createDirectories(gitDir.resolve("objects").resolve("pack"));
+        if (Files.exists(packDir.resolve(pack.getFileName()), LinkOption.NOFOLLOW_LINKS)) {
+            return true;
+        }
+        // indexed where no sandbox sees it (beside the layer, in the run's directory): only a
+        // pack the host's git accepted reaches the git dir, which the sandbox's view shows
+        Path staging = Files.createDirectories(upper.resolveSibling("apply"));
+        Path temp = Files.createTempFile(staging, "tmp_pack_", ".pack");
+        Path tempIndex = staging.resolve(temp.getFileName().toString().replace(".pack", ".idx"));
+        try {
+            try (InputStream in = Files.newInputStream(pack, LinkOption.NOFOLLOW_LINKS)) {
+                Files.copy(in, temp, StandardCopyOption.REPLACE_EXISTING);
+            }
+            HostGit.Result r = git.run("index-pack", "--strict", "-o", tempIndex.toString(), temp.toString());
+            if (r.status() != 0) {
+                out.add("git: the sandbox's " + pack.getFileName() + " is not a pack the host's git accepts ("
+                        + r.firstLine() + "); nothing was applied");
+                return false;
+            }
+            // named by what git found the pack to be, not by the name the sandbox gave it
+            String[] words = r.output().strip().split("\\s+");
+            String checksum = words.length == 0 ? "" : words[words.length - 1];
+            if (!ObjectIds.isHex(checksum)) {
+                out.add("git: the host's git named no checksum for the sandbox's " + pack.getFileName()
+                        + "; nothing was applied");
+                return false;
+            }
+            String name = "pack-" + checksum + ".pack";
+            Path finalIndex = packDir.resolve(name.substring(0, name.length() - ".pack".length()) + ".idx");
+            Path finalPack = packDir.resolve(name);
+            if (!Files.exists(finalPack, LinkOption.NOFOLLOW_LINKS)) {
+                // the pack first, then its index: git looks for packs by their index
+                Files.move(temp, finalPack);
+                Files.move(tempIndex, finalIndex);
+            }
+            return true;
+        } finally {
+            Files.deleteIfExists(temp);
+            Files.deleteIfExists(tempIndex);
+        }
+    }
+
+    private static int indexOf(byte[] bytes, byte b, int from) {
+        for (int i = from; i < bytes.length; i++) {
+            if (bytes[i] == b) {
+                return i;
+            }
+        }
+        return -1;
+    }
+}
