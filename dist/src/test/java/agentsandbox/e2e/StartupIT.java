@@ -35,9 +35,10 @@ class StartupIT {
 
     /**
      * At most this many classes per run, the cache's included (1 316 when this was written,
-     * 1 320 with a trusted project config).
+     * 1 320 with a trusted project config; 1 401 with the home's copy-on-write views, the
+     * network stack, the terminal relay and the bounds).
      */
-    private static final int CLASS_BUDGET = 1_380;
+    private static final int CLASS_BUDGET = 1_430;
 
     private static final String LOG_LINE = "[info][class,load] ";
     private static final String CACHE = "source: shared objects file";
