@@ -50,7 +50,7 @@ record Args(
         List<String> command,
         List<String> hints) {
 
-    enum Mode { HELP, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, RUN }
+    enum Mode { HELP, USAGE, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, RUN }
 
     /** Whether any flag that changes a run's policy was given (not --debug, --dry-run). */
     boolean hasPolicyFlags() {

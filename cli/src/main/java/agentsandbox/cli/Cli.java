@@ -76,6 +76,10 @@ final class Cli {
                 out.print(Reference.current().help());
                 return 0;
             }
+            case USAGE -> {
+                err.print(Reference.current().help());
+                return 1;
+            }
             case VERSION -> {
                 out.print(VersionReport.text(env));
                 return 0;
@@ -335,8 +339,33 @@ final class Cli {
         }
         Policy policy = builder.build();
         List<String> loosens = Loosening.of(policy, config.project(), effective);
-        Path record = Trust.record(effective, file, config.projectBytes());
-        out.println("trusted " + Trust.key(file) + " (sha256 " + Trust.sha256(config.projectBytes()) + ")");
+        byte[] bytes = config.projectBytes();
+        Trust.Previous previous = Trust.previous(effective, file, bytes);
+        String text = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+        out.println(Trust.key(file) + ":");
+        for (String line : text.split("\n", -1)) {
+            if (!line.isEmpty() || !text.endsWith("\n")) {
+                out.println("  | " + oneLine(line));
+            }
+        }
+        switch (previous.status()) {
+            case TRUSTED -> out.println("unchanged since you trusted it last");
+            case UNTRUSTED -> out.println("never trusted before");
+            case CHANGED -> {
+                java.util.List<String> diff = previous.content() == null ? null
+                        : LineDiff.of(new String(previous.content(), java.nio.charset.StandardCharsets.UTF_8), text);
+                if (diff == null) {
+                    out.println("changed since you trusted it last (the earlier content is not at hand to compare)");
+                } else {
+                    out.println("changed since you trusted it last:");
+                    for (String line : diff) {
+                        out.println("  " + oneLine(line));
+                    }
+                }
+            }
+        }
+        Path record = Trust.record(effective, file, bytes);
+        out.println("trusted " + Trust.key(file) + " (sha256 " + Trust.sha256(bytes) + ")");
         if (loosens.isEmpty()) {
             out.println("  it only tightens the policy");
         } else {

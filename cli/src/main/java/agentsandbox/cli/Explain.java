@@ -30,6 +30,7 @@ import java.util.List;
  *   rule:   the deciding rule and its layer
  *   beats:  a rule for the same path that lost, and why               (one line each)
  *   change: the flag for one run, or the config entry for every run
+ *   warning: what showing a path the built-in defaults hide gives away    (when so)
  * </pre>
  *
  * Blocks are separated by a blank line. The answer comes from an {@link Explanation}:
@@ -167,6 +168,10 @@ final class Explain {
         }
         String change = change(d, real, at, missing);
         lines.add(line("change", inside ? "for the next run, outside this sandbox: " + change : change));
+        String warning = warning(d, real);
+        if (warning != null) {
+            lines.add(line("warning", warning));
+        }
         sb.append(SandboxException.printable(arg)).append(": ").append(level).append('\n');
         for (String l : lines) {
             sb.append(l).append('\n');
@@ -207,7 +212,9 @@ final class Explain {
             case UNREADABLE_FILE -> "hidden (the file is there, but reading it fails: permission denied)";
             case OWN_STATE -> "replaced (an empty file system of the sandbox's own, writable)";
             case SOCKET -> "hidden (a host session socket, or a directory of them: out of reach)";
-            case DOCKER -> d.access() == Access.RW ? "read-write (the Docker socket, bound in)"
+            case DOCKER -> d.access() == Access.RW ? "read-write (the Docker socket, bound in: the Docker daemon is root on"
+                    + " the host, so this sandbox protects nothing from a command that uses it; a rootless Docker"
+                    + " or Podman socket through DOCKER_HOST has only your rights)"
                     : "replaced (/dev/null: the Docker socket is out of reach)";
             case LAUNCHER -> "replaced (agent-sandbox's launcher, which applies the " + d.why().origin().source()
                     + " rule)";
@@ -321,7 +328,8 @@ final class Explain {
             }
             case DOCKER -> {
                 return d.access() == Access.RW ? "--docker=false" : "--docker, or \"docker\": true in " + globalFile()
-                        + ", binds the Docker socket in";
+                        + ", binds the Docker socket in (root on the host: prefer a rootless Docker or Podman"
+                        + " socket through DOCKER_HOST)";
             }
             case LAUNCHER -> {
                 String s = w.origin().source();
@@ -363,6 +371,24 @@ final class Explain {
         String fix = what + flag(want, flagPattern) + " (one run), or " + (config.endsWith(")")
                 ? config.substring(0, config.length() - 1) + "; every run)" : config + " (every run)");
         return missing ? "create it first, then " + fix : fix;
+    }
+
+    /**
+     * What a user gives away by showing a path the built-in defaults hide (~/.ssh, ~/.gnupg,
+     * ~/.aws, the tools' credential files): they are hidden because they hold keys and tokens.
+     * Null for anything else.
+     */
+    private String warning(Explanation.Entry d, Path real) {
+        if (d.access() != Access.EXCLUDE || d.why().origin().layer() != Layer.PRESET || !isPathRule(d)) {
+            return null;
+        }
+        String p = shown(real);
+        String alternative = p.equals("~/.ssh") || p.startsWith("~/.ssh/")
+                ? "; to use your ssh keys, --ssh-agent lets the sandbox sign without reading them"
+                : p.equals("~/.gnupg") || p.startsWith("~/.gnupg/")
+                ? "; to sign or decrypt, --gpg-agent lets the sandbox use your keys without reading them" : "";
+        return "it is hidden because it holds secrets (keys, tokens): shown, every command in the sandbox, the"
+                + " agent included, can read it and send it anywhere" + alternative;
     }
 
     /** The global config file, or where to create one. */

@@ -79,7 +79,7 @@ final class Flags {
 
         Args parse() {
             if (argv.isEmpty()) {
-                return result(Args.Mode.HELP);
+                return result(Args.Mode.USAGE); // a usage error, as with any other tool: exit 1
             }
             while (i < argv.size()) {
                 String arg = argv.get(i++);

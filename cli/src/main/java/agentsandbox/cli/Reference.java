@@ -230,7 +230,7 @@ record Reference(
             List.of(
                     flag("-h --help", null, false, "show this help and exit",
                             "Print this short help on stdout and exit 0; it wins wherever it appears among the"
-                                    + " flags. No arguments at all also print it."),
+                                    + " flags. No arguments at all print it on stderr, as a usage error (exit 1)."),
                     flag("-v --version", null, false, "show the version, Java runtime and bwrap, and exit",
                             "Print the version, the commit it was built from, the bundled Java runtime's version and"
                                     + " the bwrap found, and exit 0."),
@@ -247,8 +247,12 @@ record Reference(
                                     + " 127.0.0.1:3128 inside (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point there), which"
                                     + " refuses destinations on this machine: loopback, the host's own addresses,"
                                     + " link-local and multicast. Off (--network=false), only the loopback is left."),
-                    flag("--docker", "BOOL", true, "expose the Docker socket (default false)",
-                            "Bind the Docker socket in (default false)."),
+                    flag("--docker", "BOOL", true, "Docker socket, root on the host (default false)",
+                            "Bind the Docker socket in (default false). Whoever can talk to the Docker daemon is"
+                                    + " root on the host (docker run -v /:/host), so with --docker the sandbox no"
+                                    + " longer protects anything from a command that wants out. Where a command needs"
+                                    + " containers, point DOCKER_HOST at a rootless Docker or Podman socket"
+                                    + " (podman system service), which has only your own rights."),
                     flag("--host-port", "PORT", false, "reach this port of the host's loopback (repeatable)",
                             "Let the sandbox reach this port of the host's loopback at 127.0.0.1:PORT inside, and"
                                     + " only that one. Repeatable, also comma-separated: --host-port 5432,6379."),

@@ -19,8 +19,8 @@ class FlagsTest {
     }
 
     @Test
-    void No_Arguments_Means_Help() {
-        assertThat(parse().mode()).isEqualTo(Args.Mode.HELP);
+    void No_Arguments_Means_Usage_Error() {
+        assertThat(parse().mode()).isEqualTo(Args.Mode.USAGE);
     }
 
     @Test
