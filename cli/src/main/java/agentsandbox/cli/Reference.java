@@ -398,6 +398,11 @@ record Reference(
                             item("TMPDIR", "Shown at /tmp with --share-tmp; inside, TMPDIR=/tmp is set."),
                             item("HTTP_PROXY, HTTPS_PROXY, ALL_PROXY",
                                     "Set inside (also in lower case) to the proxy when the network is on."),
+                            item("AGENT_SANDBOX_PROMPT",
+                                    "Set inside to \"(sandbox) \" for a prompt to show:"
+                                            + " PS1='${AGENT_SANDBOX_PROMPT}'\"$PS1\" in ~/.bashrc. Display only: a"
+                                            + " command inside can change it; agent-sandbox check is the test that"
+                                            + " cannot be fooled."),
                             item("AGENT_SANDBOX_CMD, AGENT_SANDBOX_REAL",
                                     "Set for a wrapper script: the command's name and its real binary inside the"
                                             + " sandbox."),

@@ -464,6 +464,9 @@ public final class PlanBuilder {
         if (base) {
             line.setenv("TMPDIR", "/tmp");
         }
+        // for a prompt to show (PS1='${AGENT_SANDBOX_PROMPT}'...): display only, a sandbox can
+        // change it; "agent-sandbox check" is the test that cannot be fooled
+        line.setenv(Inside.PROMPT_VARIABLE, Inside.PROMPT);
         Path claudeDir = ToolHomes.claudeConfigDir(active, env, homeSetup);
         if (claudeDir != null) {
             line.setenv("CLAUDE_CONFIG_DIR", claudeDir.toString());
