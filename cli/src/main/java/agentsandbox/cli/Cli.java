@@ -176,6 +176,9 @@ final class Cli {
         PolicyLayer flags = args.flagLayer();
         builder.layer(flags);
         Policy policy = builder.build();
+        for (String conflict : Conflicts.of(policy)) {
+            err.println("agent-sandbox: " + oneLine(conflict));
+        }
 
         debug.section("config");
         for (String note : config.notes()) {
