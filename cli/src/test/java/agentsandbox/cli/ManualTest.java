@@ -98,7 +98,8 @@ class ManualTest {
             assertThat(help).containsPattern("agent-sandbox (\\[flags\\] )?" + name);
             assertThat(man).containsPattern("\\\\fBagent-sandbox\\\\fR (\\[flags\\] )?" + name);
             assertThat(man).contains(".TP\n\\fB" + name + "\\fR");
-            assertThat(Manual.bash(ref)).containsPattern("subcommands='[^']*\\b" + name + "\\b");
+            assertThat(Manual.bash(ref)).containsPattern("COMPREPLY=\\(\\$\\(compgen -W '[^']*\\b" + name + "\\b");
+            assertThat(Manual.bash(ref)).contains("            " + name + ") ");
             assertThat(Manual.zsh(ref)).contains("'" + name + ":");
             assertThat(Manual.fish(ref)).contains(" -a " + name + " ");
         }
@@ -130,8 +131,8 @@ class ManualTest {
                 .findFirst().orElseThrow();
         assertThat(explain.paths()).isTrue();
         assertThat(Manual.bash(ref)).contains("explain) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;");
+        assertThat(Manual.fish(ref)).contains("complete -c agent-sandbox -F -n '__agent_sandbox_subcommand explain'");
         assertThat(Manual.zsh(ref)).contains("explain) _files ;;");
-        assertThat(Manual.fish(ref)).contains("complete -c agent-sandbox -F -n '__fish_seen_subcommand_from explain'");
         assertThat(Manual.man(ref, "1")).contains(".TP\n\\fBexplain\\fR \\fIPATH\\fR...\n")
                 .contains(".TP\n\\fBtrust\\fR [\\fB\\-C\\fR \\fIDIR\\fR]\n");
     }
