@@ -29,6 +29,7 @@ import java.util.Map;
  * @param command  the command and its arguments; for EXPLAIN, the paths to explain (empty otherwise)
  * @param hints    lines to show on stderr before running: spellings that parse, but
  *                 likely not as meant
+ * @param json     {@code --json}: machine-readable output (dry run, explain, doctor, log)
  */
 record Args(
         Mode mode,
@@ -48,7 +49,8 @@ record Args(
         List<String> exclude,
         Map<String, CommandRule> commands,
         List<String> command,
-        List<String> hints) {
+        List<String> hints,
+        boolean json) {
 
     enum Mode { HELP, USAGE, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, RUN }
 

@@ -85,7 +85,7 @@ final class Cli {
                 return 0;
             }
             case DOCTOR -> {
-                return DoctorReport.run(withCwd(args.cwd(), env), args.config(), out, err);
+                return DoctorReport.run(withCwd(args.cwd(), env), args.config(), args.json(), out, err);
             }
             case CHECK -> {
                 boolean inside = Sandbox.isInside();
@@ -114,7 +114,7 @@ final class Cli {
             for (String hint : args.hints()) {
                 err.println("agent-sandbox: " + oneLine(hint));
             }
-            out.println(planned.plan().shellLine());
+            out.println(args.json() ? Json.array(planned.plan().argv()) : planned.plan().shellLine());
             return 0;
         }
         Environment effective = withCwd(args.cwd(), env);
@@ -267,12 +267,12 @@ final class Cli {
             Explain.validate(paths, env);
             Explanation here = Explain.read(Inside.POLICY);
             Explanation outer = Files.exists(Explain.OUTER_POLICY) ? Explain.read(Explain.OUTER_POLICY) : null;
-            out.print(new Explain(here, outer, true, env).answer(paths));
+            out.print(new Explain(here, outer, true, env).answer(paths, args.json()));
             return 0;
         }
         Explain.validate(paths, env);
         Planned planned = plan(args, env, List.of("true"), args.debug() ? new Debug(err) : Debug.OFF, null);
-        out.print(new Explain(planned.plan().explanation(), null, false, planned.env()).answer(paths));
+        out.print(new Explain(planned.plan().explanation(), null, false, planned.env()).answer(paths, args.json()));
         return 0;
     }
 

@@ -22,9 +22,12 @@ import java.util.List;
 final class DoctorReport {
     private DoctorReport() {}
 
-    static int run(Environment env, String explicitConfig, PrintStream out, PrintStream err) {
+    static int run(Environment env, String explicitConfig, boolean json, PrintStream out, PrintStream err) {
         List<Doctor.Check> checks = new ArrayList<>(Doctor.machine(env));
         checks.addAll(configs(env, explicitConfig));
+        if (json) {
+            return json(checks, out);
+        }
         int problems = 0;
         int width = 0;
         for (Doctor.Check c : checks) {
@@ -49,6 +52,25 @@ final class DoctorReport {
         }
         out.println("sandboxes can run here");
         return 0;
+    }
+
+    /**
+     * {@code doctor --json}: {@code {"version": 1, "canRun": BOOL, "checks": [{"name", "status"
+     * ("ok", "warning" or "problem"), "finding", "fix"}]}} on one line; the exit status as without
+     * --json.
+     */
+    private static int json(List<Doctor.Check> checks, PrintStream out) {
+        StringBuilder b = new StringBuilder();
+        boolean canRun = true;
+        for (Doctor.Check c : checks) {
+            canRun &= c.status() != Doctor.Status.PROBLEM;
+            b.append(b.isEmpty() ? "" : ",").append("{\"name\":").append(Json.quote(c.name()))
+                    .append(",\"status\":").append(Json.quote(c.status().name().toLowerCase(java.util.Locale.ROOT)))
+                    .append(",\"finding\":").append(Json.quote(c.finding()))
+                    .append(",\"fix\":").append(Json.quote(c.fix())).append('}');
+        }
+        out.println("{\"version\":" + Json.VERSION + ",\"canRun\":" + canRun + ",\"checks\":[" + b + "]}");
+        return canRun ? 0 : 1;
     }
 
     private static String pad(String s, int width) {

@@ -108,17 +108,30 @@ final class Explain {
 
     /** The blocks for these paths. */
     String answer(List<String> paths) {
-        StringBuilder sb = new StringBuilder();
-        for (String p : paths) {
-            if (!sb.isEmpty()) {
-                sb.append('\n');
-            }
-            block(p, sb);
-        }
-        return sb.toString();
+        return answer(paths, false);
     }
 
-    private void block(String arg, StringBuilder sb) {
+    /**
+     * The blocks for these paths, as text or, with {@code json}, as {@code {"version": 1,
+     * "paths": [{"path", "level" (read-write, read-only, hidden or replaced), "detail" (what
+     * the parentheses say, or ""), "lines": [{"key", "text"}]}]}} on one line: the same
+     * content, keyed as the text's lines are (path, tool, view, outer, rule, beats, change,
+     * warning).
+     */
+    String answer(List<String> paths, boolean json) {
+        StringBuilder sb = new StringBuilder();
+        for (String p : paths) {
+            if (json) {
+                sb.append(sb.isEmpty() ? "{\"version\":" + Json.VERSION + ",\"paths\":[" : ",");
+            } else if (!sb.isEmpty()) {
+                sb.append('\n');
+            }
+            block(p, sb, json);
+        }
+        return json ? sb.append("]}\n").toString() : sb.toString();
+    }
+
+    private void block(String arg, StringBuilder sb, boolean json) {
         Path lexical = absolute(arg, env);
         boolean missing = false;
         Path real = realPath(lexical);
@@ -132,7 +145,7 @@ final class Explain {
         }
         Explanation.Entry d = record.decide(real);
         boolean at = real.equals(d.path()) && !missing;
-        List<String> lines = new ArrayList<>();
+        List<String[]> lines = new ArrayList<>();
         if (!real.equals(lexical)) {
             lines.add(line("path", "a symlink to " + shown(real) + ": a rule on a symlink applies to its target"));
         }
@@ -172,15 +185,29 @@ final class Explain {
         if (warning != null) {
             lines.add(line("warning", warning));
         }
+        if (json) {
+            int paren = level.indexOf(" (");
+            sb.append("{\"path\":").append(Json.quote(arg))
+                    .append(",\"level\":").append(Json.quote(paren < 0 ? level : level.substring(0, paren)))
+                    .append(",\"detail\":").append(Json.quote(paren < 0 ? "" : level.substring(paren + 2,
+                            level.length() - (level.endsWith(")") ? 1 : 0))))
+                    .append(",\"lines\":[");
+            for (int i = 0; i < lines.size(); i++) {
+                sb.append(i == 0 ? "" : ",").append("{\"key\":").append(Json.quote(lines.get(i)[0]))
+                        .append(",\"text\":").append(Json.quote(lines.get(i)[1])).append('}');
+            }
+            sb.append("]}");
+            return;
+        }
         sb.append(SandboxException.printable(arg)).append(": ").append(level).append('\n');
-        for (String l : lines) {
-            sb.append(l).append('\n');
+        for (String[] l : lines) {
+            String k = l[0] + ":";
+            sb.append(PAD + k + " ".repeat(Math.max(1, 8 - k.length())) + SandboxException.printable(l[1])).append('\n');
         }
     }
 
-    private static String line(String key, String text) {
-        String k = key + ":";
-        return PAD + k + " ".repeat(Math.max(1, 8 - k.length())) + SandboxException.printable(text);
+    private static String[] line(String key, String text) {
+        return new String[] {key, text};
     }
 
     /** The symlink-resolved path, or null when it does not exist (or is a dangling link). */

@@ -26,7 +26,7 @@ final class Flags {
     /** Every long flag, for suggestions when one is mistyped. */
     static final List<String> LONG_FLAGS = List.of("--help", "--version", "--check", "--quiet", "--cwd", "--config",
             "--network", "--docker", "--host-port", "--share-tmp", "--ssh-agent", "--gpg-agent", "--dry-run", "--debug", "--ro",
-            "--rw", "--exclude", "--cmd");
+            "--rw", "--exclude", "--cmd", "--json");
 
     /** The version of this build, from the jar's resources. */
     static String version() {
@@ -72,6 +72,7 @@ final class Flags {
         private final Map<String, CommandRule> commands = new LinkedHashMap<>();
         private List<String> command = List.of();
         private final List<String> hints = new ArrayList<>();
+        private boolean json;
 
         Parser(List<String> argv) {
             this.argv = argv;
@@ -104,6 +105,10 @@ final class Flags {
                         return result(Args.Mode.EXPLAIN);
                     }
                     if (arg.equals("doctor") && mode == Args.Mode.RUN) {
+                        if (i < argv.size() && argv.get(i).equals("--json")) {
+                            json = true;
+                            i++;
+                        }
                         if (i < argv.size()) {
                             throw new UsageException("doctor takes no arguments (got '" + argv.get(i) + "')",
                                     "to run a program named doctor, write: agent-sandbox -- doctor");
@@ -126,6 +131,10 @@ final class Flags {
             }
             if (quiet) {
                 throw new UsageException("-q only applies to check");
+            }
+            if (json && !dryRun) {
+                throw new UsageException("--json applies to --dry-run, explain, doctor and log",
+                        "a command's own output is never changed");
             }
             if (command.isEmpty()) {
                 throw new UsageException("no command given",
@@ -155,6 +164,10 @@ final class Flags {
                         "usage: agent-sandbox [flags] explain PATH...");
             }
             List<String> paths = new ArrayList<>(rest);
+            if (!paths.isEmpty() && paths.get(0).equals("--json")) {
+                json = true;
+                paths.remove(0);
+            }
             if (!paths.isEmpty() && paths.get(0).equals("--")) {
                 paths.remove(0);
             } else {
@@ -237,6 +250,7 @@ final class Flags {
                 case "--rw" -> rw.add(path(name, value(name, inline)));
                 case "--exclude" -> exclude.add(path(name, value(name, inline)));
                 case "--cmd" -> commandRules(value(name, inline));
+                case "--json" -> json = bool(name, inline);
                 default -> {
                     String meant = meant(arg);
                     throw new UsageException("unknown flag '" + arg + "'" + (meant == null ? ""
@@ -362,7 +376,7 @@ final class Flags {
                     dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
                     m == Args.Mode.RUN || m == Args.Mode.EXPLAIN ? command : List.of(),
-                    m == Args.Mode.RUN ? List.copyOf(hints) : List.of());
+                    m == Args.Mode.RUN ? List.copyOf(hints) : List.of(), json);
         }
     }
 }

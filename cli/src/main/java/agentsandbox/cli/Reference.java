@@ -270,6 +270,11 @@ record Reference(
                     flag("--dry-run", null, false, "print the bwrap command line and exit",
                             "Print the bwrap command line that would run, shell-quoted as one line, and exit 0"
                                     + " without running it; nothing is created."),
+                    flag("--json", null, false, "JSON for scripts: --dry-run, explain, doctor, log",
+                            "Print JSON instead of text, for scripts: with --dry-run the bwrap command line as"
+                                    + " an array of strings; with explain, doctor and log an object with a version"
+                                    + " field (docs/json.md describes each shape). A command's own output is never"
+                                    + " changed."),
                     flag("--debug", null, false, "explain every startup decision on stderr",
                             "Explain on stderr every startup decision: the config files, the merge, the resolution of"
                                     + " every path and every mount."),
