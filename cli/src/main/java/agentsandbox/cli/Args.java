@@ -52,7 +52,7 @@ record Args(
         List<String> hints,
         boolean json) {
 
-    enum Mode { HELP, USAGE, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, RUN }
+    enum Mode { HELP, USAGE, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, LOG, RUN }
 
     /** Whether any flag that changes a run's policy was given (not --debug, --dry-run). */
     boolean hasPolicyFlags() {

@@ -100,6 +100,9 @@ final class Cli {
             case EXPLAIN -> {
                 return explain(args, env);
             }
+            case LOG -> {
+                return LogCommand.run(args.command(), withCwd(args.cwd(), env), out);
+            }
             case RUN -> {
                 return runCommand(args, env);
             }
@@ -123,8 +126,10 @@ final class Cli {
         Interrupt interrupt = new Interrupt();
         interrupts.accept(interrupt);
         // the run directory and the checks before the run, on the second core while planning
+        java.time.Instant start = java.time.Instant.now();
         try (Preparation prepared = Preparation.start(effective)) {
-            Plan plan = plan(args, env, args.command(), debug, prepared).plan();
+            Planned planned = plan(args, env, args.command(), debug, prepared);
+            Plan plan = planned.plan();
             if (args.cwd() == null && effective.workDir().toString().equals(System.getProperty("user.dir"))) {
                 // the working directory is this process's own, as the kernel knows it
                 checkWorkDirIsCurrent(plan.checkedWorkDir());
@@ -146,16 +151,54 @@ final class Cli {
                 }
                 execution.afterRun(); // files moved aside before the run directory goes
                 execution.closeAtExit(); // the tool ends next
-                for (String line : execution.findings()) {
+                List<String> findings = execution.findings();
+                for (String line : findings) {
                     err.println("agent-sandbox: after the run: " + oneLine(line));
                 }
-                return execution.terminated() ? INTERRUPTED : status;
+                int result = execution.terminated() ? INTERRUPTED : status;
+                logRun(effective, args, planned.policyDigest(), start, result, execution, findings);
+                return result;
             }
         }
     }
 
-    /** A plan and the environment it was made for (the working directory of {@code -C}). */
-    private record Planned(Environment env, Plan plan) {}
+    /**
+     * A plan, the environment it was made for (the working directory of {@code -C}) and the
+     * SHA-256 of its merged policy's layers (the denial log's "policy").
+     */
+    private record Planned(Environment env, Plan plan, String policyDigest) {}
+
+    /**
+     * Records the run in the denial log (host side, after the sandbox has ended) and, when it
+     * refused something, says so in one line. A log that cannot be written is said in one line
+     * and does not change the run's exit status.
+     */
+    private void logRun(Environment env, Args args, String policy, java.time.Instant start, int status,
+            Execution execution, List<String> findings) {
+        List<DenialLog.Entry> entries = new java.util.ArrayList<>(DenialLog.git(execution.gitRefusals()));
+        int git = execution.gitRefusalCount();
+        for (String f : findings) {
+            entries.add(new DenialLog.Entry("file", f, "found by the checks after the run"));
+        }
+        // network: the network stack's refused destinations join here, read from the host-side
+        // file it keeps for the run: entries.addAll(DenialLog.network(thatFile))
+        int refused = git + findings.size() + (entries.size() - execution.gitRefusals().size() - findings.size());
+        byte[] id = new byte[8];
+        new java.security.SecureRandom().nextBytes(id);
+        try {
+            DenialLog.append(env, new DenialLog.Run(java.util.HexFormat.of().formatHex(id), start,
+                    java.time.Instant.now(), env.workDir().toString(), args.command(), policy, status, refused,
+                    entries));
+        } catch (SandboxException e) {
+            err.println("agent-sandbox: " + oneLine(e.oneLine()));
+        }
+        if (refused > 0) {
+            err.println("agent-sandbox: this run refused " + refused + (refused == 1 ? " thing" : " things") + " ("
+                    + (git > 0 ? git + " git command" + (git == 1 ? "" : "s") : "")
+                    + (git > 0 && refused > git ? ", " : "")
+                    + (refused > git ? (refused - git) + " other" : "") + "); see them with: agent-sandbox log");
+        }
+    }
 
     /**
      * The plan a run with these flags makes here: config files, the project config's
@@ -214,7 +257,11 @@ final class Cli {
         }
         plan = plan.withExplanation(plan.explanation().withConfigs(
                 configs(config, effective, args.config(), projectStatus)));
-        return new Planned(effective, plan);
+        StringBuilder layers = new StringBuilder();
+        for (PolicyLayer l : policy.layers()) {
+            layers.append(describe(l)).append('\n');
+        }
+        return new Planned(effective, plan, Sha256.hex(layers.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
 
     /**

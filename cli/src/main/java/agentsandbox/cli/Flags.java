@@ -104,6 +104,10 @@ final class Flags {
                         command = explainArgs(argv.subList(i, argv.size()));
                         return result(Args.Mode.EXPLAIN);
                     }
+                    if (arg.equals("log") && mode == Args.Mode.RUN) {
+                        command = List.copyOf(argv.subList(i, argv.size())); // read by LogCommand
+                        return result(Args.Mode.LOG);
+                    }
                     if (arg.equals("doctor") && mode == Args.Mode.RUN) {
                         if (i < argv.size() && argv.get(i).equals("--json")) {
                             json = true;
@@ -375,7 +379,7 @@ final class Flags {
             return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, gpgAgent, List.copyOf(hostPorts),
                     dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
-                    m == Args.Mode.RUN || m == Args.Mode.EXPLAIN ? command : List.of(),
+                    m == Args.Mode.RUN || m == Args.Mode.EXPLAIN || m == Args.Mode.LOG ? command : List.of(),
                     m == Args.Mode.RUN ? List.copyOf(hints) : List.of(), json);
         }
     }

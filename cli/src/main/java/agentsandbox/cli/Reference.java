@@ -226,6 +226,16 @@ record Reference(
                                     + " would change it, or none). Inside a sandbox it answers for that sandbox and"
                                     + " takes no flags. A command failed with \"Read-only file system\"? explain its"
                                     + " path."),
+                    new Command("log [--json]", "what runs refused (the last by default)",
+                            "Show what runs refused, from the denial log: git commands the guard refused (with the"
+                                    + " rule), files the checks after a run moved aside or reported, and the run's"
+                                    + " start, end, command, working directory, exit status and policy digest. The"
+                                    + " last run by default; --project DIR, the runs in DIR or below it; --since WHEN,"
+                                    + " the runs since then (an age such as 30m, 2h or 7d, or a time such as"
+                                    + " 2026-11-26T20:00); --all, every run the log holds; --json, the runs as JSON."
+                                    + " Only the host-side agent-sandbox process writes the log, after the sandbox has"
+                                    + " ended; it is hidden in every sandbox. A run that refused something ends with"
+                                    + " one line on stderr saying how many, and pointing here."),
                     new Command("--help | --version", "", "")),
             List.of(
                     flag("-h --help", null, false, "show this help and exit",
@@ -384,6 +394,10 @@ record Reference(
                                     "The trust store (~/.local/state/agent-sandbox/trust/ by default): one owner-only"
                                             + " file per trusted config. agent-sandbox's whole state directory is hidden"
                                             + " in every sandbox."),
+                            item("$XDG_STATE_HOME/agent-sandbox/log/",
+                                    "The denial log (runs.jsonl, one JSON line per run, rotated at 1 MiB to"
+                                            + " runs.1.jsonl): what agent-sandbox log shows. Written only by"
+                                            + " agent-sandbox outside the sandbox; hidden in every sandbox."),
                             item("$XDG_STATE_HOME/agent-sandbox/run/ID/",
                                     "A run's directory, with its private /tmp; removed after every run, and by the"
                                             + " next run when a run was killed."),

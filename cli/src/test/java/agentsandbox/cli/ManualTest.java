@@ -91,7 +91,7 @@ class ManualTest {
                 names.add(c.name());
             }
         }
-        assertThat(names).containsExactly("check", "trust", "doctor", "explain");
+        assertThat(names).containsExactly("check", "trust", "doctor", "explain", "log");
         String help = help();
         String man = Manual.man(ref, "1");
         for (String name : names) {

@@ -124,6 +124,19 @@ public final class Execution implements AutoCloseable {
         return out;
     }
 
+    /**
+     * The git commands the run's guard refused, each {@code COMMAND<tab>WHY} (at most
+     * {@link GuardServer#MAX_RECORDED}), for the denial log.
+     */
+    public List<String> gitRefusals() {
+        return guard == null ? List.of() : guard.refusals();
+    }
+
+    /** How many git commands the run's guard refused. */
+    public int gitRefusalCount() {
+        return guard == null ? 0 : guard.refusedCount();
+    }
+
     /** True once {@link #terminate()} was called. */
     public boolean terminated() {
         return terminated;
