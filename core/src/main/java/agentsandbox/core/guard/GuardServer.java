@@ -269,6 +269,9 @@ public final class GuardServer implements AutoCloseable {
             closeQuietly(p.channel()); // the launcher sees the connection close and refuses
             return true;
         }
+        if (d instanceof GitGuard.Decision.Deny deny) {
+            record(String.join(" ", p.request().argv()), deny.message());
+        }
         try (SocketChannel ch = p.channel()) {
             // a partial write cannot happen into an empty socket buffer; if it did, the
             // launcher would read no complete line and refuse
