@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test of agent-sandbox: unit tests, then the end-to-end tests
 # against the packaged app image under real bwrap, then one short round of
 # fuzzing of the parsers (scripts/fuzz.sh).

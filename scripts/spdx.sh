@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Puts the SPDX license line into every source file of agent-sandbox that lacks it:
 #
 #   scripts/spdx.sh            add the line where it is missing
@@ -30,11 +31,11 @@ mapfile -t files < <(git ls-files --cached --others --exclude-standard | sort -u
 missing=0
 for f in "${files[@]}"; do
     [[ -f $f && ! -L $f ]] || continue
-    case $f in
+    case ${f##*/} in
         *.java | *.c | *.h) comment="// $id" ;;
-        *.sh | *.zsh | *.fish | */Makefile | Makefile) comment="# $id" ;;
-        */pom.xml | pom.xml) comment="<!-- $id -->" ;;
-        */*.* | *.*) continue ;;
+        *.sh | *.zsh | *.fish | Makefile) comment="# $id" ;;
+        pom.xml) comment="<!-- $id -->" ;;
+        *.*) continue ;;
         *)
             # a script without an extension
             [[ $(head -c 2 "$f") == "#!" ]] || continue

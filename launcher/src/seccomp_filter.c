@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The sandbox's seccomp filter: see seccomp_filter.h.
  */

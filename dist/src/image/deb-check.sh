@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks the .deb the way Debian would: packs the finished app image twice (package.sh)
 # and requires the same bytes, runs lintian (no error or warning may be left), and starts
 # the packaged launcher with its startup cache required (the programs are stripped).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Completes the app image once its launcher and jars are in place:
 #
 #   runtime/                  a Java runtime made by jlink with only the modules

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Packs a finished app image (finish-image.sh) for users who do not build:
 #
 #   agent-sandbox-VERSION-linux-ARCH.tar.gz   the image as agent-sandbox/, with its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs agent-sandbox's bash completion function the way bash's programmable completion
 # calls it (COMP_LINE, COMP_POINT, COMP_WORDS split at COMP_WORDBREAKS, COMP_CWORD):
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Drives zsh's own completion system in a real interactive zsh, in a pseudo-terminal:
 #
 #   zsh -f zsh-harness.zsh FUNCTIONS-DIR OUT-FILE LINE...
