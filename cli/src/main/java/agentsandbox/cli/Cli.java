@@ -184,10 +184,10 @@ final class Cli {
         // network: the network stack's refused destinations join here, read from the host-side
         // file it keeps for the run: entries.addAll(DenialLog.network(thatFile))
         int refused = git + findings.size() + (entries.size() - execution.gitRefusals().size() - findings.size());
-        byte[] id = new byte[8];
-        new java.security.SecureRandom().nextBytes(id);
+        // an id to tell runs apart, not a secret: no SecureRandom (its set-up costs every run)
+        String id = Long.toHexString(start.toEpochMilli()) + Long.toHexString(System.nanoTime() & 0xffffff);
         try {
-            DenialLog.append(env, new DenialLog.Run(java.util.HexFormat.of().formatHex(id), start,
+            DenialLog.append(env, new DenialLog.Run(id, start,
                     java.time.Instant.now(), env.workDir().toString(), args.command(), policy, status, refused,
                     entries));
         } catch (SandboxException e) {
@@ -220,8 +220,10 @@ final class Cli {
         PolicyLayer flags = args.flagLayer();
         builder.layer(flags);
         Policy policy = builder.build();
-        for (String conflict : Conflicts.of(policy)) {
-            err.println("agent-sandbox: " + oneLine(conflict));
+        if (!policy.network()) { // only then can anything conflict (and Conflicts is not even loaded)
+            for (String conflict : Conflicts.of(policy)) {
+                err.println("agent-sandbox: " + oneLine(conflict));
+            }
         }
 
         debug.section("config");

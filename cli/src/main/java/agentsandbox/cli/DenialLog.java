@@ -112,8 +112,8 @@ final class DenialLog {
     static String json(Run run) {
         StringBuilder b = new StringBuilder("{\"version\":").append(Json.VERSION)
                 .append(",\"id\":").append(Json.quote(run.id()))
-                .append(",\"start\":").append(Json.quote(run.start().toString()))
-                .append(",\"end\":").append(Json.quote(run.end().toString()))
+                .append(",\"start\":").append(Json.quote(iso(run.start())))
+                .append(",\"end\":").append(Json.quote(iso(run.end())))
                 .append(",\"project\":").append(Json.quote(run.project()))
                 .append(",\"command\":").append(Json.array(run.command()))
                 .append(",\"policy\":").append(Json.quote(run.policy()))
@@ -127,6 +127,43 @@ final class DenialLog {
                     .append(",\"why\":").append(Json.quote(cut(e.why()))).append('}');
         }
         return b.append("]}").toString();
+    }
+
+    /**
+     * An instant as ISO 8601 in UTC, to the millisecond ({@code 2026-11-26T20:40:01.123Z}),
+     * made by hand: {@link Instant#toString()} sets up java.time's formatters, and with them
+     * the regex engine, at the end of every run (and LocalDateTime brings a handful of classes).
+     */
+    static String iso(Instant t) {
+        long millis = t.toEpochMilli();
+        long days = Math.floorDiv(millis, 86_400_000L);
+        long ofDay = Math.floorMod(millis, 86_400_000L);
+        // the civil date of a day count (proleptic Gregorian), without java.time's classes
+        long z = days + 719_468;
+        long era = Math.floorDiv(z, 146_097);
+        long doe = z - era * 146_097;
+        long yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        long mp = (5 * doy + 2) / 153;
+        int day = (int) (doy - (153 * mp + 2) / 5 + 1);
+        int month = (int) (mp < 10 ? mp + 3 : mp - 9);
+        int year = (int) (yoe + era * 400 + (month <= 2 ? 1 : 0));
+        StringBuilder b = new StringBuilder(24);
+        pad(b, year, 4).append('-');
+        pad(b, month, 2).append('-');
+        pad(b, day, 2).append('T');
+        pad(b, (int) (ofDay / 3_600_000), 2).append(':');
+        pad(b, (int) (ofDay / 60_000 % 60), 2).append(':');
+        pad(b, (int) (ofDay / 1000 % 60), 2).append('.');
+        return pad(b, (int) (ofDay % 1000), 3).append('Z').toString();
+    }
+
+    private static StringBuilder pad(StringBuilder b, int value, int digits) {
+        String s = Integer.toString(value);
+        for (int i = s.length(); i < digits; i++) {
+            b.append('0');
+        }
+        return b.append(s);
     }
 
     private static String cut(String s) {

@@ -113,4 +113,14 @@ class DenialLogTest {
                 new DenialLog.Entry("network", "example.org:443", "not on the allow-list"));
         assertThat(DenialLog.network(dir.resolve("none"))).isEmpty();
     }
+
+    @Test
+    void Times_Are_Written_As_Iso_Instants_In_Utc() {
+        for (String t : List.of("1970-01-01T00:00:00.000Z", "2000-02-29T23:59:59.999Z", "2026-11-26T20:40:01.123Z",
+                "2100-03-01T00:00:00.000Z", "1969-12-31T23:59:59.001Z")) {
+            assertThat(DenialLog.iso(Instant.parse(t))).isEqualTo(t);
+        }
+        Instant now = Instant.now();
+        assertThat(Instant.parse(DenialLog.iso(now))).isEqualTo(now.truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
+    }
 }
