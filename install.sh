@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds agent-sandbox from this checkout and installs it.
 #
 #   ./install.sh [--prefix DIR]

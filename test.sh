@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test of agent-sandbox: unit tests, then the end-to-end tests
 # against the packaged app image under real bwrap, then one short round of
 # fuzzing of the parsers (scripts/fuzz.sh).
@@ -61,5 +62,11 @@ fi
 # A short coverage-guided fuzzing round over the parsers (scripts/fuzz.sh for longer runs).
 if [[ $status -eq 0 ]]; then
     "$repo/scripts/fuzz.sh" || status=$?
+fi
+# The .deb at Debian's standard: reproducible, lintian clean, stripped and still starting
+# (only for the whole suite: Maven arguments that narrow it leave the packages unbuilt).
+if [[ $status -eq 0 && $# -eq 0 ]]; then
+    "$repo/dist/src/image/deb-check.sh" "$repo/dist/target/agent-sandbox" \
+        "$(sed -n 's/^version=//p' "$repo/cli/target/classes/agentsandbox/version.properties")" || status=$?
 fi
 exit "$status"

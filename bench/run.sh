@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Measures what agent-sandbox adds to a sandboxed command's startup: hyperfine
 # compares `agent-sandbox -- true` with raw bwrap given the very command line
 # that `agent-sandbox --dry-run -- true` prints, in a temp git project with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import agentsandbox.core.Environment;
 import agentsandbox.core.Plan;
 import agentsandbox.core.Sandbox;

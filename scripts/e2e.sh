@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs end-to-end test classes against an app image that is already built, and
 # nothing else: no unit tests, no image build (no startup cache training), no
 # packages, no fuzzing. For the whole suite, run ./test.sh.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Prints the home of a JDK 25 (or newer) to build agent-sandbox with.
 #
 #   scripts/find-jdk.sh             prints the JDK home, or an error and exit 1

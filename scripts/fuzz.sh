@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fuzzes agent-sandbox's parsers with Jazzer (coverage-guided): the JSONC and config
 # reader, the flag parser, the git guard's reading of command lines, path patterns.
 #

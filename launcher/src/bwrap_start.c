@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bwrap started with its setup messages apart: see bwrap_start.h.
  */

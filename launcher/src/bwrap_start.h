@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The launcher as bwrap's starter: bwrap with its setup messages going to a log file
  * and the caller's stderr kept for the command.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The sandbox's first program: seal the terminal, then become the command
  * (same pid, same arguments, PATH lookup as a shell does). The command is in

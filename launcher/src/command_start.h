@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The sandbox's first program: the launcher started as COMMAND_START, in place of the
  * command. It checks the mounts, gives the command the caller's stderr back, seals the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The wrapper of git (a rule of kind "git"): sends the guard the request
  * (GuardProtocol.java), answers its questions (a path resolved here, git run here) and

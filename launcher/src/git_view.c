@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The copy-on-write views of the project's git dirs. bwrap cannot mount an overlay
  * itself before 0.9, and the mount namespace it makes belongs to the user namespace in

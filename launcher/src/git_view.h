@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The copy-on-write views of the project's git dirs, mounted by the sandbox's first
  * program (see guard.h, RUNTIME_GIT_VIEWS). */
 #ifndef AGENT_SANDBOX_GIT_VIEW_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The contract between the launcher and the Java side of agent-sandbox: the git
  * guard's conversation (GuardProtocol.java), the in-sandbox paths (Sandbox.java,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The conversation with the git guard: see guard_client.h.
  */

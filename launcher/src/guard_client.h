@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * One conversation with the git guard: over its Unix socket, or, where Unix sockets
  * are forbidden, over pipes to the in-sandbox guard (GuardFallback); the request

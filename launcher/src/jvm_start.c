@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * agent-sandbox-jvm: starts the tool's JVM in-process, in place of the runtime's
  * `java` program, which the launcher execs otherwise.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * agent-sandbox native launcher: one program, several faces, chosen here by the name
  * it was started under and the path it runs at.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The sandbox's mounts, checked where they landed (mount_check.c).
  *

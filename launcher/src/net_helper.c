@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The sandbox's helper: network forwarder and liveness watch: see net_helper.h.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The sandbox's helper beside the command, started by its first program: the network's
  * forwarder to the host and the watch that ends the sandbox with the run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The sandbox's own network stack: slirp4netns attached to the network namespace bwrap
  * makes, with the host's own addresses blocked inside it before the command runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Tree removal that never follows a link: see remove_tree.h.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The removal of a tree that never follows a symbolic link (the starter's, after
  * bwrap's end; RunDir.removeTree is the same in Java).

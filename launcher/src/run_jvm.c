@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The launcher as the parent of the tool's JVM: see run_jvm.h.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The launcher as the parent of the tool's JVM: it passes signals on, takes the tool's
  * status from a pipe, stops the JVM without its own exit and ends with that status.

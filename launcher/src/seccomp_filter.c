@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The sandbox's seccomp filter: see seccomp_filter.h. The program itself is made at
  * build time by seccomp_gen.c with libseccomp and embedded here (seccomp_program.h,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The seccomp filter the sandbox's first program installs for the command and
  * everything it starts (see install_filter).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Build-time generator of the sandbox's seccomp filter. It is run once by the
  * Makefile, on the build machine, with libseccomp (Debian's libseccomp-dev): it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The starter: the launcher's child that starts bwrap for the tool's JVM, reports how
  * it ended, removes the run's directories afterwards, and as a subreaper ends whatever

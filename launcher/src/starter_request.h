@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The starter's requests taken apart: a header of decimal numbers, then NUL-ended strings.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The sandbox's terminal: a pseudo-terminal of agent-sandbox's own between the
  * command and the caller's terminal, relayed by the starter through a filter.

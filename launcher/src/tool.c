@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The launcher as `agent-sandbox`: check, or start the tool: see tool.h.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The launcher as `agent-sandbox`, outside a sandbox or in one: answers `check` without
  * a JVM, refuses what the JVM cannot start from, finds the application directory and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Helpers shared by every face of the launcher: see util.h.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Helpers every face of the launcher uses: the one way it fails, paths that never
  * truncate, whole reads and writes, descriptors.

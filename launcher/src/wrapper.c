@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The launcher at the path of a wrapped command: see wrapper.h.
  */

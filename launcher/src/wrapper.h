@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The launcher at the path of a wrapped command, inside a sandbox: finds the command's
  * rule and blocks it, runs its wrapper script, or asks the git guard (git_guard.h).

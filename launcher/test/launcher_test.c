@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of the launcher's own functions: `make check`. Linked with every file of
  * the launcher but main.c; every check prints what failed and the run exits 1.

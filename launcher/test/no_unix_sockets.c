@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * no-unix-sockets COMMAND [ARG...]: runs COMMAND under a seccomp filter that fails
  * socket(AF_UNIX, ...) and socketpair(AF_UNIX, ...) with EPERM, the way the

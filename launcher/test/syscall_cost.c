@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * For bench/run.sh: what the sandbox's seccomp filter costs per system call. Times a
  * million calls each of getppid (a call the filter allows whatever its arguments: the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Completes the app image once its launcher and jars are in place:
 #
 #   runtime/                  a Java runtime made by jlink with only the modules
@@ -130,6 +131,23 @@ rm -rf "$image/share"
 quietly "making the man page and completions" "$image/runtime/bin/java" -Xshare:auto -Xlog:disable \
     -cp "$image/lib/agent-sandbox-cli.jar" agentsandbox.cli.Manual "$image/share"
 install -m 755 "$(dirname "${BASH_SOURCE[0]}")/install.sh" "$image/install.sh"
+
+# The licenses: agent-sandbox's own, and those of what the image bundles (the runtime's are
+# in runtime/legal, put there by jlink). The launcher is linked statically with musl when
+# musl-gcc is there (launcher/Makefile), else with glibc: the C library's terms go with it.
+install -m 644 "$repo/LICENSE" "$repo/NOTICE" "$image/"
+rm -rf "$image/legal"
+mkdir -p "$image/legal"
+if command -v musl-gcc >/dev/null; then
+    libc_copyright=/usr/share/doc/musl/copyright
+    libc_dir=$image/legal/musl
+else
+    libc_copyright=/usr/share/doc/libc6/copyright
+    libc_dir=$image/legal/glibc
+fi
+[[ -f $libc_copyright ]] || die "no $libc_copyright: the launcher's C library's license must go into the image"
+mkdir -p "$libc_dir"
+install -m 644 "$libc_copyright" "$libc_dir/COPYRIGHT"
 
 # The JVM options must be the launcher's (see JVM_OPTIONS in launcher/src/tool.c), and
 # so must the class path: the jars through the descriptor APP_LIB_FD of the lib directory

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the agent-sandbox app image this script sits in, or removes an install.
 # Needs no JDK and no build tools: the image carries its own Java runtime.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * agent-sandbox's security provider, linked into the app image's Java runtime as a
  * module of its own (see dist/src/image/finish-image.sh): the JDK finds a provider

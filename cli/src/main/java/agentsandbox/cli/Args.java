@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import agentsandbox.core.rules.Bounds;
@@ -31,6 +32,7 @@ import java.util.Map;
  * @param command  the command and its arguments; for EXPLAIN, the paths to explain (empty otherwise)
  * @param hints    lines to show on stderr before running: spellings that parse, but
  *                 likely not as meant
+ * @param json     {@code --json}: machine-readable output (dry run, explain, doctor, log)
  */
 record Args(
         Mode mode,
@@ -52,9 +54,9 @@ record Args(
         Map<String, CommandRule> commands,
         List<String> command,
         List<String> hints,
-        Bounds bounds) {
+        Bounds bounds, boolean json) {
 
-    enum Mode { HELP, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, CHANGES, RUN }
+    enum Mode { HELP, USAGE, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, CHANGES, LOG, RUN }
 
     /** Whether any flag that changes a run's policy was given (not --debug, --dry-run). */
     boolean hasPolicyFlags() {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import agentsandbox.core.plan.Inside;
@@ -76,12 +77,16 @@ final class Cli {
                 out.print(Reference.current().help());
                 return 0;
             }
+            case USAGE -> {
+                err.print(Reference.current().help());
+                return 1;
+            }
             case VERSION -> {
                 out.print(VersionReport.text(env));
                 return 0;
             }
             case DOCTOR -> {
-                return DoctorReport.run(withCwd(args.cwd(), env), args.config(), out, err);
+                return DoctorReport.run(withCwd(args.cwd(), env), args.config(), args.json(), out, err);
             }
             case CHECK -> {
                 boolean inside = Sandbox.isInside();
@@ -99,6 +104,9 @@ final class Cli {
             case CHANGES -> {
                 return Changes.run(args.command(), env, out, err);
             }
+            case LOG -> {
+                return LogCommand.run(args.command(), withCwd(args.cwd(), env), out);
+            }
             case RUN -> {
                 return runCommand(args, env);
             }
@@ -113,7 +121,7 @@ final class Cli {
             for (String hint : args.hints()) {
                 err.println("agent-sandbox: " + oneLine(hint));
             }
-            out.println(planned.plan().shellLine());
+            out.println(args.json() ? Json.array(planned.plan().argv()) : planned.plan().shellLine());
             return 0;
         }
         Environment effective = withCwd(args.cwd(), env);
@@ -122,8 +130,10 @@ final class Cli {
         Interrupt interrupt = new Interrupt();
         interrupts.accept(interrupt);
         // the run directory and the checks before the run, on the second core while planning
+        java.time.Instant start = java.time.Instant.now();
         try (Preparation prepared = Preparation.start(effective)) {
-            Plan plan = plan(args, env, args.command(), debug, prepared).plan();
+            Planned planned = plan(args, env, args.command(), debug, prepared);
+            Plan plan = planned.plan();
             if (args.cwd() == null && effective.workDir().toString().equals(System.getProperty("user.dir"))) {
                 // the working directory is this process's own, as the kernel knows it
                 checkWorkDirIsCurrent(plan.checkedWorkDir());
@@ -145,16 +155,54 @@ final class Cli {
                 }
                 execution.afterRun(); // files moved aside before the run directory goes
                 execution.closeAtExit(); // the tool ends next
-                for (String line : execution.findings()) {
+                List<String> findings = execution.findings();
+                for (String line : findings) {
                     err.println("agent-sandbox: after the run: " + oneLine(line));
                 }
-                return execution.terminated() ? INTERRUPTED : status;
+                int result = execution.terminated() ? INTERRUPTED : status;
+                logRun(effective, args, planned.policyDigest(), start, result, execution, findings);
+                return result;
             }
         }
     }
 
-    /** A plan and the environment it was made for (the working directory of {@code -C}). */
-    private record Planned(Environment env, Plan plan) {}
+    /**
+     * A plan, the environment it was made for (the working directory of {@code -C}) and the
+     * SHA-256 of its merged policy's layers (the denial log's "policy").
+     */
+    private record Planned(Environment env, Plan plan, String policyDigest) {}
+
+    /**
+     * Records the run in the denial log (host side, after the sandbox has ended) and, when it
+     * refused something, says so in one line. A log that cannot be written is said in one line
+     * and does not change the run's exit status.
+     */
+    private void logRun(Environment env, Args args, String policy, java.time.Instant start, int status,
+            Execution execution, List<String> findings) {
+        List<DenialLog.Entry> entries = new java.util.ArrayList<>(DenialLog.git(execution.gitRefusals()));
+        int git = execution.gitRefusalCount();
+        for (String f : findings) {
+            entries.add(new DenialLog.Entry("file", f, "found by the checks after the run"));
+        }
+        // network: the network stack's refused destinations join here, read from the host-side
+        // file it keeps for the run: entries.addAll(DenialLog.network(thatFile))
+        int refused = git + findings.size() + (entries.size() - execution.gitRefusals().size() - findings.size());
+        // an id to tell runs apart, not a secret: no SecureRandom (its set-up costs every run)
+        String id = Long.toHexString(start.toEpochMilli()) + Long.toHexString(System.nanoTime() & 0xffffff);
+        try {
+            DenialLog.append(env, new DenialLog.Run(id, start,
+                    java.time.Instant.now(), env.workDir().toString(), args.command(), policy, status, refused,
+                    entries));
+        } catch (SandboxException e) {
+            err.println("agent-sandbox: " + oneLine(e.oneLine()));
+        }
+        if (refused > 0) {
+            err.println("agent-sandbox: this run refused " + refused + (refused == 1 ? " thing" : " things") + " ("
+                    + (git > 0 ? git + " git command" + (git == 1 ? "" : "s") : "")
+                    + (git > 0 && refused > git ? ", " : "")
+                    + (refused > git ? (refused - git) + " other" : "") + "); see them with: agent-sandbox log");
+        }
+    }
 
     /**
      * The plan a run with these flags makes here: config files, the project config's
@@ -175,6 +223,11 @@ final class Cli {
         PolicyLayer flags = args.flagLayer();
         builder.layer(flags);
         Policy policy = builder.build();
+        if (!policy.network()) { // only then can anything conflict (and Conflicts is not even loaded)
+            for (String conflict : Conflicts.of(policy)) {
+                err.println("agent-sandbox: " + oneLine(conflict));
+            }
+        }
 
         debug.section("config");
         for (String note : config.notes()) {
@@ -210,7 +263,11 @@ final class Cli {
         }
         plan = plan.withExplanation(plan.explanation().withConfigs(
                 configs(config, effective, args.config(), projectStatus)));
-        return new Planned(effective, plan);
+        StringBuilder layers = new StringBuilder();
+        for (PolicyLayer l : policy.layers()) {
+            layers.append(describe(l)).append('\n');
+        }
+        return new Planned(effective, plan, Sha256.hex(layers.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
 
     /**
@@ -263,12 +320,12 @@ final class Cli {
             Explain.validate(paths, env);
             Explanation here = Explain.read(Inside.POLICY);
             Explanation outer = Files.exists(Explain.OUTER_POLICY) ? Explain.read(Explain.OUTER_POLICY) : null;
-            out.print(new Explain(here, outer, true, env).answer(paths));
+            out.print(new Explain(here, outer, true, env).answer(paths, args.json()));
             return 0;
         }
         Explain.validate(paths, env);
         Planned planned = plan(args, env, List.of("true"), args.debug() ? new Debug(err) : Debug.OFF, null);
-        out.print(new Explain(planned.plan().explanation(), null, false, planned.env()).answer(paths));
+        out.print(new Explain(planned.plan().explanation(), null, false, planned.env()).answer(paths, args.json()));
         return 0;
     }
 
@@ -338,8 +395,33 @@ final class Cli {
         }
         Policy policy = builder.build();
         List<String> loosens = Loosening.of(policy, config.project(), effective);
-        Path record = Trust.record(effective, file, config.projectBytes());
-        out.println("trusted " + Trust.key(file) + " (sha256 " + Trust.sha256(config.projectBytes()) + ")");
+        byte[] bytes = config.projectBytes();
+        Trust.Previous previous = Trust.previous(effective, file, bytes);
+        String text = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+        out.println(Trust.key(file) + ":");
+        for (String line : text.split("\n", -1)) {
+            if (!line.isEmpty() || !text.endsWith("\n")) {
+                out.println("  | " + oneLine(line));
+            }
+        }
+        switch (previous.status()) {
+            case TRUSTED -> out.println("unchanged since you trusted it last");
+            case UNTRUSTED -> out.println("never trusted before");
+            case CHANGED -> {
+                java.util.List<String> diff = previous.content() == null ? null
+                        : LineDiff.of(new String(previous.content(), java.nio.charset.StandardCharsets.UTF_8), text);
+                if (diff == null) {
+                    out.println("changed since you trusted it last (the earlier content is not at hand to compare)");
+                } else {
+                    out.println("changed since you trusted it last:");
+                    for (String line : diff) {
+                        out.println("  " + oneLine(line));
+                    }
+                }
+            }
+        }
+        Path record = Trust.record(effective, file, bytes);
+        out.println("trusted " + Trust.key(file) + " (sha256 " + Trust.sha256(bytes) + ")");
         if (loosens.isEmpty()) {
             out.println("  it only tightens the policy");
         } else {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import agentsandbox.core.rules.Bounds;

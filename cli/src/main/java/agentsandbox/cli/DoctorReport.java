@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import agentsandbox.core.Doctor;
@@ -22,9 +23,12 @@ import java.util.List;
 final class DoctorReport {
     private DoctorReport() {}
 
-    static int run(Environment env, String explicitConfig, PrintStream out, PrintStream err) {
+    static int run(Environment env, String explicitConfig, boolean json, PrintStream out, PrintStream err) {
         List<Doctor.Check> checks = new ArrayList<>(Doctor.machine(env));
         checks.addAll(configs(env, explicitConfig));
+        if (json) {
+            return json(checks, out);
+        }
         int problems = 0;
         int width = 0;
         for (Doctor.Check c : checks) {
@@ -51,6 +55,25 @@ final class DoctorReport {
         return 0;
     }
 
+    /**
+     * {@code doctor --json}: {@code {"version": 1, "canRun": BOOL, "checks": [{"name", "status"
+     * ("ok", "warning" or "problem"), "finding", "fix"}]}} on one line; the exit status as without
+     * --json.
+     */
+    private static int json(List<Doctor.Check> checks, PrintStream out) {
+        StringBuilder b = new StringBuilder();
+        boolean canRun = true;
+        for (Doctor.Check c : checks) {
+            canRun &= c.status() != Doctor.Status.PROBLEM;
+            b.append(b.isEmpty() ? "" : ",").append("{\"name\":").append(Json.quote(c.name()))
+                    .append(",\"status\":").append(Json.quote(c.status().name().toLowerCase(java.util.Locale.ROOT)))
+                    .append(",\"finding\":").append(Json.quote(c.finding()))
+                    .append(",\"fix\":").append(Json.quote(c.fix())).append('}');
+        }
+        out.println("{\"version\":" + Json.VERSION + ",\"canRun\":" + canRun + ",\"checks\":[" + b + "]}");
+        return canRun ? 0 : 1;
+    }
+
     private static String pad(String s, int width) {
         return s.length() >= width ? s : s + " ".repeat(width - s.length());
     }
@@ -72,12 +95,8 @@ final class DoctorReport {
                 checks.add(new Doctor.Check("global config", Doctor.Status.OK, file + ": valid", ""));
             } else if (explicitConfig != null) {
                 checks.add(new Doctor.Check("config (-c)", Doctor.Status.OK, file + ": valid, your own choice", ""));
-            } else if (trusted(env, file)) {
-                checks.add(new Doctor.Check("project config", Doctor.Status.OK, file + ": valid, trusted", ""));
             } else {
-                checks.add(new Doctor.Check("project config", Doctor.Status.OK, file
-                        + ": valid, not trusted (it may only tighten the policy; run agent-sandbox trust to accept it)",
-                        ""));
+                checks.add(project(env, loaded, file));
             }
         }
         if (checks.isEmpty()) {
@@ -87,33 +106,28 @@ final class DoctorReport {
     }
 
     /**
-     * Whether the user trusted this config file as it is now: the trust store
-     * ({@code $XDG_STATE_HOME/agent-sandbox/trust}, {@code ~/.local/state/...} by default)
-     * holds a file named by the SHA-256 of the config's absolute path, containing the
-     * SHA-256 of its content.
+     * The project config as a run here takes it: trusted; untrusted and only tightening
+     * (fine); or untrusted and loosening, which stops every run here until the user trusts
+     * it: a problem, with the fix.
      */
-    static boolean trusted(Environment env, Path config) {
-        String state = env.env("XDG_STATE_HOME").orElse("");
-        Path stateHome;
-        if (state.startsWith("/")) {
-            stateHome = Path.of(state);
-        } else if (env.home() != null) {
-            stateHome = env.home().resolve(".local/state");
-        } else {
-            return false;
+    private static Doctor.Check project(Environment env, ConfigReader.Loaded loaded, Path file) {
+        Trust.Status status = Trust.status(env, file, loaded.projectBytes());
+        if (status == Trust.Status.TRUSTED) {
+            return new Doctor.Check("project config", Doctor.Status.OK, file + ": valid, trusted", "");
         }
-        try {
-            Path absolute = config.toAbsolutePath().normalize();
-            Path record = stateHome.resolve("agent-sandbox/trust")
-                    .resolve(sha256(absolute.toString().getBytes(StandardCharsets.UTF_8)));
-            if (!Files.isRegularFile(record)) {
-                return false;
-            }
-            String recorded = Files.readString(record, StandardCharsets.US_ASCII).strip();
-            return recorded.equals(sha256(Files.readAllBytes(absolute)));
-        } catch (IOException | RuntimeException e) {
-            return false;
+        agentsandbox.core.rules.Policy.Builder builder = agentsandbox.core.rules.Policy.builder();
+        for (PolicyLayer layer : loaded.layers()) {
+            builder.layer(layer);
         }
+        List<String> loosens = agentsandbox.core.rules.Loosening.of(builder.build(), loaded.project(), env);
+        if (loosens.isEmpty()) {
+            return new Doctor.Check("project config", Doctor.Status.OK, file
+                    + ": valid, not trusted, which is fine: it only tightens the policy", "");
+        }
+        String why = status == Trust.Status.CHANGED ? "changed since it was trusted" : "not trusted";
+        return new Doctor.Check("project config", Doctor.Status.PROBLEM, file + ": " + why + ", and it loosens the"
+                + " policy (" + Cli.summary(loosens) + "), so every run here stops on it",
+                "review it, then run: agent-sandbox trust -C " + env.workDir() + " (or name a config with -c)");
     }
 
     private static String sha256(byte[] data) {

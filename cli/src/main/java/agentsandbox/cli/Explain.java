@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import agentsandbox.core.plan.Inside;
@@ -30,6 +31,7 @@ import java.util.List;
  *   rule:   the deciding rule and its layer
  *   beats:  a rule for the same path that lost, and why               (one line each)
  *   change: the flag for one run, or the config entry for every run
+ *   warning: what showing a path the built-in defaults hide gives away    (when so)
  * </pre>
  *
  * Blocks are separated by a blank line. The answer comes from an {@link Explanation}:
@@ -107,17 +109,30 @@ final class Explain {
 
     /** The blocks for these paths. */
     String answer(List<String> paths) {
-        StringBuilder sb = new StringBuilder();
-        for (String p : paths) {
-            if (!sb.isEmpty()) {
-                sb.append('\n');
-            }
-            block(p, sb);
-        }
-        return sb.toString();
+        return answer(paths, false);
     }
 
-    private void block(String arg, StringBuilder sb) {
+    /**
+     * The blocks for these paths, as text or, with {@code json}, as {@code {"version": 1,
+     * "paths": [{"path", "level" (read-write, read-only, hidden or replaced), "detail" (what
+     * the parentheses say, or ""), "lines": [{"key", "text"}]}]}} on one line: the same
+     * content, keyed as the text's lines are (path, tool, view, outer, rule, beats, change,
+     * warning).
+     */
+    String answer(List<String> paths, boolean json) {
+        StringBuilder sb = new StringBuilder();
+        for (String p : paths) {
+            if (json) {
+                sb.append(sb.isEmpty() ? "{\"version\":" + Json.VERSION + ",\"paths\":[" : ",");
+            } else if (!sb.isEmpty()) {
+                sb.append('\n');
+            }
+            block(p, sb, json);
+        }
+        return json ? sb.append("]}\n").toString() : sb.toString();
+    }
+
+    private void block(String arg, StringBuilder sb, boolean json) {
         Path lexical = absolute(arg, env);
         boolean missing = false;
         Path real = realPath(lexical);
@@ -131,7 +146,7 @@ final class Explain {
         }
         Explanation.Entry d = record.decide(real);
         boolean at = real.equals(d.path()) && !missing;
-        List<String> lines = new ArrayList<>();
+        List<String[]> lines = new ArrayList<>();
         if (!real.equals(lexical)) {
             lines.add(line("path", "a symlink to " + shown(real) + ": a rule on a symlink applies to its target"));
         }
@@ -167,15 +182,33 @@ final class Explain {
         }
         String change = change(d, real, at, missing);
         lines.add(line("change", inside ? "for the next run, outside this sandbox: " + change : change));
+        String warning = warning(d, real);
+        if (warning != null) {
+            lines.add(line("warning", warning));
+        }
+        if (json) {
+            int paren = level.indexOf(" (");
+            sb.append("{\"path\":").append(Json.quote(arg))
+                    .append(",\"level\":").append(Json.quote(paren < 0 ? level : level.substring(0, paren)))
+                    .append(",\"detail\":").append(Json.quote(paren < 0 ? "" : level.substring(paren + 2,
+                            level.length() - (level.endsWith(")") ? 1 : 0))))
+                    .append(",\"lines\":[");
+            for (int i = 0; i < lines.size(); i++) {
+                sb.append(i == 0 ? "" : ",").append("{\"key\":").append(Json.quote(lines.get(i)[0]))
+                        .append(",\"text\":").append(Json.quote(lines.get(i)[1])).append('}');
+            }
+            sb.append("]}");
+            return;
+        }
         sb.append(SandboxException.printable(arg)).append(": ").append(level).append('\n');
-        for (String l : lines) {
-            sb.append(l).append('\n');
+        for (String[] l : lines) {
+            String k = l[0] + ":";
+            sb.append(PAD + k + " ".repeat(Math.max(1, 8 - k.length())) + SandboxException.printable(l[1])).append('\n');
         }
     }
 
-    private static String line(String key, String text) {
-        String k = key + ":";
-        return PAD + k + " ".repeat(Math.max(1, 8 - k.length())) + SandboxException.printable(text);
+    private static String[] line(String key, String text) {
+        return new String[] {key, text};
     }
 
     /** The symlink-resolved path, or null when it does not exist (or is a dangling link). */
@@ -207,7 +240,9 @@ final class Explain {
             case UNREADABLE_FILE -> "hidden (the file is there, but reading it fails: permission denied)";
             case OWN_STATE -> "replaced (an empty file system of the sandbox's own, writable)";
             case SOCKET -> "hidden (a host session socket, or a directory of them: out of reach)";
-            case DOCKER -> d.access() == Access.RW ? "read-write (the Docker socket, bound in)"
+            case DOCKER -> d.access() == Access.RW ? "read-write (the Docker socket, bound in: the Docker daemon is root on"
+                    + " the host, so this sandbox protects nothing from a command that uses it; a rootless Docker"
+                    + " or Podman socket through DOCKER_HOST has only your rights)"
                     : "replaced (/dev/null: the Docker socket is out of reach)";
             case LAUNCHER -> "replaced (agent-sandbox's launcher, which applies the " + d.why().origin().source()
                     + " rule)";
@@ -321,7 +356,8 @@ final class Explain {
             }
             case DOCKER -> {
                 return d.access() == Access.RW ? "--docker=false" : "--docker, or \"docker\": true in " + globalFile()
-                        + ", binds the Docker socket in";
+                        + ", binds the Docker socket in (root on the host: prefer a rootless Docker or Podman"
+                        + " socket through DOCKER_HOST)";
             }
             case LAUNCHER -> {
                 String s = w.origin().source();
@@ -363,6 +399,24 @@ final class Explain {
         String fix = what + flag(want, flagPattern) + " (one run), or " + (config.endsWith(")")
                 ? config.substring(0, config.length() - 1) + "; every run)" : config + " (every run)");
         return missing ? "create it first, then " + fix : fix;
+    }
+
+    /**
+     * What a user gives away by showing a path the built-in defaults hide (~/.ssh, ~/.gnupg,
+     * ~/.aws, the tools' credential files): they are hidden because they hold keys and tokens.
+     * Null for anything else.
+     */
+    private String warning(Explanation.Entry d, Path real) {
+        if (d.access() != Access.EXCLUDE || d.why().origin().layer() != Layer.PRESET || !isPathRule(d)) {
+            return null;
+        }
+        String p = shown(real);
+        String alternative = p.equals("~/.ssh") || p.startsWith("~/.ssh/")
+                ? "; to use your ssh keys, --ssh-agent lets the sandbox sign without reading them"
+                : p.equals("~/.gnupg") || p.startsWith("~/.gnupg/")
+                ? "; to sign or decrypt, --gpg-agent lets the sandbox use your keys without reading them" : "";
+        return "it is hidden because it holds secrets (keys, tokens): shown, every command in the sandbox, the"
+                + " agent included, can read it and send it anywhere" + alternative;
     }
 
     /** The global config file, or where to create one. */

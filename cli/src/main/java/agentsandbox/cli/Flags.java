@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import agentsandbox.core.rules.Bounds;
@@ -27,7 +28,7 @@ final class Flags {
     /** Every long flag, for suggestions when one is mistyped. */
     static final List<String> LONG_FLAGS = List.of("--help", "--version", "--check", "--quiet", "--cwd", "--config",
             "--network", "--docker", "--host-port", "--share-tmp", "--ssh-agent", "--gpg-agent", "--dry-run", "--debug", "--ro",
-            "--rw", "--exclude", "--cmd", "--tmp-size", "--max-procs", "--max-memory");
+            "--rw", "--exclude", "--cmd", "--tmp-size", "--max-procs", "--max-memory", "--json");
 
     /** The version of this build, from the jar's resources. */
     static String version() {
@@ -75,6 +76,7 @@ final class Flags {
         private final Map<String, CommandRule> commands = new LinkedHashMap<>();
         private List<String> command = List.of();
         private final List<String> hints = new ArrayList<>();
+        private boolean json;
 
         Parser(List<String> argv) {
             this.argv = argv;
@@ -82,7 +84,7 @@ final class Flags {
 
         Args parse() {
             if (argv.isEmpty()) {
-                return result(Args.Mode.HELP);
+                return result(Args.Mode.USAGE); // a usage error, as with any other tool: exit 1
             }
             while (i < argv.size()) {
                 String arg = argv.get(i++);
@@ -111,7 +113,15 @@ final class Flags {
                         Changes.check(command);
                         return result(Args.Mode.CHANGES);
                     }
+                    if (arg.equals("log") && mode == Args.Mode.RUN) {
+                        command = List.copyOf(argv.subList(i, argv.size())); // read by LogCommand
+                        return result(Args.Mode.LOG);
+                    }
                     if (arg.equals("doctor") && mode == Args.Mode.RUN) {
+                        if (i < argv.size() && argv.get(i).equals("--json")) {
+                            json = true;
+                            i++;
+                        }
                         if (i < argv.size()) {
                             throw new UsageException("doctor takes no arguments (got '" + argv.get(i) + "')",
                                     "to run a program named doctor, write: agent-sandbox -- doctor");
@@ -134,6 +144,10 @@ final class Flags {
             }
             if (quiet) {
                 throw new UsageException("-q only applies to check");
+            }
+            if (json && !dryRun) {
+                throw new UsageException("--json applies to --dry-run, explain, doctor and log",
+                        "a command's own output is never changed");
             }
             if (command.isEmpty()) {
                 throw new UsageException("no command given",
@@ -163,6 +177,10 @@ final class Flags {
                         "usage: agent-sandbox [flags] explain PATH...");
             }
             List<String> paths = new ArrayList<>(rest);
+            if (!paths.isEmpty() && paths.get(0).equals("--json")) {
+                json = true;
+                paths.remove(0);
+            }
             if (!paths.isEmpty() && paths.get(0).equals("--")) {
                 paths.remove(0);
             } else {
@@ -246,6 +264,7 @@ final class Flags {
                 case "--rw" -> rw.add(path(name, value(name, inline)));
                 case "--exclude" -> exclude.add(path(name, value(name, inline)));
                 case "--cmd" -> commandRules(value(name, inline));
+                case "--json" -> json = bool(name, inline);
                 default -> {
                     String meant = meant(arg);
                     throw new UsageException("unknown flag '" + arg + "'" + (meant == null ? ""
@@ -403,8 +422,9 @@ final class Flags {
             return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, sshAgentKeys, gpgAgent, List.copyOf(hostPorts),
                     dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
-                    m == Args.Mode.RUN || m == Args.Mode.EXPLAIN || m == Args.Mode.CHANGES ? command : List.of(),
-                    m == Args.Mode.RUN ? List.copyOf(hints) : List.of(), bounds);
+                    m == Args.Mode.RUN || m == Args.Mode.EXPLAIN || m == Args.Mode.CHANGES || m == Args.Mode.LOG ? command
+                            : List.of(),
+                    m == Args.Mode.RUN ? List.copyOf(hints) : List.of(), bounds, json);
         }
     }
 }

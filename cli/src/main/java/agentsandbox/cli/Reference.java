@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import java.util.ArrayList;
@@ -226,7 +227,7 @@ record Reference(
                                     + " would change it, or none). Inside a sandbox it answers for that sandbox and"
                                     + " takes no flags. A command failed with \"Read-only file system\"? explain its"
                                     + " path."),
-                    new Command("changes [list | diff PATH... | take PATH... | discard PATH... | --all]",
+                    new Command("changes [list|diff|take|discard] [PATH...]",
                             "what sandboxes changed in your home",
                             "List what sandboxes changed over your home's directories that @caches and @agents"
                                     + " grant (they see those directories copy-on-write: their changes stay in"
@@ -235,11 +236,21 @@ record Reference(
                                     + " a program would run or obey. diff shows the sandboxes' version against your own;"
                                     + " take brings it to your home (and out of the layer); discard drops it, so that"
                                     + " sandboxes see your own again (--all: every change). Outside any sandbox only."),
+                    new Command("log [--json]", "what runs refused (the last by default)",
+                            "Show what runs refused, from the denial log: git commands the guard refused (with the"
+                                    + " rule), files the checks after a run moved aside or reported, and the run's"
+                                    + " start, end, command, working directory, exit status and policy digest. The"
+                                    + " last run by default; --project DIR, the runs in DIR or below it; --since WHEN,"
+                                    + " the runs since then (an age such as 30m, 2h or 7d, or a time such as"
+                                    + " 2026-11-26T20:00); --all, every run the log holds; --json, the runs as JSON."
+                                    + " Only the host-side agent-sandbox process writes the log, after the sandbox has"
+                                    + " ended; it is hidden in every sandbox. A run that refused something ends with"
+                                    + " one line on stderr saying how many, and pointing here."),
                     new Command("--help | --version", "", "")),
             List.of(
                     flag("-h --help", null, false, "show this help and exit",
                             "Print this short help on stdout and exit 0; it wins wherever it appears among the"
-                                    + " flags. No arguments at all also print it."),
+                                    + " flags. No arguments at all print it on stderr, as a usage error (exit 1)."),
                     flag("-v --version", null, false, "show the version, Java runtime and bwrap, and exit",
                             "Print the version, the commit it was built from, the bundled Java runtime's version and"
                                     + " the bwrap found, and exit 0."),
@@ -256,8 +267,12 @@ record Reference(
                                     + " 127.0.0.1:3128 inside (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point there), which"
                                     + " refuses destinations on this machine: loopback, the host's own addresses,"
                                     + " link-local and multicast. Off (--network=false), only the loopback is left."),
-                    flag("--docker", "BOOL", true, "expose the Docker socket (default false)",
-                            "Bind the Docker socket in (default false)."),
+                    flag("--docker", "BOOL", true, "Docker socket, root on the host (default false)",
+                            "Bind the Docker socket in (default false). Whoever can talk to the Docker daemon is"
+                                    + " root on the host (docker run -v /:/host), so with --docker the sandbox no"
+                                    + " longer protects anything from a command that wants out. Where a command needs"
+                                    + " containers, point DOCKER_HOST at a rootless Docker or Podman socket"
+                                    + " (podman system service), which has only your own rights."),
                     flag("--host-port", "PORT", false, "reach this port of the host's loopback (repeatable)",
                             "Let the sandbox reach this port of the host's loopback at 127.0.0.1:PORT inside, and"
                                     + " only that one. Repeatable, also comma-separated: --host-port 5432,6379."),
@@ -289,6 +304,11 @@ record Reference(
                     flag("--dry-run", null, false, "print the bwrap command line and exit",
                             "Print the bwrap command line that would run, shell-quoted as one line, and exit 0"
                                     + " without running it; nothing is created."),
+                    flag("--json", null, false, "JSON for scripts: --dry-run, explain, doctor, log",
+                            "Print JSON instead of text, for scripts: with --dry-run the bwrap command line as"
+                                    + " an array of strings; with explain, doctor and log an object with a version"
+                                    + " field (docs/json.md describes each shape). A command's own output is never"
+                                    + " changed."),
                     flag("--debug", null, false, "explain every startup decision on stderr",
                             "Explain on stderr every startup decision: the config files, the merge, the resolution of"
                                     + " every path and every mount."),
@@ -402,6 +422,10 @@ record Reference(
                                     "The trust store (~/.local/state/agent-sandbox/trust/ by default): one owner-only"
                                             + " file per trusted config. agent-sandbox's whole state directory is hidden"
                                             + " in every sandbox."),
+                            item("$XDG_STATE_HOME/agent-sandbox/log/",
+                                    "The denial log (runs.jsonl, one JSON line per run, rotated at 1 MiB to"
+                                            + " runs.1.jsonl): what agent-sandbox log shows. Written only by"
+                                            + " agent-sandbox outside the sandbox; hidden in every sandbox."),
                             item("$XDG_STATE_HOME/agent-sandbox/run/ID/",
                                     "A run's directory, with its private /tmp; removed after every run, and by the"
                                             + " next run when a run was killed."),
@@ -421,6 +445,11 @@ record Reference(
                             item("TMPDIR", "Shown at /tmp with --share-tmp; inside, TMPDIR=/tmp is set."),
                             item("HTTP_PROXY, HTTPS_PROXY, ALL_PROXY",
                                     "Set inside (also in lower case) to the proxy when the network is on."),
+                            item("AGENT_SANDBOX_PROMPT",
+                                    "Set inside to \"(sandbox) \" for a prompt to show:"
+                                            + " PS1='${AGENT_SANDBOX_PROMPT}'\"$PS1\" in ~/.bashrc. Display only: a"
+                                            + " command inside can change it; agent-sandbox check is the test that"
+                                            + " cannot be fooled."),
                             item("AGENT_SANDBOX_CMD, AGENT_SANDBOX_REAL",
                                     "Set for a wrapper script: the command's name and its real binary inside the"
                                             + " sandbox."),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import agentsandbox.core.Environment;
@@ -22,7 +23,8 @@ import java.util.Optional;
  * config under {@code $XDG_STATE_HOME/agent-sandbox/trust/} (else
  * {@code ~/.local/state/agent-sandbox/trust/}), named by the SHA-256 of the config's
  * path and holding the SHA-256 of the content that was trusted. A config whose bytes
- * changed by one is no longer trusted. The whole {@code agent-sandbox} state directory
+ * changed by one is no longer trusted. Beside each record, {@code NAME.content} keeps the
+ * bytes that were trusted, so the next {@code trust} can show what changed since. The whole {@code agent-sandbox} state directory
  * is hidden inside every sandbox, so no sandbox can read or write the record; inside a
  * sandbox no project config is trusted.
  */
@@ -110,12 +112,13 @@ final class Trust {
             createPrivateDirs(dir);
             temp = Files.createTempFile(dir, ".record-", ".tmp",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            // the content first: a record never names bytes whose copy is older than it
+            Files.write(temp, content, StandardOpenOption.WRITE);
+            replace(temp, dir.resolve(recordName(key) + CONTENT));
+            temp = Files.createTempFile(dir, ".record-", ".tmp",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             Files.writeString(temp, text, StandardCharsets.UTF_8, StandardOpenOption.WRITE);
-            try {
-                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
-            }
+            replace(temp, target);
             temp = null;
             return target;
         } catch (IOException e) {
@@ -129,6 +132,52 @@ final class Trust {
                     // best effort
                 }
             }
+        }
+    }
+
+    private static final String CONTENT = ".content";
+
+    private static void replace(Path temp, Path target) throws IOException {
+        try {
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    /**
+     * What was trusted at this path last: the bytes, when the record is there and its copy
+     * matches its hash; empty bytes-less results say why not.
+     */
+    record Previous(Status status, byte[] content) {}
+
+    /** The config last trusted at this path (see {@link Previous}). */
+    static Previous previous(Environment env, Path file, byte[] now) {
+        Status status = status(env, file, now);
+        if (status == Status.UNTRUSTED) {
+            return new Previous(status, null);
+        }
+        Path key = key(file);
+        Path dir = storeDir(env).orElseThrow();
+        String record = readRecord(dir.resolve(recordName(key)));
+        byte[] kept = readContent(dir.resolve(recordName(key) + CONTENT));
+        if (kept != null && record != null && record.contains("\nsha256 " + sha256(kept) + "\n")) {
+            return new Previous(status, kept);
+        }
+        return new Previous(status, null);
+    }
+
+    private static byte[] readContent(Path file) {
+        try {
+            BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            if (!a.isRegularFile() || a.size() > ConfigReader.MAX_BYTES) {
+                return null;
+            }
+            try (InputStream in = Files.newInputStream(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+                return in.readNBytes((int) ConfigReader.MAX_BYTES);
+            }
+        } catch (IOException e) {
+            return null;
         }
     }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -142,11 +143,11 @@ class CliTest {
     }
 
     @Test
-    void No_Arguments_Prints_Help_On_Stdout() {
+    void No_Arguments_Is_A_Usage_Error_With_The_Usage_On_Stderr() {
         CliWorld.Result r = new CliWorld(dir).run();
-        assertThat(r.status()).isZero();
-        assertThat(r.out()).contains("agent-sandbox [flags]").contains("--dry-run");
-        assertThat(r.err()).isEmpty();
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.err()).contains("agent-sandbox [flags]").contains("--dry-run");
+        assertThat(r.out()).isEmpty();
     }
 
     @Test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -85,10 +86,9 @@ class DoctorReportTest {
         Path config = world.write("home/project/.agent-sandbox.json", "{\"network\": false}\n");
         world.write("home/.config/agent-sandbox/config.json", "{}\n");
         assertThat(world.run("doctor").out()).contains("ok       global config")
-                .contains(config + ": valid, not trusted");
+                .contains(config + ": valid, not trusted, which is fine: it only tightens the policy");
 
-        world.write("home/.local/state/agent-sandbox/trust/" + sha256(config.toString().getBytes(StandardCharsets.UTF_8)),
-                sha256(Files.readAllBytes(config)) + "\n");
+        assertThat(world.run("trust").status()).isZero();
         assertThat(world.run("doctor").out()).contains(config + ": valid, trusted");
 
         Files.writeString(config, "{\"network\": true}\n");
@@ -96,11 +96,27 @@ class DoctorReportTest {
     }
 
     @Test
+    void An_Untrusted_Project_Config_That_Loosens_Is_A_Problem_With_The_Fix() {
+        Path config = world.write("home/project/.agent-sandbox.json", "{\"hostPorts\": [5432]}\n");
+        CliWorld.Result r = world.run("doctor");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.out()).containsPattern("PROBLEM  project config +" + java.util.regex.Pattern.quote(config
+                + ": not trusted, and it loosens the policy (hostPorts [5432]), so every run here stops on it"))
+                .contains("fix: review it, then run: agent-sandbox trust -C " + config.getParent());
+        assertThat(r.err()).contains("1 problem stops");
+
+        assertThat(world.run("trust").status()).isZero();
+        assertThat(world.run("doctor").status()).isZero();
+        world.write("home/project/.agent-sandbox.json", "{\"hostPorts\": [5433]}\n");
+        assertThat(world.run("doctor").out()).contains(config + ": changed since it was trusted, and it loosens");
+    }
+
+    @Test
     void The_Trust_Store_Follows_XDG_STATE_HOME() throws Exception {
         Path config = world.write("home/project/.agent-sandbox.json", "{}\n");
         world.env.put("XDG_STATE_HOME", world.root.resolve("state").toString());
-        world.write("state/agent-sandbox/trust/" + sha256(config.toString().getBytes(StandardCharsets.UTF_8)),
-                sha256(Files.readAllBytes(config)));
+        assertThat(world.run("trust").status()).isZero();
+        assertThat(Files.list(world.root.resolve("state/agent-sandbox/trust")).count()).isEqualTo(2);
         assertThat(world.run("doctor").out()).contains(config + ": valid, trusted");
     }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import agentsandbox.core.rules.CommandRule;
@@ -19,8 +20,8 @@ class FlagsTest {
     }
 
     @Test
-    void No_Arguments_Means_Help() {
-        assertThat(parse().mode()).isEqualTo(Args.Mode.HELP);
+    void No_Arguments_Means_Usage_Error() {
+        assertThat(parse().mode()).isEqualTo(Args.Mode.USAGE);
     }
 
     @Test

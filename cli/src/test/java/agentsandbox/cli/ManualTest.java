@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import agentsandbox.core.rules.Presets;
@@ -91,14 +92,15 @@ class ManualTest {
                 names.add(c.name());
             }
         }
-        assertThat(names).containsExactly("check", "trust", "doctor", "explain");
+        assertThat(names).containsExactly("check", "trust", "doctor", "explain", "log");
         String help = help();
         String man = Manual.man(ref, "1");
         for (String name : names) {
             assertThat(help).containsPattern("agent-sandbox (\\[flags\\] )?" + name);
             assertThat(man).containsPattern("\\\\fBagent-sandbox\\\\fR (\\[flags\\] )?" + name);
             assertThat(man).contains(".TP\n\\fB" + name + "\\fR");
-            assertThat(Manual.bash(ref)).containsPattern("subcommands='[^']*\\b" + name + "\\b");
+            assertThat(Manual.bash(ref)).containsPattern("COMPREPLY=\\(\\$\\(compgen -W '[^']*\\b" + name + "\\b");
+            assertThat(Manual.bash(ref)).contains("            " + name + ") ");
             assertThat(Manual.zsh(ref)).contains("'" + name + ":");
             assertThat(Manual.fish(ref)).contains(" -a " + name + " ");
         }
@@ -130,8 +132,8 @@ class ManualTest {
                 .findFirst().orElseThrow();
         assertThat(explain.paths()).isTrue();
         assertThat(Manual.bash(ref)).contains("explain) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;");
+        assertThat(Manual.fish(ref)).contains("complete -c agent-sandbox -F -n '__agent_sandbox_subcommand explain'");
         assertThat(Manual.zsh(ref)).contains("explain) _files ;;");
-        assertThat(Manual.fish(ref)).contains("complete -c agent-sandbox -F -n '__fish_seen_subcommand_from explain'");
         assertThat(Manual.man(ref, "1")).contains(".TP\n\\fBexplain\\fR \\fIPATH\\fR...\n")
                 .contains(".TP\n\\fBtrust\\fR [\\fB\\-C\\fR \\fIDIR\\fR]\n");
     }

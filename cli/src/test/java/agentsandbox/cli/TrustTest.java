@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -207,7 +208,7 @@ class TrustTest {
         assertThat(r.out()).contains("it only tightens the policy");
         Path store = w.root.resolve("state/agent-sandbox/trust");
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(store))).isEqualTo("rwx------");
-        try (Stream<Path> records = Files.list(store)) {
+        try (Stream<Path> records = Files.list(store).filter(p -> !p.toString().endsWith(".content"))) {
             List<Path> all = records.toList();
             assertThat(all).hasSize(1);
             assertThat(all.get(0).getFileName().toString())
@@ -220,8 +221,37 @@ class TrustTest {
         Files.writeString(cfg, "{\"network\": false}");
         assertThat(w.run("trust").status()).isZero();
         try (Stream<Path> records = Files.list(store)) {
-            assertThat(records.toList()).hasSize(1);
+            assertThat(records.toList()).hasSize(2); // the record and the trusted bytes' copy
         }
+    }
+
+    @Test
+    void Trust_Shows_The_File_And_What_Changed_Since_It_Was_Trusted_Last() throws IOException {
+        CliWorld w = new CliWorld(dir);
+        w.env.put("XDG_STATE_HOME", w.root.resolve("state").toString());
+        Path cfg = w.write(CONFIG, "{\n  \"network\": false,\n  \"docker\": false\n}\n");
+        CliWorld.Result first = w.run("trust");
+        assertThat(first.status()).isZero();
+        assertThat(first.out()).startsWith(cfg + ":\n  | {\n  |   \"network\": false,\n  |   \"docker\": false\n  | }\n"
+                + "never trusted before\n");
+        CliWorld.Result again = w.run("trust");
+        assertThat(again.out()).contains("\nunchanged since you trusted it last\n");
+
+        Files.writeString(cfg, "{\n  \"network\": false,\n  \"docker\": true\n}\n");
+        CliWorld.Result changed = w.run("trust");
+        assertThat(changed.status()).isZero();
+        assertThat(changed.out()).contains("changed since you trusted it last:\n  @@ line 3\n"
+                + "  -   \"docker\": false\n  +   \"docker\": true\n").contains("docker on");
+    }
+
+    @Test
+    void Trust_Shows_A_Config_With_Control_Characters_As_Printable_Lines() {
+        CliWorld w = new CliWorld(dir);
+        w.env.put("XDG_STATE_HOME", w.root.resolve("state").toString());
+        w.write(CONFIG, "{ /* \u001b]52;c;aGk=\u0007 */ }\n");
+        CliWorld.Result r = w.run("trust");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).doesNotContain("\u001b").doesNotContain("\u0007");
     }
 
     @Test

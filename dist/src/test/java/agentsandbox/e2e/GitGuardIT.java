@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.e2e;
 
 import agentsandbox.core.Sandbox;
@@ -31,7 +32,7 @@ class GitGuardIT {
             // checkout, in every way of reaching git
             "git checkout .",
             "git checkout main",
-            "git checkout -b new-branch",
+            "git checkout -b new-branch -- a.txt",
             "git checkout -- a.txt",
             "git checkout feature a.txt",
             "/usr/bin/git checkout .",
@@ -419,10 +420,12 @@ class GitGuardIT {
 
     @Test
     void A_Refusal_Names_The_Operation_The_Reason_And_The_Alternative() {
+        // the refusal, then the run's one line that points to the denial log
         sandbox.run("--", "git", "push", "--force", "origin", "main")
-                .failsWithOneLineError()
+                .exitsWith(1)
                 .stderrIs("agent-sandbox: git push --force is not allowed in this sandbox: it can overwrite commits on"
-                        + " the remote; use git push --force-with-lease, or ask the user to push outside the sandbox\n");
+                        + " the remote; use git push --force-with-lease, or ask the user to push outside the sandbox\n"
+                        + "agent-sandbox: this run refused 1 thing (1 git command); see them with: agent-sandbox log\n");
     }
 
     @Test

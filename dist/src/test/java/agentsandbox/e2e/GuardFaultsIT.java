@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -130,9 +131,12 @@ class GuardFaultsIT {
 
         assertThat(r.stdout()).contains("FLOOD-ANSWERED ", "STATUS-DURING-FLOOD 0", "fifo-alias=1",
                 "fifo-reset=1", "big=").doesNotContain("big=0");
-        assertThat(r.stderr()).isEqualTo("agent-sandbox: git checkout is not allowed in this sandbox: it can"
+        // the one refusal the script lets through to stderr, then the run's line pointing to the denial log
+        assertThat(r.stderr()).startsWith("agent-sandbox: git checkout is not allowed in this sandbox: it can"
                 + " overwrite uncommitted changes; use git switch to change branches (git switch -c to create one),"
-                + " git restore --staged to unstage\n");
+                + " git restore --staged to unstage\n")
+                .matches("[^\n]*\nagent-sandbox: this run refused \\d+ things \\(\\d+ git commands\\); see them with:"
+                        + " agent-sandbox log\n");
         assertThat(took).isLessThan(Duration.ofSeconds(40));
         assertThat(sandbox.read(sandbox.project("a.txt"))).isEqualTo("first line\nuncommitted line\n");
         SandboxCli.awaitNoHostProcessWith(sandbox.world().toString(), Duration.ofSeconds(2), "after the run");

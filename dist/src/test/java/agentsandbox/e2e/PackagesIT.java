@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -101,9 +102,10 @@ class PackagesIT {
         }
         // bash completes a flag and a subcommand the way a user types them
         String completed = succeeds(dir, "bash", "-c", "source " + Result.quote(bash.toString())
-                + "; COMP_WORDS=(agent-sandbox --netw); COMP_CWORD=1; _agent_sandbox; echo \"${COMPREPLY[*]}\";"
-                + " COMP_WORDS=(agent-sandbox docto); COMP_CWORD=1; _agent_sandbox; echo \"${COMPREPLY[*]}\"").output();
-        assertThat(completed).startsWith("--network\n").contains("doctor");
+                + "; COMP_LINE='agent-sandbox --netw'; COMP_POINT=${#COMP_LINE}; _agent_sandbox; echo \"${COMPREPLY[*]}\";"
+                + " COMP_LINE='agent-sandbox docto'; COMP_POINT=${#COMP_LINE}; _agent_sandbox; echo \"${COMPREPLY[*]}\"")
+                .output();
+        assertThat(completed).startsWith("--network --network=\n").contains("doctor");
         String fishCompleted = succeeds(dir, "fish", "-c", "source " + Result.quote(fish.toString())
                 + "; complete -C 'agent-sandbox --dry'").output();
         assertThat(fishCompleted).startsWith("--dry-run");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.core.git;
 
 import java.nio.charset.StandardCharsets;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.core.git;
 
 /** Git object names as git writes them: lower-case hex, 40 digits (SHA-1) or 64 (SHA-256). */

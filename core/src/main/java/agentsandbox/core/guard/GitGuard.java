@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.core.guard;
 
 import agentsandbox.core.plan.Inside;
@@ -201,6 +202,10 @@ final class GitGuard {
         if (r != null) {
             return r;
         }
+        r = existingBranchReset(cmd, probe);
+        if (r != null) {
+            return r;
+        }
         r = remoteFromFiles(cmd, probe);
         if (r != null) {
             return r;
@@ -258,6 +263,29 @@ final class GitGuard {
             return null;
         }
         return programs.out().lines().anyMatch(sub::equals) ? Optional.empty() : Optional.of(words);
+    }
+
+    /**
+     * {@code git checkout -B NAME}: like {@code -b} where no branch NAME exists; where one
+     * does, it moves that branch, which may lose its commits. The real git says, inside,
+     * whether the branch is there (and a branch made between this question and the run
+     * is the sandbox's own).
+     */
+    private static GitRules.Refusal existingBranchReset(GitCommand cmd, Probe probe) {
+        if (!cmd.sub().equals("checkout") || !GitRules.resetsBranch(cmd.rest())) {
+            return null;
+        }
+        String name = GitRules.newBranch(cmd.rest());
+        List<String> args = new ArrayList<>(cmd.forwarded());
+        args.addAll(List.of("rev-parse", "--verify", "--quiet", "refs/heads/" + name));
+        GitRun run = probe.git(args);
+        if (run.status() == 1) {
+            return null; // no such branch: -B creates it, as -b would
+        }
+        return new GitRules.Refusal("git checkout -B", GitRules.Effect.REFS, run.status() == 0
+                ? "it moves the existing branch " + name + " to another commit"
+                : "git could not say in time whether the branch " + name + " exists",
+                "use git checkout -b (or git switch -c) with a new branch name");
     }
 
     /** Most remote names looked up in the legacy files per command. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.core.guard;
 
 import agentsandbox.core.git.ObjectIds;
@@ -139,6 +140,14 @@ final class GitRules {
             c|create= C|force-create= d|detach guess f|force discard-changes m|merge conflict= q|quiet progress
             t|track? orphan= ignore-other-worktrees recurse-submodules? overlay
             """);
+    private static final GitOptions CHECKOUT = GitOptions.of("""
+            b|= B|= l| d|detach t|track? orphan= f|force m|merge conflict= p|patch q|quiet progress guess
+            overwrite-ignore ignore-other-worktrees ours theirs 2| 3| overlay recurse-submodules?
+            ignore-skip-worktree-bits pathspec-from-file= pathspec-file-nul U|unified= inter-hunk-context=
+            """);
+    /** The options of {@code checkout -b NEW} that keep it what {@code switch -c NEW} is. */
+    private static final Set<String> NEW_BRANCH_OPTIONS = Set.of("-b", "-B", "-l", "track", "no-track", "quiet",
+            "progress", "guess", "no-guess", "merge", "conflict", "recurse-submodules", "no-recurse-submodules");
     private static final GitOptions RESTORE = GitOptions.of("""
             s|source= p|patch W|worktree S|staged q|quiet progress ours theirs m|merge conflict=
             ignore-unmerged ignore-skip-worktree-bits recurse-submodules? overlay pathspec-from-file=
@@ -172,6 +181,32 @@ final class GitRules {
             f|force
             """);
 
+    /**
+     * The branch {@code git checkout -b NEW [START]} or {@code -B NEW [START]} creates, when
+     * that is all it does: one new branch switched to like {@code git switch -c}, which
+     * carries uncommitted changes along and stops rather than overwrite one; no paths, no
+     * {@code -f}, no {@code -p}. Null for any other checkout. {@code -B} moves the branch
+     * when it exists, so {@link GitGuard} allows it only where no such branch is there yet
+     * ({@link #resetsBranch}).
+     */
+    static String newBranch(List<String> args) {
+        GitOptions.Parsed p = CHECKOUT.parse(args);
+        if (p.has("-b") == p.has("-B") || !NEW_BRANCH_OPTIONS.containsAll(p.options()) || p.positionals().size() > 1
+                || args.contains("--") || args.contains("--end-of-options")) {
+            return null;
+        }
+        List<String> names = p.values(p.has("-b") ? "-b" : "-B");
+        if (names.size() != 1 || names.get(0).isEmpty() || names.get(0).startsWith("-")) {
+            return null;
+        }
+        return names.get(0);
+    }
+
+    /** Whether a checkout that {@link #newBranch} allows is the {@code -B} one. */
+    static boolean resetsBranch(List<String> args) {
+        return CHECKOUT.parse(args).has("-B");
+    }
+
     /** The refusal for a subcommand with these arguments, or null when it may run. */
     static Refusal check(String sub, List<String> args) {
         Refusal r = checkWorkTree(sub, args);
@@ -182,6 +217,9 @@ final class GitRules {
     private static Refusal checkWorkTree(String sub, List<String> args) {
         switch (sub) {
             case "checkout" -> {
+                if (newBranch(args) != null) {
+                    return null; // checkout -b NEW [START]: git switch -c NEW [START], which keeps every change
+                }
                 return new Refusal("git checkout", Effect.WORK_TREE, "it can overwrite uncommitted changes",
                         "use git switch to change branches (git switch -c to create one), git restore --staged"
                                 + " to unstage");

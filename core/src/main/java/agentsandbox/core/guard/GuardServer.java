@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.core.guard;
 
 import agentsandbox.core.Environment;
@@ -54,6 +55,11 @@ public final class GuardServer implements AutoCloseable {
     private final Object lock = new Object();
     private Selector selector;
     private boolean closed;
+    /** The git commands refused so far, at most {@link #MAX_RECORDED}, for the denial log. */
+    private final List<String> refused = new ArrayList<>(); // under itself
+    private int refusedCount; // under refused
+    /** Most refusals kept per run; beyond it they are only counted. */
+    public static final int MAX_RECORDED = 1000;
 
     /** A connection being read. */
     private static final class Connection {
@@ -264,6 +270,9 @@ public final class GuardServer implements AutoCloseable {
             closeQuietly(p.channel()); // the launcher sees the connection close and refuses
             return true;
         }
+        if (d instanceof GitGuard.Decision.Deny deny) {
+            record(String.join(" ", p.request().argv()), deny.message());
+        }
         try (SocketChannel ch = p.channel()) {
             // a partial write cannot happen into an empty socket buffer; if it did, the
             // launcher would read no complete line and refuse
@@ -394,6 +403,33 @@ public final class GuardServer implements AutoCloseable {
         }
     }
 
+    private void record(String command, String why) {
+        synchronized (refused) {
+            refusedCount++;
+            if (refused.size() < MAX_RECORDED) {
+                // the command line as the sandbox sent it (bounded): data for the log, never run
+                refused.add((command.length() > 500 ? command.substring(0, 500) + "..." : command) + "\t" + why);
+            }
+        }
+    }
+
+    /**
+     * The git commands this guard refused, in order, each {@code COMMAND<tab>WHY}: at most
+     * {@link #MAX_RECORDED}; {@link #refusedCount()} counts them all.
+     */
+    public List<String> refusals() {
+        synchronized (refused) {
+            return List.copyOf(refused);
+        }
+    }
+
+    /** How many git commands this guard refused. */
+    public int refusedCount() {
+        synchronized (refused) {
+            return refusedCount;
+        }
+    }
+
     /** Decides one request; the channel is closed when the time is up, whatever the worker is doing. */
     private void answer(Pending p) {
         SocketChannel ch = p.channel();
@@ -417,6 +453,10 @@ public final class GuardServer implements AutoCloseable {
             GitGuard.Decision d = p.request() == null
                     ? new GitGuard.Decision.Deny("the git guard received a malformed request (" + p.malformed() + ")")
                     : GitGuard.decide(p.request(), new GuardProbe(c, view, p.request()));
+            if (d instanceof GitGuard.Decision.Deny deny) {
+                record(p.request() == null ? "git (a malformed request)" : String.join(" ", p.request().argv()),
+                        deny.message());
+            }
             c.decide(d);
         } catch (IOException | RuntimeException | StackOverflowError | OutOfMemoryError e) {
             // the launcher sees the connection close and refuses, failing closed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.core.guard;
 
 import agentsandbox.core.plan.Inside;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.core.homes;
 
 import agentsandbox.core.run.SafeRemoval;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.core.plan;
 
 import agentsandbox.core.rules.Resolver;
@@ -63,6 +64,15 @@ public final class Inside {
     public static final Path NET_SOCKET = NET.resolve(RunLayout.SOCKET);
     /** What the sandbox's first program listens on for the network (NET_LISTEN in guard.h). */
     public static final Path NET_LISTEN = NET.resolve(RunLayout.LISTEN);
+    /**
+     * A variable set in every sandbox for a shell prompt to show ({@link #PROMPT}), so that a
+     * person sees where their shell runs. Display only: anything inside can change or unset
+     * it; {@code agent-sandbox check} is the answer that cannot be fooled.
+     */
+    public static final String PROMPT_VARIABLE = "AGENT_SANDBOX_PROMPT";
+    /** The value of {@link #PROMPT_VARIABLE}: a prefix for PS1. */
+    public static final String PROMPT = "(sandbox) ";
+
     /**
      * The port of the network proxy on the sandbox's loopback (set in HTTP_PROXY and the like),
      * which no host port can take.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.core.plan;
 
 import agentsandbox.core.rules.Access;
@@ -546,6 +547,9 @@ public final class PlanBuilder {
             notes.add("bounds: at most " + b.maxProcs() + " processes (--max-procs, maxProcs), "
                     + Bounds.human(b.maxMemory()) + " of memory per process (--max-memory, maxMemory)");
         }
+        // for a prompt to show (PS1='${AGENT_SANDBOX_PROMPT}'...): display only, a sandbox can
+        // change it; "agent-sandbox check" is the test that cannot be fooled
+        line.setenv(Inside.PROMPT_VARIABLE, Inside.PROMPT);
         Path claudeDir = ToolHomes.claudeConfigDir(active, env, homeSetup);
         if (claudeDir != null) {
             line.setenv("CLAUDE_CONFIG_DIR", claudeDir.toString());

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.core.run;
 
 import agentsandbox.core.aftercheck.LiveQuarantine;
@@ -156,6 +157,19 @@ public final class Execution implements AutoCloseable {
             gitWatched = true;
             applied.addAll(gitWatch.stop());
         }
+    }
+
+    /**
+     * The git commands the run's guard refused, each {@code COMMAND<tab>WHY} (at most
+     * {@link GuardServer#MAX_RECORDED}), for the denial log.
+     */
+    public List<String> gitRefusals() {
+        return guard == null ? List.of() : guard.refusals();
+    }
+
+    /** How many git commands the run's guard refused. */
+    public int gitRefusalCount() {
+        return guard == null ? 0 : guard.refusedCount();
     }
 
     /** True once {@link #terminate()} was called. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package agentsandbox.core.guard;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -69,6 +70,10 @@ class GitGuardTest {
             if (args.contains("--list-cmds=main,others")) {
                 return new GitGuard.GitRun(0, "add\ncommit\n" + String.join("\n", EXTERNAL) + "\n");
             }
+            if (args.contains("rev-parse") && args.contains("--verify")) {
+                // the branches of the repository: one named "existing"
+                return new GitGuard.GitRun(args.getLast().equals("refs/heads/existing") ? 0 : 1, "");
+            }
             if (args.contains("rev-parse")) {
                 return new GitGuard.GitRun(128, "");
             }
@@ -93,7 +98,17 @@ class GitGuardTest {
     private static final String REFUSED = """
             # checkout, in any form and from any entry point
             git checkout main                                 | git checkout
-            git checkout -b feature                           | git checkout
+            git checkout -b feature -- file.txt               | git checkout
+            git checkout -b feature main file.txt             | git checkout
+            git checkout -fb feature                          | git checkout
+            git checkout -b feature -f                        | git checkout
+            git checkout -p -b feature                        | git checkout
+            git checkout -b feature --ours                    | git checkout
+            git checkout -b                                   | git checkout
+            git checkout -b one -B two                        | git checkout
+            git checkout -B existing                          | git checkout -B
+            git checkout -B existing main                     | git checkout -B
+            git co -B existing                                | git checkout -B
             git checkout -- file.txt                          | git checkout
             git checkout .                                    | git checkout
             git checkout -f                                   | git checkout
@@ -435,6 +450,14 @@ class GitGuardTest {
     /** Allowed command lines, run from a real (not throw-away) project. */
     private static final String ALLOWED = """
             git status
+            git checkout -b feature
+            git checkout -b feature origin/main
+            git checkout -qb feature
+            git checkout --track -b feature origin/feature
+            git checkout -b feature --no-track main
+            git -C . checkout -b feature
+            git checkout -B fresh
+            git checkout -B fresh main
             git log --oneline
             git diff HEAD
             git add -A
