@@ -227,9 +227,10 @@ record Reference(
                                     + " would change it, or none). Inside a sandbox it answers for that sandbox and"
                                     + " takes no flags. A command failed with \"Read-only file system\"? explain its"
                                     + " path."),
-                    new Command("changes [list|diff|take|discard] [PATH...]",
+                    new Command("changes [ACTION] [PATH]",
                             "what sandboxes changed in your home",
-                            "List what sandboxes changed over your home's directories that @caches and @agents"
+                            "ACTION is list (the default), diff PATH..., take PATH..., discard PATH... or discard"
+                                    + " --all. List what sandboxes changed over your home's directories that @caches and @agents"
                                     + " grant (they see those directories copy-on-write: their changes stay in"
                                     + " agent-sandbox's layers, and no program outside a sandbox sees them): each path"
                                     + " as added, changed or deleted, its size, and whether it is code or settings that"
@@ -330,11 +331,8 @@ record Reference(
                     "",
                     "BOOL is true, false, 1 or 0, only after '='. PATH may start with ~ and is",
                     "relative to the working directory; * ? [...] match within one path segment.",
-                    "",
-                    "config: ~/.config/agent-sandbox/config.json[c] (global); .agent-sandbox.json[c]",
-                    "        here (project: it only tightens until you run agent-sandbox trust)",
+                    "config: ~/.config/agent-sandbox/config.json[c], then .agent-sandbox.json[c] here",
                     "exit status: the command's own, 1 when agent-sandbox fails, 130 if interrupted",
-                    "",
                     "Full reference: man agent-sandbox"),
             List.of(
                     "agent-sandbox runs a command inside a filesystem sandbox built with bubblewrap (bwrap), so that a"

@@ -92,7 +92,7 @@ class ManualTest {
                 names.add(c.name());
             }
         }
-        assertThat(names).containsExactly("check", "trust", "doctor", "explain", "log");
+        assertThat(names).containsExactly("check", "trust", "doctor", "explain", "changes", "log");
         String help = help();
         String man = Manual.man(ref, "1");
         for (String name : names) {
