@@ -260,6 +260,15 @@ class HomeViewIT {
         sandbox.run("--", "cat", sandbox.home(".cache/again").toString()).succeeds().stdoutIs("y\n");
     }
 
+    /** A sandbox inside a sandbox sees its outer one's view, and writes into the outer run's layer. */
+    @Test
+    void A_Nested_Sandbox_Writes_Through_The_Outer_View_And_The_Host_Sees_Nothing() {
+        sandbox.run("--", "/run/agent-sandbox/agent-sandbox", "--debug", "--", "sh", "-c", "echo nested > ~/.cache/nested")
+                .succeeds().stderrContains("home: no copy-on-write views (inside another sandbox");
+        assertThat(sandbox.home(".cache/nested")).doesNotExist();
+        sandbox.run("--", "cat", sandbox.home(".cache/nested").toString()).succeeds().stdoutIs("nested\n");
+    }
+
     @Test
     void Changes_Takes_Bad_Input_In_One_Line() {
         sandbox.run("changes", "bogus").failsWithOneLineError().stderrContains("unknown action 'bogus'");
