@@ -43,6 +43,8 @@ import java.util.List;
  *                   or null
  * @param gitViews   the git dirs the sandbox sees through a copy-on-write view ({@link GitViews}),
  *                   whose layers the host applies after the run; empty for none
+ * @param gitPresets whether {@code @git} or {@code @git-strict} is on: the git dirs are watched while the run
+ *                   lasts ({@link agentsandbox.core.aftercheck.GitLiveWatch})
  * @param homeViews  the home's directories the sandbox sees through a copy-on-write view
  *                   ({@link HomeViews}); empty for none
  * @param gitOnlyBranch with {@code @git-strict}, the one ref the host takes from the views
@@ -56,7 +58,8 @@ import java.util.List;
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
         Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand, Path netSocket,
         List<Integer> hostPorts, ToolHomes.Setup homeSetup, Explanation explanation, Path checkedWorkDir, List<Path> gitViews, String gitOnlyBranch,
-        Path netStack, String resolvConf, SshAgentRelay.Spec sshAgent, List<HomeViews.View> homeViews) {
+        Path netStack, String resolvConf, SshAgentRelay.Spec sshAgent, List<HomeViews.View> homeViews,
+        boolean gitPresets) {
 
     public Plan {
         argv = List.copyOf(argv);
@@ -71,7 +74,7 @@ public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path 
     /** A copy with another explanation (the CLI adds what it knows of the config files). */
     public Plan withExplanation(Explanation e) {
         return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilledCommand,
-                netSocket, hostPorts, homeSetup, e, checkedWorkDir, gitViews, gitOnlyBranch, netStack, resolvConf, sshAgent, homeViews);
+                netSocket, hostPorts, homeSetup, e, checkedWorkDir, gitViews, gitOnlyBranch, netStack, resolvConf, sshAgent, homeViews, gitPresets);
     }
 
     /** The command line as one shell-quoted line that can be pasted into a shell. */

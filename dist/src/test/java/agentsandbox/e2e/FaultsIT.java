@@ -184,16 +184,20 @@ class FaultsIT {
 
     /**
      * A signal that comes while the starter still removes the run's directories (here, the
-     * many small files the command left in its /tmp: about 2 s of the disk's work) stops
+     * many small files the command left in the git dir's copy-on-write layer, which is on
+     * disk in the run's directory: about 2 s of the disk's work; the private /tmp is in
+     * memory and goes with the sandbox) stops
      * that removal; what is left keeps its owner record, so the next run's sweep removes it.
      * (Which entry a directory lists first is the file system's choice: where it lists
      * {@code owner} before {@code tmp/}, only its removal last keeps it.)
      */
     @Test
     void A_Removal_Cut_Short_By_A_Signal_Is_Finished_By_The_Next_Run() {
+        sandbox.git("init", "-q");
         String marker = marker();
         SandboxCli.Started started = sandbox.command("--network=false", "--", "sh", "-c",
-                "(cd /tmp && head -c 30000 /dev/zero > all && split -b 1 -a 5 all f) && : > ready", marker).start();
+                "(mkdir .git/many && cd .git/many && head -c 30000 /dev/zero > all && split -b 1 -a 5 all f)"
+                        + " && : > ready", marker).start();
         awaitReady(started);
         // bwrap gone, and the JVM's last work (about 2 ms) done: the starter is removing
         long deadline = System.nanoTime() + STARTUP.toNanos();
@@ -220,9 +224,10 @@ class FaultsIT {
      */
     @Test
     void A_Signal_While_A_Large_Stale_Run_Is_Swept_Stops_The_Sandbox_At_Once() {
+        sandbox.git("init", "-q"); // the files go to the git dir's layer, on disk in the run's directory
         String killedMarker = marker();
         SandboxCli.Started killed = sandbox.command("--network=false", "--", "sh", "-c",
-                "(mkdir /tmp/many && cd /tmp/many && seq 60000 | xargs touch) && : > ready && sleep 300; : "
+                "(mkdir .git/many && cd .git/many && seq 60000 | xargs touch) && : > ready && sleep 300; : "
                         + killedMarker).start();
         awaitReady(killed, "ready");
         killed.signal("KILL").waitFor(Duration.ofSeconds(5)).exitsWith(128 + 9);

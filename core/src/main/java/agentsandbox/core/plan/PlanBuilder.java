@@ -590,7 +590,8 @@ public final class PlanBuilder {
                 spill == null ? List.of() : command, netSocket, policy.hostPorts(), homeSetup, explanation,
                 base ? realWork : null, gitViews, gitViews.isEmpty() || !active.contains("@git-strict") ? null
                         : "refs/heads/" + git.get().currentBranch().orElse("(detached HEAD)"),
-                netStack != null && netStack.stack() ? netStack.program() : null, resolvConf, sshAgent, homeViews);
+                netStack != null && netStack.stack() ? netStack.program() : null, resolvConf, sshAgent, homeViews,
+                active.contains("@git") || active.contains("@git-strict"));
     }
 
     /** What {@code --debug} says of the network: off, the stack, or the proxy and why. */

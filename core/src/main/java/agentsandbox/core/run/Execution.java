@@ -92,7 +92,8 @@ public final class Execution implements AutoCloseable {
         this.gitApplies = new LiveApply(gitApplies);
         this.gitApplies.start();
         this.gitCheck = git == null ? null : git.ready();
-        this.gitWatch = git == null ? null : GitLiveWatch.start(git);
+        // with the git presets off, the user left the git dirs to the sandbox
+        this.gitWatch = git == null || !plan.gitPresets() ? null : GitLiveWatch.start(git);
         this.state = state;
         this.uid = uid;
         this.bwrap = bwrap;
