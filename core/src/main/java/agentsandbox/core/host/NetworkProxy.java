@@ -242,7 +242,8 @@ public final class NetworkProxy implements AutoCloseable {
         static Request parse(String head) {
             int lineEnd = head.indexOf("\r\n");
             String[] words = head.substring(0, lineEnd < 0 ? head.length() : lineEnd).split(" ");
-            if (words.length != 3 || !words[2].startsWith("HTTP/1.")) {
+            // a line that starts with a space has no method: split makes it an empty word
+            if (words.length != 3 || words[0].isEmpty() || !words[2].startsWith("HTTP/1.")) {
                 return refused("not an HTTP/1 proxy request");
             }
             String method = words[0];
