@@ -241,7 +241,16 @@ public final class NetworkProxy implements AutoCloseable {
 
         static Request parse(String head) {
             int lineEnd = head.indexOf("\r\n");
-            String[] words = head.substring(0, lineEnd < 0 ? head.length() : lineEnd).split(" ");
+            String line = head.substring(0, lineEnd < 0 ? head.length() : lineEnd);
+            for (int i = 0; i < line.length(); i++) {
+                char c = line.charAt(i);
+                if (c < 0x20 || c == 0x7f) {
+                    // a control character (a bare LF among them) in the request line: malformed,
+                    // and never echoed into a refusal
+                    return refused("not an HTTP/1 proxy request");
+                }
+            }
+            String[] words = line.split(" ");
             // a line that starts with a space has no method: split makes it an empty word
             if (words.length != 3 || words[0].isEmpty() || !words[2].startsWith("HTTP/1.")) {
                 return refused("not an HTTP/1 proxy request");
