@@ -236,14 +236,19 @@ public final class HomeChanges {
         }
     }
 
+    /** Removes {@code p}, a file or a whole directory, never following a link. */
+    private static void removeEntry(Path p) throws IOException {
+        if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+            LayerMerge.remove(p);
+        } else {
+            Files.delete(p);
+        }
+    }
+
     private static void takeEntry(Path l, Path h, String rel, List<String> done) throws IOException {
         if (LayerMerge.whiteout(l)) {
             if (Files.exists(h, LinkOption.NOFOLLOW_LINKS)) {
-                if (Files.isDirectory(h, LinkOption.NOFOLLOW_LINKS)) {
-                    LayerMerge.remove(h);
-                } else {
-                    Files.delete(h);
-                }
+                removeEntry(h);
                 done.add("deleted ~/" + rel + " on the host");
             }
             Files.delete(l);
@@ -253,11 +258,7 @@ public final class HomeChanges {
             boolean merge = !LayerMerge.opaque(l) && Files.isDirectory(h, LinkOption.NOFOLLOW_LINKS);
             if (!merge) {
                 if (Files.exists(h, LinkOption.NOFOLLOW_LINKS)) {
-                    if (Files.isDirectory(h, LinkOption.NOFOLLOW_LINKS)) {
-                        LayerMerge.remove(h);
-                    } else {
-                        Files.delete(h);
-                    }
+                    removeEntry(h);
                 }
                 Files.createDirectory(h);
                 Files.setPosixFilePermissions(h, Files.getPosixFilePermissions(l, LinkOption.NOFOLLOW_LINKS));
