@@ -79,6 +79,39 @@ class DenialLogIT {
     }
 
     /**
+     * A command the outer sandbox blocks, called in a sandbox nested in it, is reported to the
+     * outer run's host side: the outer log has it.
+     */
+    @Test
+    void A_Blocked_Command_Called_In_A_Nested_Sandbox_Reaches_The_Outer_Log() {
+        sandbox.run("--cmd", "rm=false", "--", "sh", "-c", "/run/agent-sandbox/agent-sandbox --cmd git=true -- sh -c"
+                        + " 'rm inner-call; echo inner=$?'; rm outer-call; echo outer=$?")
+                .succeeds()
+                .stdoutIs("inner=1\nouter=1\n")
+                .stderrContains("agent-sandbox: this run refused 2 things (2 blocked commands); see them with:"
+                        + " agent-sandbox log\n");
+        sandbox.run("log").succeeds().stdoutContains(
+                "  command  rm inner-call: rm is blocked in this sandbox (its command rule is false) [reported by the"
+                        + " sandbox]\n",
+                "  command  rm outer-call: rm is blocked in this sandbox (its command rule is false) [reported by the"
+                        + " sandbox]\n");
+    }
+
+    /** What the checks after the run report (a git setting the host's next git would run) is a file entry. */
+    @Test
+    void What_The_Checks_After_The_Run_Report_Is_Logged_As_A_File_Entry() {
+        sandbox.git("init", "-q");
+        sandbox.run("--", "sh", "-c", "printf '[submodule \"x\"]\\n\\tpath = x\\n\\turl = ./x\\n\\tupdate = !touch planted\\n'"
+                        + " > .gitmodules")
+                .succeeds()
+                .stderrContains("agent-sandbox: after the run: ", "submodule.x.update",
+                        "agent-sandbox: this run refused 1 thing (1 other); see them with: agent-sandbox log\n");
+        sandbox.run("log").succeeds().stdoutContains("  file     ", "submodule.x.update",
+                ": found by the checks after the run\n");
+        sandbox.run("log", "--json").succeeds().stdoutContains("{\"kind\":\"file\",", "\"source\":\"host\"}");
+    }
+
+    /**
      * The sandbox talks to the guard's socket itself: it forges reports of commands it does
      * not block, sends oversized and malformed ones, text that would end the JSON string or
      * the terminal line, and thousands of reports. The log keeps one well-formed line for the
