@@ -17,7 +17,8 @@
 # and the peak RSS of one run,
 # and then, measured inside one sandbox, what a command wrapper adds per call:
 # the git guard (wrapped `git --version` and `git status` against the real git
-# binary), a blocked command (against /usr/bin/true) and a script wrapper that
+# binary), a blocked command (against /usr/bin/true; its report of the call to the
+# host's denial log, over the guard's socket, included) and a script wrapper that
 # execs the real command (against the real command); and the git guard's
 # fallback for processes that may not use Unix sockets (run under the launcher's
 # no-unix-sockets seccomp helper, which `make -C launcher check` builds): the same
@@ -235,7 +236,7 @@ mapfile -t wm < <(grep -o '"median": *[0-9.eE+-]*' "$project/.bench-wrappers.jso
 [[ ${#wm[@]} -eq 6 ]] || die "cannot read the wrapper medians from hyperfine's JSON report"
 awk -v gw="${wm[0]}" -v gr="${wm[1]}" -v bw="${wm[2]}" -v br="${wm[3]}" -v sw="${wm[4]}" -v sr="${wm[5]}" 'BEGIN {
     printf "git --version: %.2f ms wrapped, %.2f ms real, +%.2f ms per call\n", gw * 1000, gr * 1000, (gw - gr) * 1000
-    printf "blocked rm: %.2f ms (true: %.2f ms), +%.2f ms per call\n", bw * 1000, br * 1000, (bw - br) * 1000
+    printf "blocked rm (reported to the denial log): %.2f ms (true: %.2f ms), +%.2f ms per call\n", bw * 1000, br * 1000, (bw - br) * 1000
     printf "script-wrapped touch: %.2f ms, real %.2f ms, +%.2f ms per call\n", sw * 1000, sr * 1000, (sw - sr) * 1000
 }'
 

@@ -183,5 +183,14 @@
 #define GUARD_CONNECT_MILLIS 3000
 /* Most bytes of the parent's command line sent. */
 #define GUARD_MAX_PARENT_CMDLINE 65536
+/* A call of a blocked command is reported over the guard's socket (never to the
+ * in-sandbox guard) for the host's denial log: GUARD_REPORT_MAGIC, the command's name and
+ * its command line cut to GUARD_REPORT_LINE bytes, each ended by a NUL byte, at most
+ * GUARD_MAX_REPORT bytes in all. The launcher gives the report GUARD_REPORT_MILLIS at most
+ * (connecting, sending, and one line back), and the command stays blocked whatever happens. */
+#define GUARD_REPORT_MAGIC "AGSB"
+#define GUARD_REPORT_LINE 1000
+#define GUARD_MAX_REPORT 4096
+#define GUARD_REPORT_MILLIS 1000
 
 #endif

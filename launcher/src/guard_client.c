@@ -250,3 +250,93 @@ void end_guard(struct guard *g)
         g->helper = 0;
     }
 }
+
+/* Appends text to a report, cut at its room; the report keeps a NUL at its end. */
+static void report_append(char *report, size_t *length, size_t room, const char *text)
+{
+    for (const char *p = text; *p != '\0' && *length < room; p++) {
+        report[(*length)++] = *p;
+    }
+}
+
+void report_blocked(const struct rule *rule, int argc, char *argv[])
+{
+    long deadline = now_millis() + GUARD_REPORT_MILLIS;
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    int length = snprintf(address.sun_path, sizeof address.sun_path, "%s/" GUARD_SOCKET, rule->runtime);
+    if (length < 0 || (size_t)length >= sizeof address.sun_path) {
+        return;
+    }
+    char dir[sizeof address.sun_path];
+    memcpy(dir, address.sun_path, sizeof dir);
+    strip_last_component(dir);
+    if (!is_directory(dir)) {
+        return; /* no guard socket in this sandbox (an outer runtime of an older version) */
+    }
+    /* the report: magic, name, command line, each ended by a NUL byte */
+    static char report[GUARD_MAX_REPORT];
+    size_t n = 0;
+    report_append(report, &n, sizeof report - 1, GUARD_REPORT_MAGIC);
+    report[n++] = '\0';
+    report_append(report, &n, sizeof report - GUARD_REPORT_LINE - 2, rule->name);
+    report[n++] = '\0';
+    size_t line_start = n;
+    report_append(report, &n, line_start + GUARD_REPORT_LINE, rule->name);
+    for (int i = 1; i < argc && n < line_start + GUARD_REPORT_LINE; i++) {
+        report_append(report, &n, line_start + GUARD_REPORT_LINE, " ");
+        report_append(report, &n, line_start + GUARD_REPORT_LINE, argv[i]);
+    }
+    report[n++] = '\0';
+
+    int fd = -1;
+    for (;;) {
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            return;
+        }
+        if (connect(fd, (struct sockaddr *)&address, sizeof address) == 0) {
+            break;
+        }
+        int error = errno;
+        close(fd);
+        if ((error != ENOENT && error != ECONNREFUSED && error != EINTR) || now_millis() >= deadline) {
+            return;
+        }
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    for (size_t sent = 0; sent < n;) {
+        ssize_t w = send(fd, report + sent, n - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            close(fd);
+            return;
+        }
+        sent += (size_t)w;
+    }
+    /* one line back means the host has it: the sandbox may end right after */
+    char answer[64];
+    for (;;) {
+        long left = deadline - now_millis();
+        struct pollfd p = {.fd = fd, .events = POLLIN, .revents = 0};
+        int ready = left <= 0 ? 0 : poll(&p, 1, (int)left);
+        if (ready < 0 && errno == EINTR) {
+            continue;
+        }
+        if (ready <= 0) {
+            break;
+        }
+        ssize_t r = read(fd, answer, sizeof answer);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0 || memchr(answer, '\n', (size_t)r) != NULL) {
+            break;
+        }
+    }
+    close(fd);
+}

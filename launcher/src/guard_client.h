@@ -51,6 +51,10 @@ int read_line(const struct rule *rule, struct guard *g, char line[GUARD_MAX_LINE
  * (an agent's own sandbox), rather than that the guard is missing. */
 int sockets_forbidden(int error);
 
+/* Reports a call of a blocked command to the guard's host side, for the denial log: best
+ * effort, silent, within GUARD_REPORT_MILLIS; nothing when the sandbox has no guard socket. */
+void report_blocked(const struct rule *rule, int argc, char *argv[]);
+
 /* Ends the in-sandbox guard, if any, and closes the conversation. */
 void end_guard(struct guard *g);
 

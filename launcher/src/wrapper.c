@@ -15,6 +15,7 @@
 
 #include "git_guard.h"
 #include "guard.h"
+#include "guard_client.h"
 #include "util.h"
 
 /* How many runtimes deep the rule of a wrapped command is looked for (nested sandboxes). */
@@ -121,6 +122,8 @@ void run_wrapper(const struct rule *rule, int argc, char *argv[])
 {
     if (strcmp(rule->kind, "block") == 0) {
         fprintf(stderr, PROGRAM ": %s is blocked in this sandbox (its command rule is false)\n", rule->name);
+        fflush(stderr);
+        report_blocked(rule, argc, argv); /* for the host's denial log */
         exit(1);
     }
     if (strcmp(rule->kind, "script") == 0) {

@@ -186,7 +186,12 @@ final class Cli {
         }
         // network: the network stack's refused destinations join here, read from the host-side
         // file it keeps for the run: entries.addAll(DenialLog.network(thatFile))
-        int refused = git + findings.size() + (entries.size() - execution.gitRefusals().size() - findings.size());
+        int others = entries.size() - execution.gitRefusals().size();
+        // last, after everything the host saw: what the sandbox reported (blocked commands it
+        // called), so that its reports never push a host entry out of the record
+        entries.addAll(DenialLog.blocked(execution.blockedCommandReports()));
+        int blocked = execution.blockedCommandReportCount();
+        int refused = git + others + blocked;
         // an id to tell runs apart, not a secret: no SecureRandom (its set-up costs every run)
         String id = Long.toHexString(start.toEpochMilli()) + Long.toHexString(System.nanoTime() & 0xffffff);
         try {
@@ -197,10 +202,19 @@ final class Cli {
             err.println("agent-sandbox: " + oneLine(e.oneLine()));
         }
         if (refused > 0) {
+            StringBuilder parts = new StringBuilder();
+            if (git > 0) {
+                parts.append(git).append(" git command").append(git == 1 ? "" : "s");
+            }
+            if (blocked > 0) {
+                parts.append(parts.isEmpty() ? "" : ", ").append(blocked).append(" blocked command")
+                        .append(blocked == 1 ? "" : "s");
+            }
+            if (others > 0) {
+                parts.append(parts.isEmpty() ? "" : ", ").append(others).append(" other");
+            }
             err.println("agent-sandbox: this run refused " + refused + (refused == 1 ? " thing" : " things") + " ("
-                    + (git > 0 ? git + " git command" + (git == 1 ? "" : "s") : "")
-                    + (git > 0 && refused > git ? ", " : "")
-                    + (refused > git ? (refused - git) + " other" : "") + "); see them with: agent-sandbox log");
+                    + parts + "); see them with: agent-sandbox log");
         }
     }
 

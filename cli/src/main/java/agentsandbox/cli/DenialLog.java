@@ -35,6 +35,13 @@ import java.util.Optional;
  * {@code --rw ~}), so no sandbox can read, write, truncate or forge an entry; what a sandbox
  * chose (a refused git command line) is only ever data inside a JSON string.
  *
+ * <p>One kind comes from inside: a blocked command is refused by the launcher in the
+ * sandbox, which reports the call over the git guard's socket (the one channel from inside
+ * to the host the run already has; see {@code GuardProtocol}). The host keeps such a report
+ * only for a command the run blocks, bounded in number and length, after the host's own
+ * entries, and marks it {@code "source":"sandbox"} ({@link #blocked}): a sandbox can add
+ * at most what calling its blocked commands would add, never change or hide another entry.
+ *
  * <p>One line of JSON per run ({@code runs.jsonl}), appended under a lock: the run's start
  * and end, the working directory, the command, the policy's digest, the exit status and the
  * refusals ({@link #MAX_ENTRIES} at most per run; {@code "refused"} counts them all). The file
@@ -56,11 +63,22 @@ final class DenialLog {
     /**
      * One refusal.
      *
-     * @param kind {@code git}, {@code network}, {@code command} or {@code file}
-     * @param what what was refused (a command line, a destination, a file)
-     * @param why  the rule, or what was done about it
+     * @param kind     {@code git}, {@code network}, {@code command} or {@code file}
+     * @param what     what was refused (a command line, a destination, a file)
+     * @param why      the rule, or what was done about it
+     * @param reported true when the sandbox reported it (its word, not what the host saw)
      */
-    record Entry(String kind, String what, String why) {}
+    record Entry(String kind, String what, String why, boolean reported) {
+        /** A refusal the host saw or decided. */
+        Entry(String kind, String what, String why) {
+            this(kind, what, why, false);
+        }
+
+        /** {@code "host"} or {@code "sandbox"}: who says it happened. */
+        String source() {
+            return reported ? "sandbox" : "host";
+        }
+    }
 
     /** One run's record. */
     record Run(String id, Instant start, Instant end, String project, List<String> command, String policy,
@@ -108,6 +126,21 @@ final class DenialLog {
         return out;
     }
 
+    /**
+     * The sandbox's reports of calls of blocked commands ({@code NAME<tab>COMMAND LINE}, as
+     * the run's guard kept them) as entries of kind {@code command}, marked as reported.
+     */
+    static List<Entry> blocked(List<String> reports) {
+        List<Entry> out = new ArrayList<>();
+        for (String r : reports) {
+            int tab = r.indexOf('\t');
+            String name = tab < 0 ? r : r.substring(0, tab);
+            out.add(new Entry("command", tab < 0 ? r : r.substring(tab + 1),
+                    name + " is blocked in this sandbox (its command rule is false)", true));
+        }
+        return out;
+    }
+
     /** The record of a run as one JSON line (see docs/denial-log.md). */
     static String json(Run run) {
         StringBuilder b = new StringBuilder("{\"version\":").append(Json.VERSION)
@@ -124,7 +157,8 @@ final class DenialLog {
             Entry e = run.entries().get(i);
             b.append(i == 0 ? "" : ",").append("{\"kind\":").append(Json.quote(e.kind()))
                     .append(",\"what\":").append(Json.quote(cut(e.what())))
-                    .append(",\"why\":").append(Json.quote(cut(e.why()))).append('}');
+                    .append(",\"why\":").append(Json.quote(cut(e.why())))
+                    .append(",\"source\":").append(Json.quote(e.source())).append('}');
         }
         return b.append("]}").toString();
     }
@@ -272,7 +306,9 @@ final class DenialLog {
             List<Entry> entries = new ArrayList<>();
             for (Jsonc.Value e : ((Jsonc.Arr) o.members().get("entries").value()).items()) {
                 Jsonc.Obj eo = (Jsonc.Obj) e;
-                entries.add(new Entry(str(eo, "kind"), str(eo, "what"), str(eo, "why")));
+                Jsonc.Member source = eo.members().get("source");
+                entries.add(new Entry(str(eo, "kind"), str(eo, "what"), str(eo, "why"),
+                        source != null && source.value() instanceof Jsonc.Str s && s.value().equals("sandbox")));
             }
             return new Run(str(o, "id"), Instant.parse(str(o, "start")), Instant.parse(str(o, "end")),
                     str(o, "project"), command, str(o, "policy"), num(o, "status"), num(o, "refused"), entries);

@@ -25,7 +25,7 @@ final class Json {
                 case '\r' -> b.append("\\r");
                 case '\t' -> b.append("\\t");
                 default -> {
-                    if (c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029') {
+                    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029') {
                         b.append(String.format("\\u%04x", (int) c));
                     } else {
                         b.append(c);

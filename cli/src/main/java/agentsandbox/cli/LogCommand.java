@@ -107,7 +107,7 @@ final class LogCommand {
             for (DenialLog.Entry e : r.entries()) {
                 out.println("  " + e.kind() + " ".repeat(Math.max(1, 9 - e.kind().length()))
                         + SandboxException.printable(e.what()) + (e.why().isEmpty() ? ""
-                        : ": " + SandboxException.printable(e.why())));
+                        : ": " + SandboxException.printable(e.why())) + (e.reported() ? " [reported by the sandbox]" : ""));
             }
             if (r.refused() > r.entries().size()) {
                 out.println("  ... and " + (r.refused() - r.entries().size()) + " more refusals, counted but not kept");

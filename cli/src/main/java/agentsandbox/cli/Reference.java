@@ -239,7 +239,8 @@ record Reference(
                                     + " sandboxes see your own again (--all: every change). Outside any sandbox only."),
                     new Command("log [--json]", "what runs refused (the last by default)",
                             "Show what runs refused, from the denial log: git commands the guard refused (with the"
-                                    + " rule), files the checks after a run moved aside or reported, and the run's"
+                                    + " rule), files the checks after a run moved aside or reported, blocked commands"
+                                    + " that were called (reported by the sandbox, and marked so), and the run's"
                                     + " start, end, command, working directory, exit status and policy digest. The"
                                     + " last run by default; --project DIR, the runs in DIR or below it; --since WHEN,"
                                     + " the runs since then (an age such as 30m, 2h or 7d, or a time such as"

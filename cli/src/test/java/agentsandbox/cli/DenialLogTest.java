@@ -87,8 +87,9 @@ class DenialLogTest {
                 "policy", "status", "refused", "entries");
         assertThat(JsonOutputTest.string(r, "id")).isEqualTo("elsewhere");
         for (Jsonc.Value e : JsonOutputTest.array(r, "entries")) {
-            Jsonc.Obj entry = JsonOutputTest.object(e, "kind", "what", "why");
+            Jsonc.Obj entry = JsonOutputTest.object(e, "kind", "what", "why", "source");
             assertThat(JsonOutputTest.string(entry, "kind")).isIn("git", "network", "command", "file");
+            assertThat(JsonOutputTest.string(entry, "source")).isIn("host", "sandbox");
         }
         assertThat(w.run("log", "--since", "yesterday").err()).startsWith("agent-sandbox: --since yesterday:");
     }
@@ -112,6 +113,40 @@ class DenialLogTest {
                 new DenialLog.Entry("network", "169.254.169.254:80", "link-local"),
                 new DenialLog.Entry("network", "example.org:443", "not on the allow-list"));
         assertThat(DenialLog.network(dir.resolve("none"))).isEmpty();
+    }
+
+    /**
+     * What the sandbox reported (calls of blocked commands) is marked as its word, in the file,
+     * in {@code log} and in {@code --json}, and its text cannot leave its JSON string or the
+     * terminal line it is shown on.
+     */
+    @Test
+    void Reports_From_The_Sandbox_Are_Marked_As_Such_And_Stay_Data() throws IOException {
+        CliWorld w = new CliWorld(dir);
+        List<DenialLog.Entry> entries = new ArrayList<>(List.of(new DenialLog.Entry("git", "git checkout .", "no")));
+        entries.addAll(DenialLog.blocked(List.of("rm\trm -rf / \u001b]52;c;x\u0007\n\"},{\"kind\":\"git\"\u009b2J")));
+        assertThat(entries.get(1)).isEqualTo(new DenialLog.Entry("command",
+                "rm -rf / \u001b]52;c;x\u0007\n\"},{\"kind\":\"git\"\u009b2J",
+                "rm is blocked in this sandbox (its command rule is false)", true));
+        Instant now = Instant.now();
+        DenialLog.append(w.environment(), new DenialLog.Run("r", now, now, w.project.toString(), List.of("sh"),
+                "ab".repeat(32), 1, 2, entries));
+        List<String> lines = Files.readAllLines(w.home.resolve(".local/state/agent-sandbox/log/runs.jsonl"));
+        assertThat(lines).hasSize(1);
+        assertThat(DenialLog.read(w.environment()).getFirst().entries()).isEqualTo(entries);
+
+        CliWorld.Result text = w.run("log");
+        assertThat(text.out()).contains("  git      git checkout .: no\n")
+                .contains("  command  rm -rf / \\x1b]52;c;x\\x07\\n\"},{\"kind\":\"git\"\\u009b2J: rm is blocked in this"
+                        + " sandbox (its command rule is false) [reported by the sandbox]\n")
+                .doesNotContain("\u001b").doesNotContain("\u0007").doesNotContain("\u009b");
+        Jsonc.Obj top = JsonOutputTest.object(JsonOutputTest.parse(w.run("log", "--json").out()), "version", "runs");
+        Jsonc.Obj run = (Jsonc.Obj) JsonOutputTest.array(top, "runs").getFirst();
+        List<Jsonc.Value> shown = JsonOutputTest.array(run, "entries");
+        assertThat(shown).hasSize(2);
+        assertThat(JsonOutputTest.string((Jsonc.Obj) shown.get(0), "source")).isEqualTo("host");
+        assertThat(JsonOutputTest.string((Jsonc.Obj) shown.get(1), "source")).isEqualTo("sandbox");
+        assertThat(JsonOutputTest.string((Jsonc.Obj) shown.get(1), "kind")).isEqualTo("command");
     }
 
     @Test

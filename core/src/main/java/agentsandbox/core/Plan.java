@@ -27,7 +27,8 @@ import java.util.List;
  * @param notes      human-readable decisions, for {@code --debug}
  * @param bwrap      the bwrap executable, or null when none was found (a plan can still be printed)
  * @param guardSocket where the git guard listens on the host (inside {@code runtimeDir}), or null
- *                   when no command has the {@code @git} rule
+ *                   when no command has the {@code @git} rule or is blocked (the guard also takes
+ *                   the reports of blocked commands' calls)
  * @param tmpSource  the host directory that is {@code /tmp} inside the sandbox
  * @param spilledCommand the command with its arguments when they are too many for bwrap's
  *                   command line: written to {@code runtimeDir} at start, read by the

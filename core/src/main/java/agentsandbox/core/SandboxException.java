@@ -35,14 +35,15 @@ public class SandboxException extends RuntimeException {
 
     /**
      * Text as one printable line: control characters that a path, an argument or a config
-     * key may carry (newlines above all) are shown as escapes ({@code \n}, {@code \x1b}),
-     * so that every error message stays one line.
+     * key may carry (newlines above all) are shown as escapes ({@code \n}, {@code \x1b}, and
+     * the C1 controls as {@code \u009b}, which some terminals obey as escape sequences), so
+     * that every error message stays one line.
      */
     public static String printable(String text) {
         StringBuilder sb = null;
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);
-            if (c >= 0x20 && c != 0x7f) {
+            if (c >= 0x20 && c != 0x7f && (c < 0x80 || c > 0x9f)) {
                 if (sb != null) {
                     sb.append(c);
                 }
@@ -55,7 +56,7 @@ public class SandboxException extends RuntimeException {
                 case '\n' -> sb.append("\\n");
                 case '\r' -> sb.append("\\r");
                 case '\t' -> sb.append("\\t");
-                default -> sb.append("\\x").append(Character.forDigit(c >> 4 & 0xf, 16))
+                default -> sb.append(c < 0x80 ? "\\x" : "\\u00").append(Character.forDigit(c >> 4 & 0xf, 16))
                         .append(Character.forDigit(c & 0xf, 16));
             }
         }

@@ -176,6 +176,11 @@ class GuardContractTest {
         // the parent's command line fits in a request with room to spare
         rows.put("GUARD_MAX_PARENT_CMDLINE",
                 v -> assertThat(Integer.parseInt(v)).isLessThan(GuardProtocol.MAX_REQUEST / 2));
+        // reports of blocked commands' calls
+        rows.put("GUARD_REPORT_MAGIC", is(GuardProtocol.REPORT_MAGIC));
+        rows.put("GUARD_REPORT_LINE", is(GuardProtocol.REPORT_LINE));
+        rows.put("GUARD_MAX_REPORT", is(GuardProtocol.MAX_REPORT));
+        rows.put("GUARD_REPORT_MILLIS", is(GuardProtocol.REPORT_MILLIS));
         return rows;
     }
 

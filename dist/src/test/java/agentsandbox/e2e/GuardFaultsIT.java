@@ -50,19 +50,22 @@ class GuardFaultsIT {
         String script = String.join("\n",
                 "python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>/dev/null && echo SOCKETS-ALLOWED",
                 "git status --short >/dev/null && echo STATUS-OK",
+                // a blocked command stays blocked, its report to the host simply not made
+                "rm a.txt; echo rm=$?",
                 "git checkout -- a.txt; echo checkout=$?",
                 "git branch -D feature; echo branch=$?",
                 "git stash -q && git stash apply -q && echo STASH-OK",
                 "git -c user.name=t -c user.email=t@x commit -q -am work && git reset -q --soft HEAD~1 && echo COMMIT-OK",
                 "git init -q /tmp/t && cd /tmp/t && git -c user.name=t -c user.email=t@x commit -q --allow-empty -m t"
                         + " && git reset -q --hard && git branch -D nothing 2>/dev/null; git clean -fdq && echo TMP-OK");
-        Result r = sandbox.run("--", "./no-unix-sockets", "sh", "-c", script).succeeds();
+        Result r = sandbox.run("--cmd", "rm=false", "--", "./no-unix-sockets", "sh", "-c", script).succeeds();
 
         assertThat(r.stdout()).doesNotContain("SOCKETS-ALLOWED")
-                .contains("STATUS-OK", "checkout=1", "branch=1", "STASH-OK", "COMMIT-OK", "TMP-OK");
+                .contains("STATUS-OK", "rm=1", "checkout=1", "branch=1", "STASH-OK", "COMMIT-OK", "TMP-OK");
         assertThat(r.stderr()).contains(
                 "agent-sandbox: git checkout is not allowed in this sandbox",
-                "agent-sandbox: git branch -D is not allowed in this sandbox")
+                "agent-sandbox: git branch -D is not allowed in this sandbox",
+                "agent-sandbox: rm is blocked in this sandbox (its command rule is false)\n")
                 .doesNotContain("guard unavailable");
         assertThat(sandbox.read(sandbox.project("a.txt"))).isEqualTo("first line\nuncommitted line\n");
         assertThat(sandbox.runOnHost("git", "branch", "--list", "feature").succeeds().stdout()).contains("feature");

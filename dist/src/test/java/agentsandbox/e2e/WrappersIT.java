@@ -53,9 +53,12 @@ class WrappersIT {
     @Test
     void Blocked_In_Config_Too_With_One_Clear_Line() {
         sandbox.write(".agent-sandbox.json", "{\"commands\": {\"rm\": false}}");
+        // the block's one line, then the run's line pointing to the denial log
         sandbox.run("--", "rm", "victim.txt")
-                .failsWithOneLineError()
-                .stderrIs("agent-sandbox: rm is blocked in this sandbox (its command rule is false)\n");
+                .fails()
+                .stderrIs("agent-sandbox: rm is blocked in this sandbox (its command rule is false)\n"
+                        + "agent-sandbox: this run refused 1 thing (1 blocked command); see them with:"
+                        + " agent-sandbox log\n");
     }
 
     @Test

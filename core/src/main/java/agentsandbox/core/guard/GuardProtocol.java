@@ -33,11 +33,28 @@ import java.util.Optional;
  * The answer is {@code A\n} (run git) or {@code D <message>\n} (refuse). Anything else,
  * a timeout or a closed connection make the launcher refuse. {@code launcher/src/guard.h}
  * holds the launcher's copy of every constant here; a test checks that they agree.
+ *
+ * <p>The same socket takes a second kind of message, over the socket only: a report that a
+ * blocked command was called ({@link Report}), for the denial log. The launcher at the
+ * blocked command's path sends {@link #REPORT_MAGIC}, the command's name and its command
+ * line (cut by the launcher to {@link #REPORT_LINE} bytes), each ended by a NUL byte, at
+ * most {@link #MAX_REPORT} bytes in all, and waits a moment for one line. A report is the
+ * sandbox's word, not something the host saw: the guard keeps it only when the name is
+ * one of the commands its sandbox blocks, bounded, and the log marks it as reported by the
+ * sandbox. Nothing the sandbox sends can do more than a call of the blocked command could.
  */
 public final class GuardProtocol {
     private GuardProtocol() {}
 
     public static final String MAGIC = "AGS2";
+    /** The first field of a report that a blocked command was called. */
+    public static final String REPORT_MAGIC = "AGSB";
+    /** Largest report accepted, all fields together. */
+    public static final int MAX_REPORT = 4096;
+    /** The launcher cuts a blocked command's line to this many bytes before it reports it. */
+    public static final int REPORT_LINE = 1000;
+    /** How long the launcher gives a report: connecting, sending and one line back. */
+    public static final int REPORT_MILLIS = 1000;
     /** Largest request accepted: a git command line with a big environment fits easily. */
     public static final int MAX_REQUEST = 1 << 20;
     /** Most words in one count (arguments, parent's arguments, environment entries). */
@@ -58,11 +75,23 @@ public final class GuardProtocol {
     public static final int CONNECT_MILLIS = 3000;
 
     /**
+     * A report from inside that a blocked command was called.
+     *
+     * @param name the command's name, as the launcher read it from the rule
+     * @param line its command line, as the sandbox sent it (at most {@link #REPORT_LINE} bytes)
+     */
+    record Report(String name, String line) {}
+
+    /**
      * Reads a request incrementally from bytes as they arrive: {@link #feed} returns the
      * request once complete, null while more is needed; a malformed or oversized request
-     * throws {@link Malformed}.
+     * throws {@link Malformed}. A reader that takes reports ({@link #RequestReader(boolean)})
+     * also reads a {@link Report}: {@link #feed} then returns null and {@link #report()} the
+     * report once complete.
      */
     static final class RequestReader {
+        private final boolean reports;
+        private Report report;
         private final ByteArrayOutputStream field = new ByteArrayOutputStream();
         private final List<String> fields = new ArrayList<>();
         private int total;
@@ -71,6 +100,26 @@ public final class GuardProtocol {
         private int parentArgc = -1;
         private int argc = -1;
         private int envc = -1;
+
+        /** A reader of requests only (the in-sandbox guard's pipe). */
+        RequestReader() {
+            this(false);
+        }
+
+        /** A reader of requests, and of reports when {@code reports}. */
+        RequestReader(boolean reports) {
+            this.reports = reports;
+        }
+
+        /** The report read, once complete; null for a request, or while incomplete. */
+        Report report() {
+            return report;
+        }
+
+        /** Whether the message is a report (known from its first field on). */
+        boolean isReport() {
+            return reports && !fields.isEmpty() && REPORT_MAGIC.equals(fields.get(0));
+        }
 
         /** Takes the next bytes; the request once complete. */
         GitGuard.Request feed(byte[] bytes, int offset, int length) throws Malformed {
@@ -92,6 +141,16 @@ public final class GuardProtocol {
                 }
                 fields.add(text);
                 start = i + 1;
+                if (isReport()) {
+                    if (fields.size() == 3) {
+                        if (start != end) {
+                            throw new Malformed("bytes after the report");
+                        }
+                        report = new Report(fields.get(1), fields.get(2));
+                        return null;
+                    }
+                    continue;
+                }
                 GitGuard.Request r = advance();
                 if (r != null) {
                     if (start != end) {
@@ -107,7 +166,10 @@ public final class GuardProtocol {
 
         private void take(int bytes) throws Malformed {
             total += bytes;
-            if (total > MAX_REQUEST) {
+            if (report != null) {
+                throw new Malformed("bytes after the report");
+            }
+            if (total > (isReport() ? MAX_REPORT : MAX_REQUEST)) {
                 throw new Malformed("request too long");
             }
         }

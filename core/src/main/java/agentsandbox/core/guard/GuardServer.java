@@ -40,6 +40,12 @@ import java.util.List;
  * malformed request is answered with a refusal; a connection that breaks any bound is
  * closed, and the launcher refuses. Nothing the sandbox wrote is read on the host and no
  * program is started for a request.
+ *
+ * <p>The socket also takes the launcher's reports that a blocked command was called
+ * ({@link GuardProtocol.Report}): the only channel from inside to the denial log. They are
+ * answered in the reader, kept only for a command this sandbox blocks, at most
+ * {@link #MAX_RECORDED} (all counted), each line cut; a malformed report closes its
+ * connection and is not kept. The log marks them as reported by the sandbox.
  */
 public final class GuardServer implements AutoCloseable {
     static final int MAX_CONNECTIONS = 64;
@@ -48,6 +54,8 @@ public final class GuardServer implements AutoCloseable {
 
     private final Path socket;
     private final GuardProbe.TempView view;
+    /** The names of the commands this sandbox blocks: the only ones a report may name. */
+    private final java.util.Set<String> blocked;
     private final Thread reader;
     private final Thread[] workers = new Thread[WORKERS];
     private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
@@ -60,11 +68,14 @@ public final class GuardServer implements AutoCloseable {
     private int refusedCount; // under refused
     /** Most refusals kept per run; beyond it they are only counted. */
     public static final int MAX_RECORDED = 1000;
+    /** The blocked commands the sandbox reported as called, at most {@link #MAX_RECORDED}. */
+    private final List<String> reported = new ArrayList<>(); // under itself
+    private int reportedCount; // under reported
 
     /** A connection being read. */
     private static final class Connection {
         final SocketChannel channel;
-        final GuardProtocol.RequestReader reader = new GuardProtocol.RequestReader();
+        final GuardProtocol.RequestReader reader = new GuardProtocol.RequestReader(true);
         final long deadline;
 
         Connection(SocketChannel channel, long deadline) {
@@ -74,11 +85,17 @@ public final class GuardServer implements AutoCloseable {
     }
 
     /** A complete request waiting for a worker. */
-    private record Pending(SocketChannel channel, GitGuard.Request request, String malformed, long deadline) {}
+    private record Pending(SocketChannel channel, GitGuard.Request request, String malformed, long deadline,
+            GuardProtocol.Report report) {
+        Pending(SocketChannel channel, GitGuard.Request request, String malformed, long deadline) {
+            this(channel, request, malformed, deadline, null);
+        }
+    }
 
-    private GuardServer(Path socket, GuardProbe.TempView view) {
+    private GuardServer(Path socket, GuardProbe.TempView view, java.util.Set<String> blocked) {
         this.socket = socket;
         this.view = view;
+        this.blocked = java.util.Set.copyOf(blocked);
         this.reader = new Thread(new Runnable() {
             @Override
             public void run() {
@@ -90,7 +107,12 @@ public final class GuardServer implements AutoCloseable {
 
     /** A guard on this socket path with this view of the sandbox, not yet listening. */
     static GuardServer on(Path socket, GuardProbe.TempView view) {
-        return new GuardServer(socket, view);
+        return new GuardServer(socket, view, java.util.Set.of());
+    }
+
+    /** A guard on this socket path that also takes reports of these blocked commands. */
+    static GuardServer on(Path socket, GuardProbe.TempView view, java.util.Set<String> blocked) {
+        return new GuardServer(socket, view, blocked);
     }
 
     /** The guard for the plan's socket, not yet listening: see {@link #listen()}. */
@@ -100,7 +122,8 @@ public final class GuardServer implements AutoCloseable {
             throw new SandboxException("the git guard's socket path " + socket + " is too long for a Unix socket",
                     "set TMPDIR to a shorter directory");
         }
-        return new GuardServer(socket, new GuardProbe.HostView(plan.mounts(), plan.tmpSource(), env.hostEnv()));
+        return new GuardServer(socket, new GuardProbe.HostView(plan.mounts(), plan.tmpSource(), env.hostEnv()),
+                Wrappers.blockedNames(plan.mounts()));
     }
 
     /**
@@ -239,8 +262,15 @@ public final class GuardServer implements AutoCloseable {
                 return ENDED;
             }
             GitGuard.Request request = c.reader.feed(buffer.array(), 0, n);
-            return request == null ? null : new Pending(c.channel, request, null, c.deadline);
+            if (request == null) {
+                GuardProtocol.Report report = c.reader.report();
+                return report == null ? null : new Pending(c.channel, null, null, c.deadline, report);
+            }
+            return new Pending(c.channel, request, null, c.deadline);
         } catch (GuardProtocol.Malformed e) {
+            if (c.reader.isReport()) {
+                return ENDED; // a broken report is no refusal of git: closed, not kept
+            }
             return new Pending(c.channel, null, e.getMessage(), c.deadline);
         } catch (IOException e) {
             return ENDED;
@@ -258,6 +288,10 @@ public final class GuardServer implements AutoCloseable {
      * @return whether the request was answered (or its connection closed)
      */
     private boolean answeredAtOnce(Pending p) {
+        if (p.report() != null) {
+            answerReport(p);
+            return true;
+        }
         if (p.request() == null) {
             return false;
         }
@@ -281,6 +315,50 @@ public final class GuardServer implements AutoCloseable {
             // the launcher went away or sees the connection close and refuses
         }
         return true;
+    }
+
+    /**
+     * Keeps a report that a blocked command was called, when the sandbox blocks a command
+     * of that name, and says so in one line ({@code A}, or {@code D} and why not).
+     */
+    private void answerReport(Pending p) {
+        GuardProtocol.Report r = p.report();
+        boolean kept = blocked.contains(r.name());
+        if (kept) {
+            synchronized (reported) {
+                reportedCount++;
+                if (reported.size() < MAX_RECORDED) {
+                    // the sandbox's text, bounded, with no tab in it: data for the log, never run
+                    String line = r.line().length() > GuardProtocol.REPORT_LINE
+                            ? r.line().substring(0, GuardProtocol.REPORT_LINE) + "..." : r.line();
+                    reported.add(r.name() + "\t" + line.replace('\t', ' '));
+                }
+            }
+        }
+        try (SocketChannel ch = p.channel()) {
+            ch.write(ByteBuffer.wrap((kept ? "A\n" : "D no such blocked command here\n")
+                    .getBytes(StandardCharsets.US_ASCII)));
+        } catch (IOException e) {
+            // the launcher went away: its command is blocked all the same
+        }
+    }
+
+    /**
+     * The blocked commands the sandbox reported as called, in order, each {@code NAME<tab>LINE}
+     * (the command's name as this sandbox's rule has it, and the command line as the sandbox
+     * sent it): at most {@link #MAX_RECORDED}; {@link #reportedCount()} counts them all.
+     */
+    public List<String> reportedBlocked() {
+        synchronized (reported) {
+            return List.copyOf(reported);
+        }
+    }
+
+    /** How many calls of blocked commands the sandbox reported. */
+    public int reportedCount() {
+        synchronized (reported) {
+            return reportedCount;
+        }
     }
 
     /**

@@ -95,6 +95,33 @@ public final class Wrappers {
         public boolean needsGuard() {
             return rule instanceof CommandRule.Preset;
         }
+
+        /**
+         * Whether the launcher at this command's paths talks to the guard's socket: to ask
+         * the git guard, or to report a call of a blocked command for the denial log.
+         */
+        public boolean needsSocket() {
+            return needsGuard() || rule instanceof CommandRule.Blocked;
+        }
+    }
+
+    /**
+     * The names of the commands a plan blocks, read back from the lookup links it makes
+     * (the instructions {@link Wrapper#instruction()} writes): the names whose calls the
+     * guard takes reports of.
+     */
+    public static Set<String> blockedNames(List<Mount> mounts) {
+        Set<String> names = new LinkedHashSet<>();
+        for (Mount m : mounts) {
+            if (m.kind() == Mount.Kind.SYMLINK && m.source() != null && COMMANDS.equals(m.target().getParent())) {
+                String instruction = m.source().toString();
+                if (instruction.startsWith("block\t")) {
+                    int end = instruction.indexOf('\t', 6);
+                    names.add(end < 0 ? instruction.substring(6) : instruction.substring(6, end));
+                }
+            }
+        }
+        return names;
     }
 
     /** The file name under {@code cmd/} for an overlaid path: {@code /} and {@code %} escaped. */
@@ -296,7 +323,7 @@ public final class Wrappers {
         }
         boolean guard = false;
         for (Wrapper w : wrappers) {
-            guard |= w.needsGuard();
+            guard |= w.needsSocket();
         }
         if (guardDir != null && guard) {
             a.add(Mount.of(Mount.Kind.READ_ONLY, guardDir, GUARD, Access.RO, new Origin(Layer.PRESET, "git guard")));

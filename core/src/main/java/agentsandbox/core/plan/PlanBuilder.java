@@ -433,7 +433,7 @@ public final class PlanBuilder {
         wrappers = Wrappers.discover(policy, env, nested ? Inside.RUNTIME : null, wrapperNotes, prepared);
         boolean guard = false;
         for (Wrappers.Wrapper w : wrappers) {
-            guard |= w.needsGuard();
+            guard |= w.needsSocket(); // the git guard, or reports of blocked commands
         }
         Path socketsDir = RunLayout.socketsDir(RunLayout.socketsBase(env), runDir);
         guardSocket = guard ? RunLayout.guardSocket(socketsDir) : null;

@@ -173,6 +173,20 @@ public final class Execution implements AutoCloseable {
         return guard == null ? 0 : guard.refusedCount();
     }
 
+    /**
+     * The calls of blocked commands the sandbox reported to the run's guard, each
+     * {@code NAME<tab>COMMAND LINE} (at most {@link GuardServer#MAX_RECORDED}), for the denial
+     * log: the sandbox's word, kept only for commands the run blocks.
+     */
+    public List<String> blockedCommandReports() {
+        return guard == null ? List.of() : guard.reportedBlocked();
+    }
+
+    /** How many calls of blocked commands the sandbox reported. */
+    public int blockedCommandReportCount() {
+        return guard == null ? 0 : guard.reportedCount();
+    }
+
     /** True once {@link #terminate()} was called. */
     public boolean terminated() {
         return terminated;

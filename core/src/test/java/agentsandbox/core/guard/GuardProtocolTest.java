@@ -70,6 +70,20 @@ class GuardProtocolTest {
     }
 
     @Test
+    void A_Report_Is_Read_Only_Where_Reports_Are_Taken() throws Exception {
+        byte[] report = request("AGSB", "rm", "rm -rf /");
+        GuardProtocol.RequestReader reader = new GuardProtocol.RequestReader(true);
+        assertThat(reader.feed(report, 0, report.length)).isNull();
+        assertThat(reader.report()).isEqualTo(new GuardProtocol.Report("rm", "rm -rf /"));
+        // the in-sandbox guard's pipe takes requests only
+        assertThatThrownBy(() -> read(report)).isInstanceOf(GuardProtocol.Malformed.class);
+        GuardProtocol.RequestReader bounded = new GuardProtocol.RequestReader(true);
+        byte[] big = request("AGSB", "rm", "x".repeat(GuardProtocol.MAX_REPORT));
+        assertThatThrownBy(() -> bounded.feed(big, 0, big.length)).isInstanceOf(GuardProtocol.Malformed.class);
+        assertThat(bounded.isReport()).isTrue();
+    }
+
+    @Test
     void Refuses_Requests_That_Break_The_Protocol() {
         assertThatThrownBy(() -> read(request("AGS1", "/p"))).isInstanceOf(GuardProtocol.Malformed.class);
         assertThatThrownBy(() -> read(request("AGS2", "/p", "", "x"))).isInstanceOf(GuardProtocol.Malformed.class);

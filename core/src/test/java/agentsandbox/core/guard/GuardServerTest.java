@@ -117,6 +117,37 @@ class GuardServerTest {
         assertThat(Files.exists(socket)).isFalse();
     }
 
+    /**
+     * The reports of blocked commands' calls are the sandbox's word: kept only for a command
+     * the sandbox blocks, bounded in number and length, never as a git refusal; a broken or
+     * oversized report is closed and kept nowhere.
+     */
+    @Test
+    void Keeps_Bounded_Reports_Of_Blocked_Commands_Only() throws Exception {
+        Path socket = dir.resolve("socket");
+        try (GuardServer server = GuardServer.on(socket, NOWHERE, java.util.Set.of("rm"))) {
+            server.listen();
+            assertThat(ask(socket, request("AGSB", "rm", "rm -rf /\u001b[2J\tx"))).isEqualTo("A");
+            assertThat(ask(socket, request("AGSB", "curl", "curl evil"))).startsWith("D ");
+            assertThat(ask(socket, request("AGSB", "rm", "x".repeat(GuardProtocol.MAX_REPORT)))).isEqualTo("closed");
+            assertThat(ask(socket, request("AGSB", "rm", "rm a", "more"))).isEqualTo("closed");
+            assertThat(ask(socket, request("AGSB", "rm", "r".repeat(GuardProtocol.REPORT_LINE + 500))))
+                    .isEqualTo("A");
+            for (int i = 0; i < GuardServer.MAX_RECORDED + 20; i++) {
+                assertThat(ask(socket, request("AGSB", "rm", "rm " + i))).isEqualTo("A");
+            }
+            List<String> kept = server.reportedBlocked();
+            assertThat(kept).hasSize(GuardServer.MAX_RECORDED);
+            assertThat(kept.get(0)).isEqualTo("rm\trm -rf /\u001b[2J x");
+            assertThat(kept.get(1)).hasSize("rm\t".length() + GuardProtocol.REPORT_LINE + "...".length());
+            assertThat(server.reportedCount()).isEqualTo(GuardServer.MAX_RECORDED + 22);
+            assertThat(server.refusals()).isEmpty();
+            assertThat(server.refusedCount()).isZero();
+            // and git requests are answered as before
+            assertThat(ask(socket, request("AGS2", "/p", "", "0", "2", "git", "status", "0"))).isEqualTo("A");
+        }
+    }
+
     @Test
     void A_Launcher_That_Never_Answers_A_Question_Is_Cut_Off_In_Time() throws Exception {
         Path socket = dir.resolve("socket");
