@@ -184,9 +184,10 @@ final class Cli {
         for (String f : findings) {
             entries.add(new DenialLog.Entry("file", f, "found by the checks after the run"));
         }
-        // network: the network stack's refused destinations join here, read from the host-side
-        // file it keeps for the run: entries.addAll(DenialLog.network(thatFile))
-        int refused = git + findings.size() + (entries.size() - execution.gitRefusals().size() - findings.size());
+        // the allow-list's refusals, as the proxy or the DNS filter recorded them on the host
+        entries.addAll(DenialLog.network(execution.networkRefusals()));
+        int network = execution.networkRefusedCount();
+        int refused = git + findings.size() + network;
         // an id to tell runs apart, not a secret: no SecureRandom (its set-up costs every run)
         String id = Long.toHexString(start.toEpochMilli()) + Long.toHexString(System.nanoTime() & 0xffffff);
         try {
@@ -197,10 +198,18 @@ final class Cli {
             err.println("agent-sandbox: " + oneLine(e.oneLine()));
         }
         if (refused > 0) {
+            List<String> parts = new java.util.ArrayList<>();
+            if (git > 0) {
+                parts.add(git + " git command" + (git == 1 ? "" : "s"));
+            }
+            if (network > 0) {
+                parts.add(network + " network destination" + (network == 1 ? "" : "s"));
+            }
+            if (refused > git + network) {
+                parts.add((refused - git - network) + " other");
+            }
             err.println("agent-sandbox: this run refused " + refused + (refused == 1 ? " thing" : " things") + " ("
-                    + (git > 0 ? git + " git command" + (git == 1 ? "" : "s") : "")
-                    + (git > 0 && refused > git ? ", " : "")
-                    + (refused > git ? (refused - git) + " other" : "") + "); see them with: agent-sandbox log");
+                    + String.join(", ", parts) + "); see them with: agent-sandbox log");
         }
     }
 
