@@ -223,7 +223,8 @@ public final class NetworkProxy implements AutoCloseable {
                 if (refusals.size() < MAX_REFUSALS) {
                     // the host is the client's, printable (the request line has no control
                     // characters) and bounded by the head's size
-                    refusals.add(request.host() + ":" + request.port() + "\t" + why);
+                    refusals.add(request.host() + ":" + request.port() + "\t" + why + " (a proxy request, "
+                            + java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS) + ")");
                 }
             }
             answer(client, 403, request.host() + " is " + why + " (--allow-host, \"network\": {\"allow\": [...]})");
