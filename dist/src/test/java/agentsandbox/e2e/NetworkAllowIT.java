@@ -129,6 +129,24 @@ class NetworkAllowIT {
     }
 
     @Test
+    void With_The_Stack_A_Program_Talking_To_The_Proxy_s_Socket_Is_Held_To_The_List_Too() throws IOException {
+        Hosts h = hosts();
+        // the proxy's socket stays in a sandbox with the stack (for host ports): a program that
+        // speaks its protocol directly gets the same list
+        Result r = sandbox.run("--allow-host", h.allowed(), "--", "python3", "-c", """
+                import socket, sys
+                for host in sys.argv[1:]:
+                    s = socket.socket(socket.AF_UNIX)
+                    s.connect("/run/agent-sandbox/net/socket")
+                    s.sendall(("P\\nCONNECT %s:443 HTTP/1.1\\r\\nHost: %s:443\\r\\n\\r\\n" % (host, host)).encode())
+                    print(host, s.recv(200).decode().split("\\r\\n")[0])
+                """, h.allowed(), h.refused()).succeeds();
+        r.stdoutContains(h.allowed() + " HTTP/1.1 200 Connection established", h.refused() + " HTTP/1.1 403 Forbidden");
+        sandbox.run("log", "--json").succeeds().stdoutContains("\"what\":\"" + h.refused()
+                + ":443\",\"why\":\"not on the network's allow-list (a proxy request");
+    }
+
+    @Test
     void An_Entry_That_Is_No_Host_Name_Stops_The_Run_In_One_Line() {
         for (String bad : List.of("http://example.org", "a b", "*", "1.2.3.4", "0x7f.1", "a.*.org", "ex ample")) {
             Result r = sandbox.run("--allow-host", bad, "--", "touch", "started").failsWithOneLineError();

@@ -89,10 +89,9 @@ public final class Launch {
                 guard = GuardServer.prepare(env, plan);
             }
             if (plan.netSocket() != null) {
-                // the proxy applies the allow-list only when it is the way out; with the stack,
-                // the launcher's DNS filter does (and the proxy serves the granted host ports)
-                proxy = new NetworkProxy(plan.netSocket(), plan.hostPorts(),
-                        plan.netStack() == null ? plan.allowHosts() : List.of());
+                // the allow-list holds for the proxy in both modes: with the stack, the socket is
+                // still there (for host ports), and nested sandboxes go out through it
+                proxy = new NetworkProxy(plan.netSocket(), plan.hostPorts(), plan.allowHosts());
             }
             java.nio.channels.FileChannel netRefused = null;
             if (plan.netStack() != null && !plan.allowHosts().isEmpty()) {
