@@ -254,8 +254,9 @@ final class Cli {
             for (PolicyLayer l : policy.layers()) {
                 debug.line(describe(l));
             }
-            debug.line("result: network " + (policy.network() ? "on" : "off") + ", docker "
-                    + (policy.docker() ? "on" : "off"));
+            debug.line("result: network " + (policy.network() ? "on" : "off")
+                    + (policy.network() && !policy.allowHosts().isEmpty() ? " for " + policy.allowHosts() + " only" : "")
+                    + ", docker " + (policy.docker() ? "on" : "off"));
             for (Map.Entry<String, CommandRule> e : policy.commands().entrySet()) {
                 debug.line("result: command " + e.getKey() + " = " + e.getValue().describe());
             }
@@ -523,6 +524,9 @@ final class Cli {
         }
         if (!l.hostPorts().isEmpty()) {
             sb.append(" hostPorts ").append(l.hostPorts());
+        }
+        if (!l.allowHosts().isEmpty()) {
+            sb.append(" network.allow ").append(l.allowHosts());
         }
         if (sb.length() == len) {
             sb.append(" (nothing)");
