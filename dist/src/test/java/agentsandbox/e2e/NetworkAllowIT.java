@@ -159,9 +159,11 @@ class NetworkAllowIT {
     }
 
     @Test
-    void The_Dry_Run_Shows_The_List() {
+    void The_Dry_Run_And_Explain_Show_The_List() {
         sandbox.run("--dry-run", "--allow-host", "Example.ORG", "--allow-host", "*.example.net", "--", "true")
                 .succeeds().stdoutContains("--setenv AGENT_SANDBOX_NETWORK_ALLOW 'example.org,*.example.net'");
+        sandbox.run("--allow-host", "example.org", "explain", "/etc/resolv.conf").succeeds()
+                .stdoutContains("rule:   the allow-list's DNS filter, which answers only example.org");
     }
 
     @Test

@@ -514,7 +514,8 @@ public final class PlanBuilder {
             Path conf = Resolver.realPath(Path.of("/etc/resolv.conf"));
             if (resolvConf != null && conf != null) {
                 mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunLayout.resolvConf(runDir), conf, Access.RO,
-                        new Origin(Layer.PRESET, "network stack's resolver")));
+                        new Origin(Layer.PRESET, allowHosts.isEmpty() ? "network stack's resolver"
+                                : "the allow-list's DNS filter, which answers only " + String.join(", ", allowHosts))));
                 notes.add(!allowHosts.isEmpty() ? "network: " + conf + " names the DNS filter "
                         + NetStack.FILTER_RESOLVER + ", which answers only the allow-list's names"
                         : "network: " + conf + " names the stack's resolver " + NetStack.RESOLVER
