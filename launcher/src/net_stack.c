@@ -382,6 +382,7 @@ static void serve_filter(int listen_socket, const struct filter *f, int netlink,
 {
     static struct pending pending[PENDING_MAX];
     static uint8_t message[DNS_MESSAGE_MAX];
+    static uint32_t routed[ROUTES_MAX]; /* the addresses routed so far, each once */
     unsigned int routes = 0;
     unsigned int sequence = 1000;
     for (;;) {
@@ -451,11 +452,17 @@ static void serve_filter(int listen_socket, const struct filter *f, int netlink,
             uint8_t addresses[64][4];
             int count = dns_answer_addresses(message, (size_t)n, addresses, 64);
             for (int i = 0; i < count && routes < ROUTES_MAX; i++) {
+                uint32_t key;
+                memcpy(&key, addresses[i], 4);
+                int known = 0;
+                for (unsigned int k = 0; k < routes && !known; k++) {
+                    known = routed[k] == key;
+                }
                 struct blocked to = {.family = AF_INET, .prefix = 32};
                 memcpy(to.address, addresses[i], 4);
-                if (route(netlink, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, RTN_UNICAST, &to, device, stack_gateway,
-                          sequence++) == 0) {
-                    routes++;
+                if (!known && route(netlink, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, RTN_UNICAST, &to, device,
+                                    stack_gateway, sequence++) == 0) {
+                    routed[routes++] = key;
                 }
             }
             memcpy(message, p->client_id, 2);
