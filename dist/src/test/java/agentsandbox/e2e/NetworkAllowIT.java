@@ -147,6 +147,29 @@ class NetworkAllowIT {
     }
 
     @Test
+    void The_Sandbox_Finds_No_Record_To_Write_And_What_It_Asks_For_Is_Only_Data() {
+        // the record is in the run's host-side directory, hidden in the sandbox; a name with
+        // bytes no host name has is written with '?' for them, never as a line of its own
+        Result r = sandbox.run("--allow-host", "example.org", "--", "sh", "-c", """
+                found=$(find "$HOME/.local/state" /run /tmp -name 'net-refused*' 2>/dev/null)
+                echo "records found: [$found]"
+                python3 -c '
+                import socket, struct
+                name = b"\\x05forge\\x08tab\\tline\\x00"
+                q = struct.pack(">HHHHHH", 7, 0x0100, 1, 0, 0, 0) + name + struct.pack(">HH", 1, 1)
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.settimeout(10)
+                s.sendto(q, ("127.0.0.53", 53))
+                print("rcode", s.recv(512)[3] & 15)
+                '
+                """).succeeds();
+        r.stdoutContains("records found: []", "rcode 5");
+        sandbox.run("log", "--json").succeeds()
+                .stdoutContains("{\"kind\":\"network\",\"what\":\"forge.tab?line\",\"why\":\"not on the network's")
+                .stdoutDoesNotContain("\"what\":\"line");
+    }
+
+    @Test
     void An_Entry_That_Is_No_Host_Name_Stops_The_Run_In_One_Line() {
         for (String bad : List.of("http://example.org", "a b", "*", "1.2.3.4", "0x7f.1", "a.*.org", "ex ample")) {
             Result r = sandbox.run("--allow-host", bad, "--", "touch", "started").failsWithOneLineError();
