@@ -30,7 +30,8 @@
  * answer goes back; any other name is answered REFUSED and written, once, to the run's
  * record (NET_REFUSED_VARIABLE, opened on the host side before). So only the addresses of
  * allowed names are reachable, for every program. Before it reads anything from the
- * sandbox, the anchor keeps only CAP_NET_ADMIN of its capabilities.
+ * sandbox, the anchor confines itself (confine_filter): an empty root, and only
+ * CAP_NET_ADMIN of its capabilities.
  *
  * The sandbox reaches the host's loopback, its own addresses and link-local addresses
  * through none of this. When a step fails, the attacher writes one line to its stderr
@@ -45,11 +46,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <linux/capability.h>
 #include <linux/netlink.h>
 #include <linux/nsfs.h>
 #include <linux/rtnetlink.h>
+#include <linux/securebits.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -57,7 +61,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,12 +71,6 @@
 #include "guard.h"
 #include "net_filter.h"
 #include "util.h"
-
-#include <linux/capability.h>
-#include <linux/securebits.h>
-#include <poll.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 
 /* At most this many addresses of the host's interfaces are blocked; more is an error. */
 #define BLOCKED_MAX 256
