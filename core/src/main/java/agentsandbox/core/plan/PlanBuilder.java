@@ -521,6 +521,10 @@ public final class PlanBuilder {
                         : "network: " + conf + " names the stack's resolver " + NetStack.RESOLVER
                         + ", which asks the host's (the host's file names one on its loopback)");
             } else {
+                if (!allowHosts.isEmpty()) {
+                    notes.add("network: the host has no /etc/resolv.conf to name the allow-list's DNS filter in:"
+                            + " no name resolves inside");
+                }
                 resolvConf = null;
             }
         }
