@@ -155,7 +155,9 @@ int dns_answer_addresses(const uint8_t *message, size_t n, uint8_t (*addresses)[
 size_t dns_refuse(uint8_t *message, size_t end)
 {
     message[2] = (uint8_t)(0x80 | (message[2] & 0x01)); /* a response; RD as asked */
-    message[3] = 0x80 | 5;                              /* RA, REFUSED */
+    /* NXDOMAIN, not REFUSED: the C library reads REFUSED as a temporary failure
+     * (EAI_AGAIN), which clients may wait and retry; no such name is a definite answer */
+    message[3] = 0x80 | 3;                              /* RA, NXDOMAIN */
     memset(message + 6, 0, 6);                          /* no answer, authority or additional records */
     return end;
 }

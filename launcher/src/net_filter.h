@@ -36,7 +36,7 @@ int dns_name_allowed(const char *allow, const char *name);
 int dns_answer_addresses(const uint8_t *message, size_t n, uint8_t (*addresses)[4], int max);
 
 /* Makes the query of the first end bytes (end as dns_query_name says) its own refusal
- * (REFUSED, no records) in place; the refusal's length. */
+ * (NXDOMAIN, no records) in place; the refusal's length. */
 size_t dns_refuse(uint8_t *message, size_t end);
 
 #endif

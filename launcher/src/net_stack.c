@@ -27,7 +27,7 @@
  * sandbox's resolv.conf names) as the DNS filter: a name on the list is asked of the
  * host's resolver (through a socket made in the host's namespace before the anchor left
  * it) and each IPv4 address of the answer gets a route through the stack before the
- * answer goes back; any other name is answered REFUSED and written, once, to the run's
+ * answer goes back; any other name is answered NXDOMAIN and written, once, to the run's
  * record (NET_REFUSED_VARIABLE, opened on the host side before). So only the addresses of
  * allowed names are reachable, for every program. Before it reads anything from the
  * sandbox, the anchor confines itself (confine_filter): an empty root, and only
