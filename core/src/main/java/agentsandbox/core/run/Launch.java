@@ -70,6 +70,7 @@ public final class Launch {
         GuardServer guard = null;
         NetworkProxy proxy = null;
         SshAgentRelay agent = null;
+        java.nio.channels.FileChannel netRefused = null;
         try {
             prepareRun(run, plan, env);
             List<String> argv = plan.argv();
@@ -93,7 +94,6 @@ public final class Launch {
                 // still there (for host ports), and nested sandboxes go out through it
                 proxy = new NetworkProxy(plan.netSocket(), plan.hostPorts(), plan.allowHosts());
             }
-            java.nio.channels.FileChannel netRefused = null;
             if (plan.netStack() != null && !plan.allowHosts().isEmpty()) {
                 // the filter appends to it from outside the sandbox; read through this channel,
                 // opened before bwrap starts, once the sandbox has ended
@@ -137,12 +137,14 @@ public final class Launch {
             closeQuietly(guard);
             closeQuietly(proxy);
             closeQuietly(agent);
+            closeQuietly(netRefused);
             run.close();
             throw new SandboxException("cannot start bwrap: " + e.getMessage(), Preflight.INSTALL_HINT, e);
         } catch (RuntimeException e) {
             closeQuietly(guard);
             closeQuietly(proxy);
             closeQuietly(agent);
+            closeQuietly(netRefused);
             run.close();
             throw e;
         }
