@@ -273,6 +273,15 @@ public final class Execution implements AutoCloseable {
             liveQuarantine.close();
         }
         sweep();
+        java.nio.channels.FileChannel refused = netRefused;
+        if (refused != null) {
+            netRefused = null;
+            try {
+                refused.close(); // a run that never got to its end has no refusals to read
+            } catch (java.io.IOException e) {
+                // nothing more to do with it
+            }
+        }
         run.close();
         if (guard != null && !atExit) {
             guard.close();
