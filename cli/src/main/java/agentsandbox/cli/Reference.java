@@ -263,11 +263,14 @@ record Reference(
                             "Use this config file instead of the project config; it must exist. The global config"
                                     + " still applies. A file named with -c is always trusted."),
                     flag("--network", "BOOL", true, "network access (default true)",
-                            "Network access (default true). On, the sandbox still has a network namespace of its"
-                                    + " own with only a loopback, and connections go through agent-sandbox's proxy at"
-                                    + " 127.0.0.1:3128 inside (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point there), which"
-                                    + " refuses destinations on this machine: loopback, the host's own addresses,"
-                                    + " link-local and multicast. Off (--network=false), only the loopback is left."),
+                            "Network access (default true). On, the sandbox has a network namespace of its own"
+                                    + " with a user-mode network stack (slirp4netns): DNS, TCP and UDP for every"
+                                    + " program, but not the host's loopback, its own addresses or link-local ones."
+                                    + " Where no stack can run (agent-sandbox doctor says why), connections go"
+                                    + " through agent-sandbox's proxy at 127.0.0.1:3128 inside (HTTP_PROXY,"
+                                    + " HTTPS_PROXY and ALL_PROXY point there), which refuses the same destinations;"
+                                    + " programs that ignore those variables get no network. Off (--network=false),"
+                                    + " only the loopback is left. See also --allow-host."),
                     flag("--allow-host", "HOST", false, "reach only these hosts (repeatable, *.example.org)",
                             "With the network on, only the hosts named so are reachable, for every program:"
                                     + " example.org is that host, *.example.org every name below it. With the"
