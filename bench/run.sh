@@ -280,12 +280,16 @@ fi
 hyperfine --shell=bash --warmup 3 --export-json "$work/net.json" -i "$@" --style basic \
     --command-name "network off" "$prefix$tool --network=false -- true" \
     --command-name "network on, the stack" "$prefix$tool -- true" \
-    --command-name "network on, the proxy" "${prefix}env AGENT_SANDBOX_NETWORK_STACK=proxy $tool -- true" >/dev/null
+    --command-name "network on, the proxy" "${prefix}env AGENT_SANDBOX_NETWORK_STACK=proxy $tool -- true" \
+    --command-name "network on, the stack with an allow-list" "$prefix$tool --allow-host example.org -- true" \
+    >/dev/null
 mapfile -t nm < <(grep -o '"median": *[0-9.eE+-]*' "$work/net.json" | sed 's/.*: *//')
-[[ ${#nm[@]} -eq 3 ]] || die "cannot read the network medians from hyperfine's JSON report"
-awk -v off="${nm[0]}" -v stack="${nm[1]}" -v proxy="${nm[2]}" 'BEGIN {
+[[ ${#nm[@]} -eq 4 ]] || die "cannot read the network medians from hyperfine's JSON report"
+awk -v off="${nm[0]}" -v stack="${nm[1]}" -v proxy="${nm[2]}" -v allow="${nm[3]}" 'BEGIN {
     printf "-- true: network off %.1f ms, the stack %.1f ms (+%.1f ms), the proxy %.1f ms (+%.1f ms)\n",
         off * 1000, stack * 1000, (stack - off) * 1000, proxy * 1000, (proxy - off) * 1000
+    printf "-- true with an allow-list (the DNS filter and its routes): %.1f ms (+%.1f ms on the stack)\n",
+        allow * 1000, (allow - stack) * 1000
 }'
 
 # Throughput from a granted host port: 300 MB from a server on the host's loopback,
@@ -340,7 +344,8 @@ print("300 MB from a granted host port: %.0f MB/s (median of 5)" % statistics.me
 kill "$server" 2>/dev/null || true
 
 # DNS lookups: the npm registry's name (as npm names it), looked up 20 times inside and on
-# the host (the median; nothing caches in between but the resolvers themselves).
+# the host (the median; nothing caches in between but the resolvers themselves), and inside
+# through the DNS filter of an allow-list that names it.
 if command -v npm >/dev/null && registry=$(run npm config get registry 2>/dev/null) &&
     name=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.urlparse(sys.argv[1]).hostname or "")' "$registry") &&
     [[ -n $name ]]; then
@@ -355,7 +360,11 @@ print("%.2f" % statistics.median(times))
 '
     inside=$(run "$launcher" -- python3 -c "$lookup" "$name") || die "the DNS lookups inside failed"
     host=$(run python3 -c "$lookup" "$name") || die "the DNS lookups on the host failed"
-    echo "DNS lookup of the npm registry's name: ${inside} ms inside, ${host} ms on the host (median of 20)"
+    # with an allow-list naming it: through the DNS filter, which adds a route for each answer
+    filtered=$(run "$launcher" --allow-host "$name" -- python3 -c "$lookup" "$name") ||
+        die "the DNS lookups through the allow-list's filter failed"
+    echo "DNS lookup of the npm registry's name: ${inside} ms inside, ${filtered} ms through the allow-list's" \
+        "DNS filter, ${host} ms on the host (median of 20)"
 else
     echo "DNS lookup: not measured (no npm to name its registry)"
 fi

@@ -49,6 +49,12 @@
 #define NET_STACK_DEVICE "tap0"
 #define NET_STACK_MTU "65520"
 #define NET_STACK_RESOLVER "10.0.2.3"
+/* With an allow-list, the launcher gets it in NET_ALLOW_VARIABLE (entries separated by
+ * ','; see net_filter.h) and the file of refused names in NET_REFUSED_VARIABLE; the
+ * sandbox's resolver is then the DNS filter at NET_FILTER_RESOLVER (NetStack.java). */
+#define NET_ALLOW_VARIABLE "AGENT_SANDBOX_NET_ALLOW"
+#define NET_REFUSED_VARIABLE "AGENT_SANDBOX_NET_REFUSED"
+#define NET_FILTER_RESOLVER "127.0.0.53"
 /* Below a runtime: the rules, the real binaries, the outer runtime, the guard's socket. */
 #define RUNTIME_COMMANDS "cmd"
 #define RUNTIME_OUTER "outer"

@@ -17,6 +17,7 @@
 #include "../src/git_guard.h"
 #include "../src/guard.h"
 #include "../src/guard_client.h"
+#include "../src/net_filter.h"
 #include "../src/remove_tree.h"
 #include "../src/starter_request.h"
 #include "../src/term_relay.h"
@@ -390,8 +391,131 @@ static void test_term_filter(void)
     CHECK(a.seen == 2);
 }
 
+/* A query for name (dotted) into m; its length. */
+static size_t dns_query(uint8_t *m, const char *name)
+{
+    static const uint8_t header[DNS_HEADER] = {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
+    memcpy(m, header, sizeof header);
+    size_t at = DNS_HEADER;
+    const char *label = name;
+    while (*label != '\0') {
+        const char *dot = strchr(label, '.');
+        size_t length = dot == NULL ? strlen(label) : (size_t)(dot - label);
+        m[at++] = (uint8_t)length;
+        memcpy(m + at, label, length);
+        at += length;
+        label += length + (dot == NULL ? 0 : 1);
+    }
+    m[at++] = 0;
+    static const uint8_t a_in[4] = {0, 1, 0, 1};
+    memcpy(m + at, a_in, 4);
+    return at + 4;
+}
+
+static void test_dns_filter(void)
+{
+    uint8_t m[DNS_MESSAGE_MAX];
+    char name[DNS_NAME_MAX];
+    size_t end = 0;
+    size_t n = dns_query(m, "Registry.Example.ORG");
+    CHECK(dns_query_name(m, n, name, &end) == 0 && strcmp(name, "registry.example.org") == 0 && end == n);
+    const char *allow = "example.org,*.example.org,other.net";
+    CHECK(dns_name_allowed(allow, "registry.example.org"));
+    CHECK(dns_name_allowed(allow, "a.b.example.org"));
+    CHECK(dns_name_allowed(allow, "example.org"));
+    CHECK(dns_name_allowed(allow, "other.net"));
+    CHECK(!dns_name_allowed(allow, "x.other.net"));
+    CHECK(!dns_name_allowed(allow, "badexample.org"));
+    CHECK(!dns_name_allowed(allow, "example.org.evil.net"));
+    CHECK(!dns_name_allowed(allow, "."));
+    CHECK(!dns_name_allowed("*.example.org", "example.org"));
+
+    /* a byte no host name has: read, but never on the list */
+    n = dns_query(m, "a b.example.org");
+    CHECK(dns_query_name(m, n, name, &end) == 1 && strcmp(name, "a?b.example.org") == 0);
+    /* a dot inside a label cannot pass for two labels */
+    n = dns_query(m, "x");
+    m[DNS_HEADER + 1] = '.';
+    CHECK(dns_query_name(m, n, name, &end) == 1);
+
+    /* not queries the filter reads */
+    n = dns_query(m, "example.org");
+    CHECK(dns_query_name(m, DNS_HEADER - 1, name, &end) == -1);
+    CHECK(dns_query_name(m, n - 1, name, &end) == -1); /* no room for the class */
+    m[2] |= 0x80;                                       /* a response */
+    CHECK(dns_query_name(m, n, name, &end) == -1);
+    n = dns_query(m, "example.org");
+    m[5] = 2; /* two questions */
+    CHECK(dns_query_name(m, n, name, &end) == -1);
+    n = dns_query(m, "example.org");
+    m[DNS_HEADER] = 0xc0; /* a pointer */
+    CHECK(dns_query_name(m, n, name, &end) == -1);
+    /* a name of more than 253 characters */
+    char longest[300];
+    memset(longest, 'a', sizeof longest);
+    for (size_t i = 63; i < sizeof longest; i += 64) {
+        longest[i] = '.';
+    }
+    longest[254] = '\0';
+    n = dns_query(m, longest);
+    CHECK(dns_query_name(m, n, name, &end) == -1);
+    longest[253] = '\0';
+    n = dns_query(m, longest);
+    CHECK(dns_query_name(m, n, name, &end) == 0 && strlen(name) == 253);
+
+    /* the refusal: a response, NXDOMAIN, the question only */
+    n = dns_query(m, "nope.org");
+    CHECK(dns_query_name(m, n, name, &end) == 0);
+    CHECK(dns_refuse(m, end) == n && (m[2] & 0x80) != 0 && (m[3] & 0x0f) == 3 && m[7] == 0 && m[11] == 0);
+
+    /* an answer: a CNAME, then two A records named by pointers */
+    n = dns_query(m, "example.org");
+    m[2] = 0x81;
+    m[3] = 0x80;
+    m[7] = 3;
+    static const uint8_t records[] = {
+        0xc0, 12, 0, 5, 0, 1, 0, 0, 0, 60, 0, 4, 1, 'c', 0xc0, 12,
+        0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 7,
+        0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 51, 100, 9,
+    };
+    memcpy(m + n, records, sizeof records);
+    n += sizeof records;
+    uint8_t addresses[4][4];
+    CHECK(dns_answer_addresses(m, n, addresses, 4) == 2);
+    CHECK(addresses[0][0] == 192 && addresses[0][3] == 7 && addresses[1][0] == 198 && addresses[1][3] == 9);
+    CHECK(dns_answer_addresses(m, n, addresses, 1) == 1);
+    CHECK(dns_answer_addresses(m, n - 1, addresses, 4) == -1); /* the last record cut short */
+
+    /* any bytes at all: read within bounds or refused (mutations of the messages above) */
+    uint64_t state = 88172645463325252ULL;
+    uint8_t fuzz[DNS_MESSAGE_MAX];
+    for (int round = 0; round < 200000; round++) {
+        memcpy(fuzz, m, n);
+        size_t length = n;
+        for (int k = 0; k < 1 + round % 8; k++) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            size_t at = (size_t)(state % (length + 1));
+            if (at < length) {
+                fuzz[at] = (uint8_t)(state >> 32);
+            }
+            if ((state >> 40) % 5 == 0) {
+                length = (size_t)((state >> 20) % (n + 1));
+            }
+        }
+        int count = dns_answer_addresses(fuzz, length, addresses, 4);
+        CHECK(count >= -1 && count <= 4);
+        fuzz[2] &= 0x7f;
+        int kind = dns_query_name(fuzz, length, name, &end);
+        CHECK(kind >= -1 && kind <= 1);
+        CHECK(kind < 0 || (end <= length && strlen(name) <= 253));
+    }
+}
+
 int main(void)
 {
+    test_dns_filter();
     test_utf8();
     test_check_words();
     test_paths();

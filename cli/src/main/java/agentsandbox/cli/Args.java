@@ -23,6 +23,8 @@ import java.util.Map;
  * @param sshAgentKeys the key comments of {@code --ssh-agent=COMMENT,...}; empty for every key
  * @param gpgAgent {@code --gpg-agent}, or {@code null} when not given
  * @param hostPorts {@code --host-port} ports in order
+ * @param allowHosts {@code --allow-host} entries in order (validated); with any, the network is on
+ *                 unless {@code --network=false} says otherwise
  * @param dryRun   {@code --dry-run}
  * @param debug    {@code --debug}
  * @param ro       {@code --ro} paths in order
@@ -46,6 +48,7 @@ record Args(
         List<String> sshAgentKeys,
         Boolean gpgAgent,
         List<Integer> hostPorts,
+        List<String> allowHosts,
         boolean dryRun,
         boolean debug,
         List<String> ro,
@@ -61,7 +64,7 @@ record Args(
     /** Whether any flag that changes a run's policy was given (not --debug, --dry-run). */
     boolean hasPolicyFlags() {
         return cwd != null || config != null || network != null || docker != null || shareTmp != null
-                || sshAgent != null || gpgAgent != null || !hostPorts.isEmpty() || !ro.isEmpty() || !rw.isEmpty() || !exclude.isEmpty()
+                || sshAgent != null || gpgAgent != null || !hostPorts.isEmpty() || !allowHosts.isEmpty() || !ro.isEmpty() || !rw.isEmpty() || !exclude.isEmpty()
                 || !commands.isEmpty() || !bounds.equals(Bounds.NONE);
     }
 
@@ -83,7 +86,10 @@ record Args(
         for (int port : hostPorts) {
             b.hostPort(port);
         }
-        return b.network(network).docker(docker).shareTmp(shareTmp).sshAgent(sshAgent).sshAgentKeys(sshAgentKeys).gpgAgent(gpgAgent)
+        for (String h : allowHosts) {
+            b.allowHost(h);
+        }
+        return b.network(network != null || allowHosts.isEmpty() ? network : Boolean.TRUE).docker(docker).shareTmp(shareTmp).sshAgent(sshAgent).sshAgentKeys(sshAgentKeys).gpgAgent(gpgAgent)
                 .bounds(bounds).build();
     }
 }

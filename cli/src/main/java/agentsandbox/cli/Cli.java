@@ -184,14 +184,15 @@ final class Cli {
         for (String f : findings) {
             entries.add(new DenialLog.Entry("file", f, "found by the checks after the run"));
         }
-        // network: the network stack's refused destinations join here, read from the host-side
-        // file it keeps for the run: entries.addAll(DenialLog.network(thatFile))
-        int others = entries.size() - execution.gitRefusals().size();
+        // the allow-list's refusals, as the proxy or the DNS filter recorded them on the host
+        entries.addAll(DenialLog.network(execution.networkRefusals()));
+        int network = execution.networkRefusedCount();
+        int others = findings.size();
         // last, after everything the host saw: what the sandbox reported (blocked commands it
         // called), so that its reports never push a host entry out of the record
         entries.addAll(DenialLog.blocked(execution.blockedCommandReports()));
         int blocked = execution.blockedCommandReportCount();
-        int refused = git + others + blocked;
+        int refused = git + network + blocked + others;
         // an id to tell runs apart, not a secret: no SecureRandom (its set-up costs every run)
         String id = Long.toHexString(start.toEpochMilli()) + Long.toHexString(System.nanoTime() & 0xffffff);
         try {
@@ -202,19 +203,21 @@ final class Cli {
             err.println("agent-sandbox: " + oneLine(e.oneLine()));
         }
         if (refused > 0) {
-            StringBuilder parts = new StringBuilder();
+            List<String> parts = new java.util.ArrayList<>();
             if (git > 0) {
-                parts.append(git).append(" git command").append(git == 1 ? "" : "s");
+                parts.add(git + " git command" + (git == 1 ? "" : "s"));
+            }
+            if (network > 0) {
+                parts.add(network + " network destination" + (network == 1 ? "" : "s"));
             }
             if (blocked > 0) {
-                parts.append(parts.isEmpty() ? "" : ", ").append(blocked).append(" blocked command")
-                        .append(blocked == 1 ? "" : "s");
+                parts.add(blocked + " blocked command" + (blocked == 1 ? "" : "s"));
             }
             if (others > 0) {
-                parts.append(parts.isEmpty() ? "" : ", ").append(others).append(" other");
+                parts.add(others + " other");
             }
             err.println("agent-sandbox: this run refused " + refused + (refused == 1 ? " thing" : " things") + " ("
-                    + parts + "); see them with: agent-sandbox log");
+                    + String.join(", ", parts) + "); see them with: agent-sandbox log");
         }
     }
 
@@ -259,8 +262,9 @@ final class Cli {
             for (PolicyLayer l : policy.layers()) {
                 debug.line(describe(l));
             }
-            debug.line("result: network " + (policy.network() ? "on" : "off") + ", docker "
-                    + (policy.docker() ? "on" : "off"));
+            debug.line("result: network " + (policy.network() ? "on" : "off")
+                    + (policy.network() && !policy.allowHosts().isEmpty() ? " for " + policy.allowHosts() + " only" : "")
+                    + ", docker " + (policy.docker() ? "on" : "off"));
             for (Map.Entry<String, CommandRule> e : policy.commands().entrySet()) {
                 debug.line("result: command " + e.getKey() + " = " + e.getValue().describe());
             }
@@ -528,6 +532,9 @@ final class Cli {
         }
         if (!l.hostPorts().isEmpty()) {
             sb.append(" hostPorts ").append(l.hostPorts());
+        }
+        if (!l.allowHosts().isEmpty()) {
+            sb.append(" network.allow ").append(l.allowHosts());
         }
         if (sb.length() == len) {
             sb.append(" (nothing)");

@@ -263,7 +263,7 @@ final class ConfigReader {
                 switch (m.key()) {
                     case "filesystem" -> filesystem(m.value());
                     case "commands" -> commands(m.value());
-                    case "network" -> b.network(bool(m.value(), "network"));
+                    case "network" -> network(m.value());
                     case "docker" -> b.docker(bool(m.value(), "docker"));
                     case "shareTmp" -> b.shareTmp(bool(m.value(), "shareTmp"));
                     case "sshAgent" -> sshAgent(m.value());
@@ -274,6 +274,38 @@ final class ConfigReader {
                             + " sshAgent, gpgAgent, tmpSize, maxProcs, maxMemory");
                 }
             }
+        }
+
+        /** {@code true}, {@code false}, or {@code {"allow": [hosts]}} (on, for those hosts only). */
+        private void network(Jsonc.Value v) {
+            if (v instanceof Jsonc.Bool bool) {
+                b.network(bool.value());
+                return;
+            }
+            if (!(v instanceof Jsonc.Obj o)) {
+                throw at(v, "network: expected true, false or {\"allow\": [\"example.org\"]}, got " + v.kind());
+            }
+            for (Jsonc.Member m : o.members().values()) {
+                if (!m.key().equals("allow")) {
+                    throw unknown(m, "network.", "allow");
+                }
+                if (!(m.value() instanceof Jsonc.Arr a)) {
+                    throw at(m.value(), "network.allow: expected an array of host names such as \"*.example.org\", got "
+                            + m.value().kind());
+                }
+                if (a.items().isEmpty()) {
+                    throw at(a, "network.allow: an empty list names no host; use \"network\": false for no network");
+                }
+                for (Jsonc.Value item : a.items()) {
+                    String host = string(item, "network.allow").value();
+                    try {
+                        b.allowHost(host);
+                    } catch (IllegalArgumentException e) {
+                        throw at(item, "network.allow: " + host + ": " + e.getMessage());
+                    }
+                }
+            }
+            b.network(true);
         }
 
         /** {@code true}, {@code false}, or the comments of the only keys the sandbox may use. */

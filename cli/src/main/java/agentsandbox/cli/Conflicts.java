@@ -43,6 +43,18 @@ final class Conflicts {
             }
             out.add(portSpelled + " is ignored with " + offSpelled + ": no host port can be reached");
         }
+        for (PolicyLayer l : policy.layers()) {
+            if (l.allowHosts().isEmpty()) {
+                continue;
+            }
+            String hosts = String.join(",", l.allowHosts());
+            if (l.layer() == Layer.FLAG && off != null && off.layer() == Layer.FLAG) {
+                throw new UsageException("--allow-host " + hosts + " and --network=false contradict each other: with"
+                        + " the network off no host can be reached", "leave out one of them");
+            }
+            out.add(where(l, "--allow-host " + hosts, "\"network\": {\"allow\": [...]}") + " is ignored with "
+                    + offSpelled + ": no host can be reached");
+        }
         if (policy.docker()) {
             PolicyLayer docker = lastDockerSetting(policy);
             String dockerSpelled = docker == null ? "Docker" : where(docker, "--docker", "\"docker\": true");

@@ -30,7 +30,7 @@ import java.util.Optional;
  * <p>Only the agent-sandbox process that started the sandbox writes it, after the sandbox
  * has ended, from what host-side code saw: the git guard's refusals (decided on the host),
  * the checks after the run (files moved aside or reported), and, once wired, the network
- * stack's refused destinations ({@link #network}). The whole state directory is hidden in
+ * proxy's or the DNS filter's refused destinations ({@link #network}, both host side). The whole state directory is hidden in
  * every sandbox (an empty file system of the sandbox's own is mounted over it, also under
  * {@code --rw ~}), so no sandbox can read, write, truncate or forge an entry; what a sandbox
  * chose (a refused git command line) is only ever data inside a JSON string.
@@ -101,12 +101,17 @@ final class DenialLog {
      * host-side directory).
      */
     static List<Entry> network(Path refusedDestinations) {
-        List<Entry> out = new ArrayList<>();
         String text = readBounded(refusedDestinations, MAX_BYTES);
-        if (text == null) {
-            return out;
-        }
-        for (String line : text.split("\n")) {
+        return text == null ? new ArrayList<>() : network(List.of(text.split("\n")));
+    }
+
+    /**
+     * The network's refusals as the run's proxy or DNS filter kept them on the host,
+     * {@code DESTINATION<tab>WHY} each, as entries of kind {@code network}.
+     */
+    static List<Entry> network(List<String> lines) {
+        List<Entry> out = new ArrayList<>();
+        for (String line : lines) {
             if (line.isEmpty()) {
                 continue;
             }

@@ -27,7 +27,7 @@ final class Flags {
 
     /** Every long flag, for suggestions when one is mistyped. */
     static final List<String> LONG_FLAGS = List.of("--help", "--version", "--check", "--quiet", "--cwd", "--config",
-            "--network", "--docker", "--host-port", "--share-tmp", "--ssh-agent", "--gpg-agent", "--dry-run", "--debug", "--ro",
+            "--network", "--allow-host", "--docker", "--host-port", "--share-tmp", "--ssh-agent", "--gpg-agent", "--dry-run", "--debug", "--ro",
             "--rw", "--exclude", "--cmd", "--tmp-size", "--max-procs", "--max-memory", "--json");
 
     /** The version of this build, from the jar's resources. */
@@ -67,6 +67,7 @@ final class Flags {
         private List<String> sshAgentKeys = List.of();
         private Boolean gpgAgent;
         private final List<Integer> hostPorts = new ArrayList<>();
+        private final List<String> allowHosts = new ArrayList<>();
         private Bounds bounds = Bounds.NONE;
         private boolean dryRun;
         private boolean debug;
@@ -257,6 +258,7 @@ final class Flags {
                 case "--ssh-agent" -> sshAgent(name, inline);
                 case "--gpg-agent" -> gpgAgent = policyBool(name, inline);
                 case "--host-port" -> hostPorts(value(name, inline));
+                case "--allow-host" -> allowHosts(value(name, inline));
                 case "--tmp-size", "--max-procs", "--max-memory" -> bound(name, value(name, inline));
                 case "--dry-run" -> dryRun = bool(name, inline);
                 case "--debug" -> debug = bool(name, inline);
@@ -389,6 +391,16 @@ final class Flags {
             }
         }
 
+        private void allowHosts(String value) {
+            for (String item : value.split(",", -1)) {
+                try {
+                    allowHosts.add(agentsandbox.core.rules.HostPattern.validate(item));
+                } catch (IllegalArgumentException e) {
+                    throw new UsageException("--allow-host " + item + ": " + e.getMessage());
+                }
+            }
+        }
+
         private void bound(String name, String value) {
             try {
                 bounds = switch (name) {
@@ -419,7 +431,7 @@ final class Flags {
         }
 
         private Args result(Args.Mode m) {
-            return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, sshAgentKeys, gpgAgent, List.copyOf(hostPorts),
+            return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, sshAgentKeys, gpgAgent, List.copyOf(hostPorts), List.copyOf(allowHosts),
                     dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
                     m == Args.Mode.RUN || m == Args.Mode.EXPLAIN || m == Args.Mode.CHANGES || m == Args.Mode.LOG ? command

@@ -264,11 +264,22 @@ record Reference(
                             "Use this config file instead of the project config; it must exist. The global config"
                                     + " still applies. A file named with -c is always trusted."),
                     flag("--network", "BOOL", true, "network access (default true)",
-                            "Network access (default true). On, the sandbox still has a network namespace of its"
-                                    + " own with only a loopback, and connections go through agent-sandbox's proxy at"
-                                    + " 127.0.0.1:3128 inside (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point there), which"
-                                    + " refuses destinations on this machine: loopback, the host's own addresses,"
-                                    + " link-local and multicast. Off (--network=false), only the loopback is left."),
+                            "Network access (default true). On, the sandbox has a network namespace of its own"
+                                    + " with a user-mode network stack (slirp4netns): DNS, TCP and UDP for every"
+                                    + " program, but not the host's loopback, its own addresses or link-local ones."
+                                    + " Where no stack can run (agent-sandbox doctor says why), connections go"
+                                    + " through agent-sandbox's proxy at 127.0.0.1:3128 inside (HTTP_PROXY,"
+                                    + " HTTPS_PROXY and ALL_PROXY point there), which refuses the same destinations;"
+                                    + " programs that ignore those variables get no network. Off (--network=false),"
+                                    + " only the loopback is left. See also --allow-host."),
+                    flag("--allow-host", "HOST", false, "reach only these hosts (repeatable, *.example.org)",
+                            "With the network on, only the hosts named so are reachable, for every program:"
+                                    + " example.org is that host, *.example.org every name below it. With the"
+                                    + " sandbox's own network stack, a DNS filter answers only those names and only"
+                                    + " their addresses are routed (another name on the same address, as on a shared"
+                                    + " CDN, is reachable too); with the proxy, it refuses other hosts by name. Each"
+                                    + " refusal is in agent-sandbox log. Repeatable, also comma-separated; no IP"
+                                    + " addresses, URLs or ports."),
                     flag("--docker", "BOOL", true, "Docker socket, root on the host (default false)",
                             "Bind the Docker socket in (default false). Whoever can talk to the Docker daemon is"
                                     + " root on the host (docker run -v /:/host), so with --docker the sandbox no"
@@ -330,8 +341,7 @@ record Reference(
                                     + " comma-separated: --cmd git=true,rm=false.")),
             List.of(
                     "",
-                    "BOOL is true, false, 1 or 0, only after '='. PATH may start with ~ and is",
-                    "relative to the working directory; * ? [...] match within one path segment.",
+                    "BOOL: true, false, 1 or 0, after '='. PATH: ~ or relative; * ? [...] per segment",
                     "config: ~/.config/agent-sandbox/config.json[c], then .agent-sandbox.json[c] here",
                     "exit status: the command's own, 1 when agent-sandbox fails, 130 if interrupted",
                     "Full reference: man agent-sandbox"),
@@ -372,9 +382,12 @@ record Reference(
                                     "Booleans, as --network, --docker, --share-tmp, --ssh-agent and --gpg-agent;"
                                             + " sshAgent may also be a list of key comments: [\"work\"]."),
                             item("hostPorts", "Host loopback ports the sandbox may reach, as --host-port: [5432]."),
+                            item("network.allow", "Instead of true: {\"allow\": [\"example.org\", \"*.example.org\"]},"
+                                    + " the network on for those hosts only, as --allow-host. The lists of all layers"
+                                    + " add up; an untrusted project config may start a list but not add to one."),
                             item("tmpSize, maxProcs, maxMemory", "Bounds, as --tmp-size, --max-procs and --max-memory:"
                                     + " sizes as strings (\"2G\") or numbers of bytes, maxProcs a number."),
-                            paragraph("presets, ro, rw, exclude and hostPorts add up across layers; a later layer"
+                            paragraph("presets, ro, rw, exclude, hostPorts and network.allow add up across layers; a later layer"
                                     + " overrides a commands entry of the same name; for network, docker, shareTmp,"
                                     + " sshAgent and each bound the last layer that sets them wins."),
                             paragraph("A project config is untrusted until you run agent-sandbox trust, and an untrusted"

@@ -53,6 +53,21 @@ class ConfigReaderTest {
     }
 
     @Test
+    void Network_Is_A_Boolean_Or_An_Allow_List_Of_Host_Names() {
+        CliWorld w = world();
+        w.write("home/.config/agent-sandbox/config.json", "{\"network\": {\"allow\": [\"Example.ORG\", \"*.example.net\"]}}\n");
+        PolicyLayer g = load(w, null).layers().get(0);
+        assertThat(g.network()).isTrue();
+        assertThat(g.allowHosts()).containsExactly("example.org", "*.example.net");
+        for (String bad : new String[] {"{\"allow\": []}", "{\"allow\": [\"http://x\"]}", "{\"allow\": [\"*\"]}",
+            "{\"allow\": [1]}", "{\"allow\": \"x.org\"}", "{\"deny\": [\"x.org\"]}", "\"x.org\""}) {
+            w.write("home/.config/agent-sandbox/config.json", "{\"network\": " + bad + "}\n");
+            assertThatThrownBy(() -> load(w, null)).as(bad).hasMessageContaining("network")
+                    .hasMessageNotContaining("\n");
+        }
+    }
+
+    @Test
     void Global_Then_Project_With_Every_Key() {
         CliWorld w = world();
         Path global = w.write("home/.config/agent-sandbox/config.json", """
@@ -160,7 +175,7 @@ class ConfigReaderTest {
         "{\"filesystem\": {\"presets\": [\"@lint/pyhton\"]}} | 1:29: filesystem.presets: unknown preset '@lint/pyhton' (did you mean @lint/python? known:",
         "{\"filesystem\": {\"presets\": [\"!@gti\"]}}    | 1:29: filesystem.presets: unknown preset '!@gti' (did you mean !@git? known:",
         "{\"filesystem\": {\"readonly\": []}}            | 1:17: unknown key \"filesystem.readonly\"",
-        "{\"network\": \"yes\"}                          | 1:13: network: expected true or false, got string",
+        "{\"network\": \"yes\"}                          | 1:13: network: expected true, false or {\"allow\": [\"example.org\"]}, got string",
         "{\"docker\": 1}                                 | 1:12: docker: expected true or false, got number",
         "{\"filesystem\": []}                            | 1:16: filesystem: expected an object, got array",
         "{\"filesystem\": {\"ro\": \"x\"}}               | 1:23: filesystem.ro: expected an array of strings, got string",

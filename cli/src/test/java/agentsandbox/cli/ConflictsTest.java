@@ -43,6 +43,21 @@ class ConflictsTest {
     }
 
     @Test
+    void An_Allow_List_And_Network_Off_Are_A_Usage_Error_As_Flags_And_Said_From_A_Config() {
+        CliWorld w = new CliWorld(dir);
+        CliWorld.Result r = w.run("--network=false", "--allow-host", "example.org", "--dry-run", "true");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.err()).isEqualTo("agent-sandbox: --allow-host example.org and --network=false contradict each"
+                + " other: with the network off no host can be reached (leave out one of them)\n");
+        Path global = w.write("home/.config/agent-sandbox/config.json", "{\"network\": {\"allow\": [\"example.org\"]}}");
+        r = w.run("--network=false", "--dry-run", "true");
+        assertThat(r.status()).isZero();
+        assertThat(r.err()).isEqualTo("agent-sandbox: \"network\": {\"allow\": [...]} in " + global
+                + " is ignored with the network off (--network=false): no host can be reached\n");
+        assertThat(r.out()).doesNotContain("example.org");
+    }
+
+    @Test
     void Network_On_With_A_Host_Port_Says_Nothing() {
         CliWorld.Result r = new CliWorld(dir).run("--host-port", "8765", "--dry-run", "true");
         assertThat(r.status()).isZero();

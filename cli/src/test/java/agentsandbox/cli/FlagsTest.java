@@ -84,6 +84,18 @@ class FlagsTest {
     }
 
     @Test
+    void Allow_Host_Is_Repeatable_And_Comma_Separated_And_Turns_The_Network_On() {
+        Args a = parse("--allow-host", "Example.org,*.example.net", "--allow-host=other.org", "ls");
+        assertThat(a.allowHosts()).containsExactly("example.org", "*.example.net", "other.org");
+        assertThat(a.flagLayer().allowHosts()).containsExactly("example.org", "*.example.net", "other.org");
+        assertThat(a.flagLayer().network()).isTrue();
+        assertThat(parse("--network=false", "--allow-host", "x.org", "ls").flagLayer().network()).isFalse();
+        assertThat(parse("ls").flagLayer().network()).isNull();
+        assertThatThrownBy(() -> parse("--allow-host", "x.org,1.2.3.4", "ls")).isInstanceOf(UsageException.class)
+                .hasMessageStartingWith("--allow-host 1.2.3.4: an IP address");
+    }
+
+    @Test
     void Cmd_Is_Repeatable_And_Comma_Separated() {
         Args a = parse("--cmd", "git=true,rm=false", "--cmd=npm=~/bin/guard.sh", "--cmd", "git=@git", "x");
         assertThat(a.commands()).containsOnlyKeys("git", "rm", "npm");

@@ -55,12 +55,14 @@ import java.util.List;
  * @param resolvConf the sandbox's /etc/resolv.conf with the stack, written to the run; null for the host's
  * @param sshAgent   with {@code --ssh-agent}, the relay between the sandbox and the caller's agent
  *                   ({@link SshAgentRelay}), started with the run; null without
+ * @param allowHosts the network's allow-list ({@link agentsandbox.core.rules.HostPattern}) that this
+ *                   run's proxy or DNS filter applies; empty for every host (or no network of its own)
  */
 public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path hiddenFile, List<String> notes,
         Path bwrap, Path guardSocket, Path tmpSource, List<String> spilledCommand, Path netSocket,
         List<Integer> hostPorts, ToolHomes.Setup homeSetup, Explanation explanation, Path checkedWorkDir, List<Path> gitViews, String gitOnlyBranch,
         Path netStack, String resolvConf, SshAgentRelay.Spec sshAgent, List<HomeViews.View> homeViews,
-        boolean gitPresets) {
+        boolean gitPresets, List<String> allowHosts) {
 
     public Plan {
         argv = List.copyOf(argv);
@@ -70,12 +72,14 @@ public record Plan(List<String> argv, List<Mount> mounts, Path runtimeDir, Path 
         hostPorts = List.copyOf(hostPorts);
         gitViews = List.copyOf(gitViews);
         homeViews = List.copyOf(homeViews);
+        allowHosts = allowHosts == null ? List.of() : List.copyOf(allowHosts);
     }
 
     /** A copy with another explanation (the CLI adds what it knows of the config files). */
     public Plan withExplanation(Explanation e) {
         return new Plan(argv, mounts, runtimeDir, hiddenFile, notes, bwrap, guardSocket, tmpSource, spilledCommand,
-                netSocket, hostPorts, homeSetup, e, checkedWorkDir, gitViews, gitOnlyBranch, netStack, resolvConf, sshAgent, homeViews, gitPresets);
+                netSocket, hostPorts, homeSetup, e, checkedWorkDir, gitViews, gitOnlyBranch, netStack, resolvConf, sshAgent, homeViews, gitPresets,
+                allowHosts);
     }
 
     /** The command line as one shell-quoted line that can be pasted into a shell. */

@@ -113,6 +113,9 @@ class GuardContractTest {
         rows.put("NET_HOST_CLIENT", is(NetworkProxy.HOST_CLIENT));
         rows.put("NET_STACK_VARIABLE", is(agentsandbox.core.host.NetStack.LAUNCHER_VARIABLE));
         rows.put("NET_STACK_RESOLVER", is(agentsandbox.core.host.NetStack.RESOLVER));
+        rows.put("NET_ALLOW_VARIABLE", is(agentsandbox.core.host.NetStack.LAUNCHER_ALLOW));
+        rows.put("NET_REFUSED_VARIABLE", is(agentsandbox.core.host.NetStack.LAUNCHER_REFUSED));
+        rows.put("NET_FILTER_RESOLVER", is(agentsandbox.core.host.NetStack.FILTER_RESOLVER));
         rows.put("NET_STACK_DEVICE", launcherOnly());
         rows.put("NET_STACK_MTU", launcherOnly());
         // bwrap's start, its setup messages apart, and the first program

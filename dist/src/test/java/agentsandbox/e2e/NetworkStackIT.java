@@ -28,13 +28,18 @@ class NetworkStackIT {
 
     /** npm's registry, as npm itself says. */
     private URI npmRegistry() {
+        return npmRegistry(sandbox);
+    }
+
+    /** npm's registry, as npm itself says (asked on the host through {@code sandbox}). */
+    static URI npmRegistry(SandboxCli sandbox) {
         String url = sandbox.runOnHost("npm", "config", "get", "registry").succeeds().stdout().strip();
         assertThat(url).as("npm's registry").startsWith("http");
         return URI.create(url);
     }
 
     /** The repository Maven uses with no settings of the user's: central, from the super POM of Maven's own jar. */
-    private static URI mavenCentral() throws IOException {
+    static URI mavenCentral() throws IOException {
         Path home = null;
         Process p = new ProcessBuilder("mvn", "--version").redirectErrorStream(true).start();
         String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

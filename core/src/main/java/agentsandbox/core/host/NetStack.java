@@ -36,6 +36,15 @@ public record NetStack(Path program, String fallback, String fix) {
     public static final String LAUNCHER_VARIABLE = "AGENT_SANDBOX_NET_STACK";
     /** The stack's resolver, as the sandbox sees it (NET_STACK_RESOLVER). */
     public static final String RESOLVER = "10.0.2.3";
+    /**
+     * With an allow-list, the sandbox's resolver: the launcher's DNS filter, on the sandbox's
+     * loopback (NET_FILTER_RESOLVER in guard.h).
+     */
+    public static final String FILTER_RESOLVER = "127.0.0.53";
+    /** The variable that gives the launcher the allow-list, comma-separated (NET_ALLOW_VARIABLE). */
+    public static final String LAUNCHER_ALLOW = "AGENT_SANDBOX_NET_ALLOW";
+    /** The variable that names the file of the filter's refusals to the launcher (NET_REFUSED_VARIABLE). */
+    public static final String LAUNCHER_REFUSED = "AGENT_SANDBOX_NET_REFUSED";
     /** The stack's program as distributions install it. */
     public static final String PROGRAM = "slirp4netns";
 
@@ -102,6 +111,24 @@ public record NetStack(Path program, String fallback, String fix) {
      * host's file serves as it is.
      */
     public static String resolvConf(String hostFile) {
+        return resolvConf(hostFile, false);
+    }
+
+    /**
+     * {@link #resolvConf(String)}, or with {@code filter} (an allow-list), always a file whose
+     * only resolver is the DNS filter ({@value #FILTER_RESOLVER}), the host's other lines kept.
+     */
+    public static String resolvConf(String hostFile, boolean filter) {
+        if (filter) {
+            StringBuilder out = new StringBuilder("nameserver " + FILTER_RESOLVER + "\n");
+            for (String line : (hostFile == null ? "" : hostFile).split("\n")) {
+                String t = line.strip();
+                if (!t.isEmpty() && !t.startsWith("nameserver")) {
+                    out.append(line).append('\n');
+                }
+            }
+            return out.toString();
+        }
         if (hostFile == null) {
             return null;
         }

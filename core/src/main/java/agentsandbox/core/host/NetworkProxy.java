@@ -3,6 +3,7 @@ package agentsandbox.core.host;
 
 import agentsandbox.core.guard.GuardServer;
 import agentsandbox.core.plan.Inside;
+import agentsandbox.core.rules.HostPattern;
 
 import java.io.IOException;
 import java.net.Inet6Address;
@@ -47,6 +48,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@value #HEAD_LIMIT} bytes) and time, the connections in number
  * ({@value #MAX_CONNECTIONS}); a hostile or malformed one gets an error answer or a
  * closed connection.
+ *
+ * <p>With an allow-list ({@link HostPattern}), a request for a host the list does not name
+ * is refused (403) by the name the client asked for, before anything is resolved, and kept
+ * for the denial log ({@link #refusals()}).
  */
 public final class NetworkProxy implements AutoCloseable {
     /** The first line of a connection from a proxy client (NET_PROXY_CLIENT in guard.h). */
@@ -60,6 +65,8 @@ public final class NetworkProxy implements AutoCloseable {
     static final int HEAD_LIMIT = 64 * 1024;
     static final long HEAD_TIMEOUT_MILLIS = 30_000;
     static final int CONNECT_TIMEOUT_MILLIS = 15_000;
+    /** Most refusals kept for the denial log (the rest are counted). */
+    public static final int MAX_REFUSALS = 1000;
 
     private final Path socket;
     private final Set<Integer> hostPorts;
@@ -68,10 +75,36 @@ public final class NetworkProxy implements AutoCloseable {
     private ServerSocketChannel server;
     private boolean closed;
     private volatile Set<InetAddress> local;
+    private final List<String> allowHosts;
+    private final List<String> refusals = new ArrayList<>();
+    private int refused;
 
     public NetworkProxy(Path socket, List<Integer> hostPorts) {
+        this(socket, hostPorts, List.of());
+    }
+
+    /** With {@code allowHosts} not empty, only the hosts it names are reachable ({@link HostPattern}). */
+    public NetworkProxy(Path socket, List<Integer> hostPorts, List<String> allowHosts) {
         this.socket = socket;
         this.hostPorts = Set.copyOf(hostPorts);
+        this.allowHosts = List.copyOf(allowHosts);
+    }
+
+    /**
+     * The requests refused by the allow-list so far, {@code HOST:PORT<tab>WHY} each, at most
+     * {@link #MAX_REFUSALS}; {@link #refusedCount()} counts them all.
+     */
+    public List<String> refusals() {
+        synchronized (refusals) {
+            return List.copyOf(refusals);
+        }
+    }
+
+    /** How many requests the allow-list refused. */
+    public int refusedCount() {
+        synchronized (refusals) {
+            return refused;
+        }
     }
 
     /** Opens the socket and serves it in the background (see {@link GuardServer#listen()} on the cost). */
@@ -181,6 +214,20 @@ public final class NetworkProxy implements AutoCloseable {
         Request request = Request.parse(head);
         if (request.refusal() != null) {
             answer(client, 400, request.refusal());
+            return;
+        }
+        if (!allowHosts.isEmpty() && !HostPattern.allowed(allowHosts, request.host())) {
+            String why = "not on the network's allow-list";
+            synchronized (refusals) {
+                refused++;
+                if (refusals.size() < MAX_REFUSALS) {
+                    // the host is the client's, printable (the request line has no control
+                    // characters) and bounded by the head's size
+                    refusals.add(request.host() + ":" + request.port() + "\t" + why + " (a proxy request, "
+                            + java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS) + ")");
+                }
+            }
+            answer(client, 403, request.host() + " is " + why + " (--allow-host, \"network\": {\"allow\": [...]})");
             return;
         }
         SocketChannel remote = connect(client, request);

@@ -70,6 +70,11 @@ public final class Inside {
      * it; {@code agent-sandbox check} is the answer that cannot be fooled.
      */
     public static final String PROMPT_VARIABLE = "AGENT_SANDBOX_PROMPT";
+    /**
+     * A variable set in a sandbox whose network has an allow-list: its entries, comma-separated.
+     * Display only: the proxy or the DNS filter outside decides, not this.
+     */
+    public static final String NETWORK_ALLOW_VARIABLE = "AGENT_SANDBOX_NETWORK_ALLOW";
     /** The value of {@link #PROMPT_VARIABLE}: a prefix for PS1. */
     public static final String PROMPT = "(sandbox) ";
 

@@ -97,6 +97,8 @@ public final class PlanBuilder {
     private Path outerNet;
     private NetStack netStack;
     private String resolvConf;
+    /** The allow-list this run applies itself (its own proxy or DNS filter); empty for none. */
+    private List<String> allowHosts = List.of();
     private Path bwrap;
 
     /**
@@ -453,6 +455,11 @@ public final class PlanBuilder {
         } else if (network) {
             netSocket = RunLayout.netSocket(socketsDir);
             netStack = NetStack.choose(env);
+            allowHosts = policy.allowHosts();
+        }
+        if (network && outerNet != null && !policy.allowHosts().isEmpty()) {
+            notes.add("network: the allow-list " + policy.allowHosts() + " is not applied inside another sandbox,"
+                    + " whose proxy (and its allow-list) carries the traffic; set it on the outer sandbox");
         }
         for (Path socket : new Path[] {guardSocket, netSocket}) {
             if (socket != null && socket.toString().getBytes(StandardCharsets.UTF_8).length
@@ -503,14 +510,21 @@ public final class PlanBuilder {
         }
         mounts.addAll(Wrappers.runtimeMounts(wrappers, guardSocket == null ? null : guardSocket.getParent()));
         if (netStack != null && netStack.stack()) {
-            resolvConf = NetStack.resolvConf(HostServices.readResolvConf());
+            resolvConf = NetStack.resolvConf(HostServices.readResolvConf(), !allowHosts.isEmpty());
             Path conf = Resolver.realPath(Path.of("/etc/resolv.conf"));
             if (resolvConf != null && conf != null) {
                 mounts.add(Mount.of(Mount.Kind.READ_ONLY, RunLayout.resolvConf(runDir), conf, Access.RO,
-                        new Origin(Layer.PRESET, "network stack's resolver")));
-                notes.add("network: " + conf + " names the stack's resolver " + NetStack.RESOLVER
+                        new Origin(Layer.PRESET, allowHosts.isEmpty() ? "network stack's resolver"
+                                : "the allow-list's DNS filter, which answers only " + String.join(", ", allowHosts))));
+                notes.add(!allowHosts.isEmpty() ? "network: " + conf + " names the DNS filter "
+                        + NetStack.FILTER_RESOLVER + ", which answers only the allow-list's names"
+                        : "network: " + conf + " names the stack's resolver " + NetStack.RESOLVER
                         + ", which asks the host's (the host's file names one on its loopback)");
             } else {
+                if (!allowHosts.isEmpty()) {
+                    notes.add("network: the host has no /etc/resolv.conf to name the allow-list's DNS filter in:"
+                            + " no name resolves inside");
+                }
                 resolvConf = null;
             }
         }
@@ -564,6 +578,10 @@ public final class PlanBuilder {
             line.setenv("NO_PROXY", HostServices.NO_PROXY);
             line.setenv("no_proxy", HostServices.NO_PROXY);
         }
+        if (!allowHosts.isEmpty()) {
+            // for programs and people inside to see which hosts they reach; display only
+            line.setenv(Inside.NETWORK_ALLOW_VARIABLE, String.join(",", allowHosts));
+        }
         line.start(env.workDir(), env.installation() != null ? Inside.COMMAND_START : null);
         Mount spill = null;
         Origin runtime = RUNTIME;
@@ -591,7 +609,7 @@ public final class PlanBuilder {
                 base ? realWork : null, gitViews, gitViews.isEmpty() || !active.contains("@git-strict") ? null
                         : "refs/heads/" + git.get().currentBranch().orElse("(detached HEAD)"),
                 netStack != null && netStack.stack() ? netStack.program() : null, resolvConf, sshAgent, homeViews,
-                active.contains("@git") || active.contains("@git-strict"));
+                active.contains("@git") || active.contains("@git-strict"), allowHosts);
     }
 
     /** What {@code --debug} says of the network: off, the stack, or the proxy and why. */
@@ -599,7 +617,10 @@ public final class PlanBuilder {
         if (!network) {
             return "network: off (only loopback)";
         }
-        String ports = policy.hostPorts().isEmpty() || netSocket == null ? "" : "; host ports " + policy.hostPorts();
+        String ports = (policy.hostPorts().isEmpty() || netSocket == null ? "" : "; host ports " + policy.hostPorts())
+                + (allowHosts.isEmpty() ? "" : "; only the hosts of the allow-list " + allowHosts + (netStack != null
+                && netStack.stack() ? " (their names through a DNS filter, their addresses routed; every other"
+                + " address refused)" : " (the proxy refuses the others by name)"));
         if (netStack != null && netStack.stack()) {
             return "network: on, through a network stack of the sandbox's own (" + netStack.program()
                     + "): DNS, TCP and UDP for every program; the host's loopback, its own addresses and link-local"

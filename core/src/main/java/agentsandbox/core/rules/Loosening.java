@@ -20,7 +20,8 @@ import java.util.Set;
  * What one layer of a policy loosens: the effective policy with the layer compared with
  * the same policy without it. A layer loosens when, with it, any path is more accessible
  * (hidden becomes readable, read-only becomes writable, a path shows other host content),
- * the network, Docker, a shared temp dir, the ssh-agent, the gpg-agent or a host port is turned on, or a command's wrapper or block is removed or
+ * the network, Docker, a shared temp dir, the ssh-agent, the gpg-agent or a host port is turned on, hosts are
+ * added to an allow-list that the other layers already have, or a command's wrapper or block is removed or
  * replaced by something other than a block. Everything else only tightens.
  *
  * <p>This is how an untrusted project config is judged: it may only tighten.
@@ -86,6 +87,12 @@ public final class Loosening {
         ports.removeAll(before.hostPorts());
         if (!ports.isEmpty()) {
             out.add("hostPorts " + ports);
+        }
+        List<String> hosts = new ArrayList<>(policy.allowHosts());
+        hosts.removeAll(before.allowHosts());
+        if (!before.allowHosts().isEmpty() && !hosts.isEmpty()) {
+            // a first list only narrows the network; more names on a list widen it
+            out.add("network.allow " + hosts + " (more hosts than " + before.allowHosts() + ")");
         }
         commands(before.commands(), policy.commands(), out);
         if (layer.ro().isEmpty() && layer.rw().isEmpty() && layer.presets().isEmpty()

@@ -91,6 +91,18 @@ public record Policy(List<PolicyLayer> layers, List<Path> configFiles) {
         return List.copyOf(ports);
     }
 
+    /**
+     * The network's allow-list: every layer's entries, in order, without repeats (a host
+     * any layer names is reachable); empty when no layer names one, and every host is.
+     */
+    public List<String> allowHosts() {
+        java.util.Set<String> hosts = new java.util.LinkedHashSet<>();
+        for (PolicyLayer l : layers) {
+            hosts.addAll(l.allowHosts());
+        }
+        return List.copyOf(hosts);
+    }
+
     /** Whether the caller's gpg-agent is reachable: the last layer that sets it wins (default: no). */
     public boolean gpgAgent() {
         return last(Flag.GPG_AGENT);

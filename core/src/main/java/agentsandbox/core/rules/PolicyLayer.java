@@ -30,6 +30,8 @@ import java.util.Objects;
  * @param sshAgentKeys with {@code sshAgent} on, the comments of the only keys the sandbox may
  *                 use; empty for every key the agent holds
  * @param bounds   the resource bounds this layer sets ({@link Bounds#NONE} when none)
+ * @param allowHosts the network's allow-list entries this layer names ({@link HostPattern}),
+ *                 concatenated across layers; empty when it names none
  */
 public record PolicyLayer(
         Layer layer,
@@ -45,7 +47,7 @@ public record PolicyLayer(
         Boolean sshAgent,
         Boolean gpgAgent,
         List<Integer> hostPorts,
-        List<String> sshAgentKeys, Bounds bounds) {
+        List<String> sshAgentKeys, Bounds bounds, List<String> allowHosts) {
 
     public PolicyLayer {
         bounds = bounds == null ? Bounds.NONE : bounds;
@@ -58,6 +60,7 @@ public record PolicyLayer(
         commands = Collections.unmodifiableMap(new LinkedHashMap<>(commands));
         hostPorts = List.copyOf(hostPorts);
         sshAgentKeys = List.copyOf(sshAgentKeys);
+        allowHosts = allowHosts == null ? List.of() : List.copyOf(allowHosts);
     }
 
     /** The origin every rule of this layer carries. */
@@ -86,6 +89,7 @@ public record PolicyLayer(
         private final List<Integer> hostPorts = new ArrayList<>();
         private final List<String> sshAgentKeys = new ArrayList<>();
         private Bounds bounds = Bounds.NONE;
+        private final List<String> allowHosts = new ArrayList<>();
 
         private Builder(Layer layer, String source) {
             this.layer = Objects.requireNonNull(layer, "layer");
@@ -166,6 +170,19 @@ public record PolicyLayer(
             return this;
         }
 
+        /**
+         * An entry of the network's allow-list.
+         *
+         * @throws IllegalArgumentException when it is not a host name or a glob of one
+         */
+        public Builder allowHost(String entry) {
+            String e = HostPattern.validate(entry);
+            if (!allowHosts.contains(e)) {
+                allowHosts.add(e);
+            }
+            return this;
+        }
+
         /** Resource bounds; a null field leaves that bound to the layers below. */
         public Builder bounds(Bounds value) {
             bounds = value.over(bounds);
@@ -174,7 +191,7 @@ public record PolicyLayer(
 
         public PolicyLayer build() {
             return new PolicyLayer(layer, source, presets, ro, rw, exclude, commands, network, docker,
-                    shareTmp, sshAgent, gpgAgent, hostPorts, sshAgentKeys, bounds);
+                    shareTmp, sshAgent, gpgAgent, hostPorts, sshAgentKeys, bounds, allowHosts);
         }
     }
 }

@@ -78,6 +78,60 @@ public final class Execution implements AutoCloseable {
      *                 if a sandbox renames a directory above it; or {@code null} when bwrap
      *                 writes to the caller's stderr directly (the library without the launcher)
      */
+    /** The DNS filter's record of refused names (see {@link RunLayout#netRefused}), or null. */
+    private volatile java.nio.channels.FileChannel netRefused;
+    private List<String> netRefusedLines = List.of();
+
+    /**
+     * Reads, once the sandbox has ended, the DNS filter's refusals from {@code channel} (when
+     * not null), opened on the run's file before bwrap started.
+     */
+    public void readsNetworkRefusals(java.nio.channels.FileChannel channel) {
+        netRefused = channel;
+    }
+
+    /**
+     * The destinations the network's allow-list refused, {@code DESTINATION<tab>WHY} each,
+     * from the proxy or the DNS filter (host side both), bounded; after the run.
+     */
+    public synchronized List<String> networkRefusals() {
+        List<String> out = new java.util.ArrayList<>(proxy == null ? List.of() : proxy.refusals());
+        out.addAll(netRefusedLines);
+        return out;
+    }
+
+    /** How many destinations the allow-list refused (the proxy's counted beyond what it keeps). */
+    public synchronized int networkRefusedCount() {
+        return (proxy == null ? 0 : proxy.refusedCount()) + netRefusedLines.size();
+    }
+
+    /** Reads the filter's file: its lines, at most {@link NetworkProxy#MAX_REFUSALS}. */
+    private void readNetRefused() {
+        java.nio.channels.FileChannel ch = netRefused;
+        if (ch == null) {
+            return;
+        }
+        netRefused = null;
+        try (ch) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(256 * 1024);
+            while (b.hasRemaining() && ch.read(b, b.position()) > 0) {
+                // read until the bound or the end
+            }
+            String text = new String(b.array(), 0, b.position(), java.nio.charset.StandardCharsets.UTF_8);
+            List<String> lines = new java.util.ArrayList<>();
+            for (String l : text.split("\n")) {
+                if (!l.isEmpty() && lines.size() < NetworkProxy.MAX_REFUSALS) {
+                    lines.add(l);
+                }
+            }
+            synchronized (this) {
+                netRefusedLines = List.copyOf(lines);
+            }
+        } catch (java.io.IOException e) {
+            // no record: the run's refusals are not logged, the run is not changed
+        }
+    }
+
     /** Closes server (when not null) at the run's end, with the network proxy. */
     public void closesAlso(AutoCloseable server) {
         also = server;
@@ -233,6 +287,15 @@ public final class Execution implements AutoCloseable {
             liveQuarantine.close();
         }
         sweep();
+        java.nio.channels.FileChannel refused = netRefused;
+        if (refused != null) {
+            netRefused = null;
+            try {
+                refused.close(); // a run that never got to its end has no refusals to read
+            } catch (java.io.IOException e) {
+                // nothing more to do with it
+            }
+        }
         run.close();
         if (guard != null && !atExit) {
             guard.close();
@@ -332,6 +395,7 @@ public final class Execution implements AutoCloseable {
                 atEnd.run();
             }
             log = setupLog == null ? null : readSetupLog(setupLog);
+            readNetRefused();
         } finally {
             if (guard != null) {
                 guard.stop(); // close() below waits for it, usually long done by then

@@ -70,6 +70,7 @@ public final class Launch {
         GuardServer guard = null;
         NetworkProxy proxy = null;
         SshAgentRelay agent = null;
+        java.nio.channels.FileChannel netRefused = null;
         try {
             prepareRun(run, plan, env);
             List<String> argv = plan.argv();
@@ -89,7 +90,17 @@ public final class Launch {
                 guard = GuardServer.prepare(env, plan);
             }
             if (plan.netSocket() != null) {
-                proxy = new NetworkProxy(plan.netSocket(), plan.hostPorts());
+                // the allow-list holds for the proxy in both modes: with the stack, the socket is
+                // still there (for host ports), and nested sandboxes go out through it
+                proxy = new NetworkProxy(plan.netSocket(), plan.hostPorts(), plan.allowHosts());
+            }
+            if (plan.netStack() != null && !plan.allowHosts().isEmpty()) {
+                // the filter appends to it from outside the sandbox; read through this channel,
+                // opened before bwrap starts, once the sandbox has ended
+                Path refusedFile = RunLayout.netRefused(run.path());
+                RunDir.createFile(refusedFile, "rw-------", new byte[0]);
+                netRefused = java.nio.channels.FileChannel.open(refusedFile, java.nio.file.StandardOpenOption.READ,
+                        LinkOption.NOFOLLOW_LINKS);
             }
             if (plan.sshAgent() != null) {
                 // bound before bwrap starts, which binds the socket in
@@ -120,17 +131,20 @@ public final class Launch {
                     env.uid(), git, gitApplies(plan, env),
                     plan.homeViews().isEmpty() ? null : HomeLayers.root(env));
             execution.closesAlso(agent);
+            execution.readsNetworkRefusals(netRefused);
             return execution;
         } catch (IOException e) {
             closeQuietly(guard);
             closeQuietly(proxy);
             closeQuietly(agent);
+            closeQuietly(netRefused);
             run.close();
             throw new SandboxException("cannot start bwrap: " + e.getMessage(), Preflight.INSTALL_HINT, e);
         } catch (RuntimeException e) {
             closeQuietly(guard);
             closeQuietly(proxy);
             closeQuietly(agent);
+            closeQuietly(netRefused);
             run.close();
             throw e;
         }
@@ -171,8 +185,14 @@ public final class Launch {
     private static Map<String, String> launcherEnv(Plan plan, Environment env) {
         Map<String, String> out = new java.util.HashMap<>(env.hostEnv());
         out.remove(NetStack.LAUNCHER_VARIABLE);
+        out.remove(NetStack.LAUNCHER_ALLOW);
+        out.remove(NetStack.LAUNCHER_REFUSED);
         if (plan.netStack() != null) {
             out.put(NetStack.LAUNCHER_VARIABLE, plan.netStack().toString());
+            if (!plan.allowHosts().isEmpty()) {
+                out.put(NetStack.LAUNCHER_ALLOW, String.join(",", plan.allowHosts()));
+                out.put(NetStack.LAUNCHER_REFUSED, RunLayout.netRefused(plan.runtimeDir()).toString());
+            }
         }
         return out;
     }

@@ -113,6 +113,14 @@ public final class RunLayout {
         return run.resolve("resolv.conf");
     }
 
+    /**
+     * The DNS filter's record of the names it refused (stack with an allow-list): written by
+     * the launcher's filter on the host side, read for the denial log; never inside a sandbox.
+     */
+    public static Path netRefused(Path run) {
+        return run.resolve("net-refused");
+    }
+
     public static Path mountChecks(Path run) {
         return run.resolve(MOUNT_CHECKS);
     }

@@ -80,6 +80,13 @@ class NetStackTest {
     }
 
     @Test
+    void With_An_Allow_List_The_Filter_Is_The_Only_Resolver_Whatever_The_Host_Names() {
+        assertThat(NetStack.resolvConf("nameserver 192.0.2.1\nnameserver 192.0.2.2\nsearch lan\n", true))
+                .isEqualTo("nameserver " + NetStack.FILTER_RESOLVER + "\nsearch lan\n");
+        assertThat(NetStack.resolvConf(null, true)).isEqualTo("nameserver " + NetStack.FILTER_RESOLVER + "\n");
+    }
+
+    @Test
     void A_Loopback_Resolver_Becomes_The_Stack_s_And_Every_Other_Line_Stays() {
         assertThat(NetStack.resolvConf("# managed\nnameserver 127.0.0.53\noptions edns0 trust-ad\nsearch lan\n"))
                 .isEqualTo("# managed\nnameserver " + NetStack.RESOLVER + "\noptions edns0 trust-ad\nsearch lan\n");

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+package agentsandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.URI;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The network's allow-list under real bwrap, with the sandbox's own stack (its DNS filter
+ * and routes) and with the proxy: a listed host is reachable, another is not, for curl,
+ * getent, Java's HttpClient and a raw TCP connection by address, and each refusal is in
+ * the denial log. The two hosts are the registries this machine's own tools name (npm's,
+ * listed; Maven's central repository, not), found when the test runs.
+ */
+class NetworkAllowIT {
+
+    @RegisterExtension
+    final SandboxCli sandbox = new SandboxCli();
+
+    /** The listed registry (npm's), its host, an IPv4 address of it, and the other registry's host (Maven's). */
+    private record Hosts(URI allowedUrl, String allowed, String allowedAddress, String refused) {}
+
+    private Hosts hosts() throws IOException {
+        URI npm = NetworkStackIT.npmRegistry(sandbox);
+        String refused = NetworkStackIT.mavenCentral().getHost();
+        assertThat(refused).as("two different registries").isNotEqualToIgnoringCase(npm.getHost());
+        String address = null;
+        for (InetAddress a : InetAddress.getAllByName(npm.getHost())) {
+            if (a instanceof Inet4Address && address == null) {
+                address = a.getHostAddress();
+            }
+        }
+        assertThat(address).as("an IPv4 address of " + npm.getHost()).isNotNull();
+        return new Hosts(npm, npm.getHost(), address, refused);
+    }
+
+    /**
+     * What the sandbox tries: a raw connection to the listed host's address before any name
+     * was asked for (with the stack, no route yet), names, HTTPS, then raw connections again.
+     */
+    private static final String TRIES = """
+            raw() {
+                env -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy -u HTTP_PROXY -u http_proxy python3 -c '
+            import socket, sys
+            for target in sys.argv[2:]:
+                try:
+                    socket.create_connection((target, 443), timeout=20).close()
+                    print(sys.argv[1], "raw", target + ": connected")
+                except OSError as e:
+                    print(sys.argv[1], "raw", target + ": refused", e.strerror or type(e).__name__)
+            ' "$@"
+            }
+            raw before "$4"
+            getent hosts "$1" > /dev/null && echo "getent $1: yes" || echo "getent $1: no"
+            getent hosts "$2" > /dev/null && echo "getent $2: yes" || echo "getent $2: no"
+            curl -sS -m 30 -o /dev/null -w "curl $1: %{http_code}\n" "$3" || echo "curl $1: no"
+            out=$(curl -sS -m 30 -o /dev/null "https://$2/" 2>&1) && echo "curl $2: yes" || echo "curl $2: no ($out)"
+            raw after "$4" "$1"
+            echo "listed: $AGENT_SANDBOX_NETWORK_ALLOW"
+            """;
+
+    @Test
+    void With_The_Stack_Only_Listed_Hosts_Resolve_And_Connect_For_Every_Program_And_Refusals_Are_Logged()
+            throws IOException {
+        Hosts h = hosts();
+        Result r = sandbox.run("--allow-host", h.allowed(), "--", "sh", "-c", TRIES, "sh", h.allowed(), h.refused(),
+                h.allowedUrl().toString(), h.allowedAddress()).succeeds();
+        // an address is routed only once a listed name led to it: before, the kernel refuses at once
+        r.stdoutContains("before raw " + h.allowedAddress() + ": refused Permission denied",
+                "getent " + h.allowed() + ": yes", "getent " + h.refused() + ": no",
+                "curl " + h.allowed() + ": 200", "curl " + h.refused() + ": no",
+                "after raw " + h.allowedAddress() + ": connected", "after raw " + h.allowed() + ": connected",
+                "listed: " + h.allowed().toLowerCase(java.util.Locale.ROOT));
+        r.stderrContains("this run refused", "network destination", "see them with: agent-sandbox log");
+        sandbox.run("log", "--json").succeeds().stdoutContains("{\"kind\":\"network\",\"what\":\"" + h.refused()
+                .toLowerCase(java.util.Locale.ROOT) + "\",\"why\":\"not on the network's allow-list (a DNS query, ");
+    }
+
+    @Test
+    void With_The_Stack_Java_s_HttpClient_Reaches_Only_The_Listed_Host() throws IOException {
+        Hosts h = hosts();
+        sandbox.write("Fetch.java", """
+                import java.net.URI;
+                import java.net.http.HttpClient;
+                import java.net.http.HttpRequest;
+                import java.net.http.HttpResponse;
+
+                public class Fetch {
+                    public static void main(String[] args) throws Exception {
+                        for (String url : args) {
+                            try {
+                                HttpResponse<Void> r = HttpClient.newHttpClient().send(
+                                        HttpRequest.newBuilder(URI.create(url)).build(),
+                                        HttpResponse.BodyHandlers.discarding());
+                                System.out.println(url + " status " + r.statusCode());
+                            } catch (java.io.IOException e) {
+                                System.out.println(url + " failed " + e.getClass().getSimpleName());
+                            }
+                        }
+                    }
+                }
+                """);
+        String other = "https://" + h.refused() + "/";
+        sandbox.run("--allow-host", "*." + h.allowed().substring(h.allowed().indexOf('.') + 1) + "," + h.allowed(),
+                "--", "java", "Fetch.java", h.allowedUrl().toString(), other).succeeds()
+                .stdoutContains(h.allowedUrl() + " status 200", other + " failed");
+    }
+
+    @Test
+    void With_The_Proxy_Only_Listed_Hosts_Are_Served_And_Refusals_Are_Logged() throws IOException {
+        Hosts h = hosts();
+        Result r = sandbox.command("--allow-host", h.allowed(), "--", "sh", "-c", TRIES, "sh", h.allowed(),
+                h.refused(), h.allowedUrl().toString(), h.allowedAddress())
+                .env("AGENT_SANDBOX_NETWORK_STACK", "proxy").run().succeeds();
+        // without the proxy nothing gets out at all: no name, no route
+        r.stdoutContains("curl " + h.allowed() + ": 200", "curl " + h.refused() + ": no", "403",
+                "after raw " + h.allowedAddress() + ": refused", "after raw " + h.allowed() + ": refused", "listed: ");
+        r.stderrContains("this run refused 1 thing (1 network destination)");
+        sandbox.run("log", "--json").succeeds().stdoutContains("{\"kind\":\"network\",\"what\":\""
+                + h.refused().toLowerCase(java.util.Locale.ROOT) + ":443\",\"why\":\"not on the network's allow-list");
+    }
+
+    @Test
+    void With_The_Stack_A_Program_Talking_To_The_Proxy_s_Socket_Is_Held_To_The_List_Too() throws IOException {
+        Hosts h = hosts();
+        // the proxy's socket stays in a sandbox with the stack (for host ports): a program that
+        // speaks its protocol directly gets the same list
+        Result r = sandbox.run("--allow-host", h.allowed(), "--", "python3", "-c", """
+                import socket, sys
+                for host in sys.argv[1:]:
+                    s = socket.socket(socket.AF_UNIX)
+                    s.connect("/run/agent-sandbox/net/socket")
+                    s.sendall(("P\\nCONNECT %s:443 HTTP/1.1\\r\\nHost: %s:443\\r\\n\\r\\n" % (host, host)).encode())
+                    print(host, s.recv(200).decode().split("\\r\\n")[0])
+                """, h.allowed(), h.refused()).succeeds();
+        r.stdoutContains(h.allowed() + " HTTP/1.1 200 Connection established", h.refused() + " HTTP/1.1 403 Forbidden");
+        sandbox.run("log", "--json").succeeds().stdoutContains("\"what\":\"" + h.refused()
+                + ":443\",\"why\":\"not on the network's allow-list (a proxy request");
+    }
+
+    @Test
+    void The_Sandbox_Finds_No_Record_To_Write_And_What_It_Asks_For_Is_Only_Data() {
+        // the record is in the run's host-side directory, hidden in the sandbox; a name with
+        // bytes no host name has is written with '?' for them, never as a line of its own
+        Result r = sandbox.run("--allow-host", "example.org", "--", "sh", "-c", """
+                found=$(find "$HOME/.local/state" /run /tmp -name 'net-refused*' 2>/dev/null)
+                echo "records found: [$found]"
+                python3 -c '
+                import socket, struct
+                name = b"\\x05forge\\x08tab\\tline\\x00"
+                q = struct.pack(">HHHHHH", 7, 0x0100, 1, 0, 0, 0) + name + struct.pack(">HH", 1, 1)
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.settimeout(10)
+                s.sendto(q, ("127.0.0.53", 53))
+                print("rcode", s.recv(512)[3] & 15)
+                '
+                """).succeeds();
+        r.stdoutContains("records found: []", "rcode 3");
+        sandbox.run("log", "--json").succeeds()
+                .stdoutContains("{\"kind\":\"network\",\"what\":\"forge.tab?line\",\"why\":\"not on the network's")
+                .stdoutDoesNotContain("\"what\":\"line");
+    }
+
+    @Test
+    void An_Entry_That_Is_No_Host_Name_Stops_The_Run_In_One_Line() {
+        for (String bad : List.of("http://example.org", "a b", "*", "1.2.3.4", "0x7f.1", "a.*.org", "ex ample")) {
+            Result r = sandbox.run("--allow-host", bad, "--", "touch", "started").failsWithOneLineError();
+            r.stderrContains("--allow-host " + bad + ": ");
+        }
+        sandbox.write(".agent-sandbox.json", "{\"network\": {\"allow\": [\"example.org/path\"]}}");
+        sandbox.run("--", "touch", "started").failsWithOneLineError()
+                .stderrContains(".agent-sandbox.json", "network.allow: example.org/path: not a host name");
+        assertThat(Files.exists(sandbox.project("started"))).as("nothing started").isFalse();
+    }
+
+    @Test
+    void The_Dry_Run_And_Explain_Show_The_List() {
+        sandbox.run("--dry-run", "--allow-host", "Example.ORG", "--allow-host", "*.example.net", "--", "true")
+                .succeeds().stdoutContains("--setenv AGENT_SANDBOX_NETWORK_ALLOW 'example.org,*.example.net'");
+        sandbox.run("--allow-host", "example.org", "explain", "/etc/resolv.conf").succeeds()
+                .stdoutContains("rule:   the allow-list's DNS filter, which answers only example.org");
+    }
+
+    @Test
+    void An_Untrusted_Project_Config_May_Narrow_The_Network_But_Not_Widen_A_List() {
+        sandbox.write(".agent-sandbox.json", "{\"network\": {\"allow\": [\"example.org\"]}}");
+        sandbox.run("--dry-run", "--", "true").succeeds()
+                .stdoutContains("--setenv AGENT_SANDBOX_NETWORK_ALLOW example.org");
+        sandbox.write(sandbox.home(".config/agent-sandbox/config.json"), "{\"network\": {\"allow\": [\"example.net\"]}}");
+        sandbox.run("--dry-run", "--", "true").failsWithOneLineError()
+                .stderrContains("network.allow [example.org]");
+    }
+}
