@@ -84,6 +84,24 @@ class NestedIT {
                 .succeeds().stdoutIs("lo\n");
     }
 
+    /**
+     * With the outer sandbox on its own network stack, an inner sandbox gets out through a
+     * proxy of its own, and is held to its own allow-list there (npm's registry, as npm names it
+     * when the test runs, reached with no list and refused with a list that does not name it).
+     */
+    @Test
+    void An_Inner_Sandbox_Gets_Out_And_Holds_To_Its_Own_Allow_List() {
+        String registry = sandbox.runOnHost("npm", "config", "get", "registry").succeeds().stdout().strip();
+        assertThat(registry).as("npm's registry").startsWith("http");
+        String fetch = "curl -sS -m 20 -o /dev/null -w '%{http_code}' " + registry;
+        sandbox.run("--debug", "--", "sh", "-c", INNER + " -- sh -c " + q("echo inner $(" + fetch + ")") + "; "
+                + INNER + " --allow-host only.example.org -- sh -c " + q("echo listed $(" + fetch + " 2>&1)"))
+                .succeeds()
+                .stderrContains("network: on, through a network stack of the sandbox's own")
+                .stdoutContains("inner 200", "listed ")
+                .stdoutDoesNotContain("listed 200");
+    }
+
     @Test
     void Three_Levels_Deep_Every_Level_Keeps_Its_Rules() {
         String level3 = "ls >/dev/null; echo ls=$?; cp a.txt b.txt; echo cp=$?; rm -f a.txt; echo rm=$?;"

@@ -54,10 +54,13 @@ public record NetStack(Path program, String fallback, String fix) {
     }
 
     /** The way out on this machine, with {@code tun} as the tun device. */
+    /** The proxy, chosen rather than fallen back to: nothing to fix. */
+    public static final NetStack PROXY_CHOSEN = new NetStack(null, null, null);
+
     public static NetStack choose(Environment env, Path tun) {
         String choice = env.env(CHOICE).orElse("");
         if (choice.equals(PROXY)) {
-            return new NetStack(null, null, null);
+            return PROXY_CHOSEN;
         }
         Path program;
         if (!choice.isEmpty()) {

@@ -13,6 +13,7 @@ import agentsandbox.core.homes.HomeViews;
 import agentsandbox.core.host.GpgAgent;
 import agentsandbox.core.host.HostServices;
 import agentsandbox.core.host.NetStack;
+import agentsandbox.core.host.NetworkProxy;
 import agentsandbox.core.host.HostSockets;
 import agentsandbox.core.host.SshAgentRelay;
 import agentsandbox.core.rules.Layer;
@@ -33,6 +34,7 @@ import agentsandbox.core.rules.ToolCatalogue;
 import agentsandbox.core.run.ToolHomes;
 import agentsandbox.core.guard.Wrappers;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -440,21 +442,32 @@ public final class PlanBuilder {
         Path socketsDir = RunLayout.socketsDir(RunLayout.socketsBase(env), runDir);
         guardSocket = guard ? RunLayout.guardSocket(socketsDir) : null;
         network = policy.network();
+        boolean outerStack = false;
         if (network && nested) {
             outerNet = Files.exists(Inside.NET.resolve(RunLayout.SOCKET)) ? Inside.NET : null;
             if (outerNet == null) {
                 network = false;
                 notes.add("network: off, since the outer sandbox has none");
+            } else if (outerHasStack(outerNet)) {
+                // The outer sandbox's network namespace reaches out through its own stack (under its
+                // routes and allow-list), and this sandbox's processes share no namespace with it: they
+                // get a proxy of their own, run by this agent-sandbox in the outer namespace, as the
+                // fallback does on a host. So this sandbox's own allow-list and host ports apply too
+                // (a host port only reaches the host where the outer sandbox grants it as well).
+                outerNet = null;
+                outerStack = true;
             } else if (!policy.hostPorts().isEmpty()) {
                 notes.add("network: through the outer sandbox's proxy; host ports are those the outer sandbox grants");
             }
-        } else if (network && env.installation() == null) {
+        }
+        boolean ownWayOut = network && outerNet == null; // else the outer sandbox's proxy carries it all
+        if (ownWayOut && env.installation() == null) {
             network = false;
             notes.add("network: off, since only the agent-sandbox launcher can connect the sandbox to the proxy"
                     + " (no installation given)");
-        } else if (network) {
+        } else if (ownWayOut) {
             netSocket = RunLayout.netSocket(socketsDir);
-            netStack = NetStack.choose(env);
+            netStack = outerStack ? NetStack.PROXY_CHOSEN : NetStack.choose(env);
             allowHosts = policy.allowHosts();
         }
         if (network && outerNet != null && !policy.allowHosts().isEmpty()) {
@@ -610,6 +623,23 @@ public final class PlanBuilder {
                         : "refs/heads/" + git.get().currentBranch().orElse("(detached HEAD)"),
                 netStack != null && netStack.stack() ? netStack.program() : null, resolvConf, sshAgent, homeViews,
                 active.contains("@git") || active.contains("@git-strict"), allowHosts);
+    }
+
+    /**
+     * Whether the outer sandbox's network is a stack of its own rather than its proxy: its
+     * first program then listens on no proxy port ({@link NetworkProxy#listenFile}).
+     */
+    private static boolean outerHasStack(Path outerNet) {
+        try {
+            for (String line : Files.readAllLines(outerNet.resolve(RunLayout.LISTEN), StandardCharsets.US_ASCII)) {
+                if (line.startsWith(NetworkProxy.LISTEN_PROXY + " ")) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false; // unreadable: the outer sandbox's proxy, as before
+        }
     }
 
     /** What {@code --debug} says of the network: off, the stack, or the proxy and why. */
