@@ -12,6 +12,8 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "seccomp_program.h"
 
@@ -46,4 +48,16 @@ int install_filter(void)
         return -1;
     }
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sandbox, 0L, 0L);
+}
+
+int install_guard_filter(void)
+{
+    struct sock_fprog guard = {
+        .len = GUARD_FILTER_LENGTH,
+        .filter = (struct sock_filter *)GUARD_FILTER,
+    };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0) {
+        return -1;
+    }
+    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &guard);
 }
