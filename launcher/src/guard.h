@@ -75,6 +75,9 @@
  * (unix_guard.h); "1", or "nested" inside another sandbox, whose guard may hold already. */
 #define UNIX_GUARD_VARIABLE "AGENT_SANDBOX_SOCKET_GUARD"
 #define UNIX_GUARD_NESTED "nested"
+/* A nested sandbox's first program, whose guard the outer one's stands for, hands the outer
+ * guard a socket diagnostics socket of its network namespace: connect(2) to this netlink port. */
+#define UNIX_GUARD_REGISTER 0x61677362u
 /* Set to 1, the tool's JVM logs every class it loads, and from where, to stderr: what
  * the check of the start-up rules reads (docs/startup.md, StartupIT). */
 #define LOG_CLASS_LOADING_VARIABLE "AGENT_SANDBOX_LOG_CLASS_LOADING"

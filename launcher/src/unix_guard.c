@@ -14,6 +14,7 @@
 #include <linux/openat2.h>
 #include <linux/rtnetlink.h>
 #include <linux/seccomp.h>
+#include <linux/sockios.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
 #include <poll.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -71,6 +73,15 @@ static struct {
 } granted[GRANTED_MAX];
 static int granted_count;
 static int listener = -1;
+/* Socket diagnostics sockets of nested sandboxes' network namespaces (register), by the
+ * namespace's inode; the oldest goes first when there are more. */
+#define NAMESPACES_MAX 32
+static struct {
+    int fd;
+    ino_t ino;
+} namespaces[NAMESPACES_MAX];
+static int namespaces_count;
+static int namespaces_next;
 
 /* One call to answer: what the caller asked for, and what the guard made of it. */
 struct call {
@@ -332,12 +343,8 @@ static void read_plan(void)
  * Whether a socket of the sandbox's network namespace is bound to the file dev:ino (the
  * sandbox made it): 1, 0, or -1 when the kernel's socket diagnostics cannot tell.
  */
-static int bound_inside(dev_t dev, ino_t ino)
+static int bound_in(int fd, dev_t dev, ino_t ino)
 {
-    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (fd < 0) {
-        return -1;
-    }
     struct {
         struct nlmsghdr header;
         struct unix_diag_req request;
@@ -354,7 +361,6 @@ static int bound_inside(dev_t dev, ino_t ino)
     memset(&kernel, 0, sizeof kernel);
     kernel.nl_family = AF_NETLINK;
     if (sendto(fd, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
-        close(fd);
         return -1;
     }
     /* the kernel's device number: 12 bits of major, 20 of minor */
@@ -369,7 +375,6 @@ static int bound_inside(dev_t dev, ino_t ino)
             continue;
         }
         if (got <= 0) {
-            close(fd);
             return -1;
         }
         size_t length = (size_t)got;
@@ -380,11 +385,9 @@ static int bound_inside(dev_t dev, ino_t ino)
                 break;
             }
             if (header->nlmsg_type == NLMSG_DONE) {
-                close(fd);
                 return found;
             }
             if (header->nlmsg_type == NLMSG_ERROR) {
-                close(fd);
                 return -1;
             }
             size_t at = NLMSG_ALIGN(sizeof *header) + NLMSG_ALIGN(sizeof(struct unix_diag_msg));
@@ -407,6 +410,100 @@ static int bound_inside(dev_t dev, ino_t ino)
             offset += NLMSG_ALIGN(header->nlmsg_len);
         }
     }
+}
+
+/* A socket diagnostics socket of this process's network namespace, or -1. */
+static int diagnostics_socket(void)
+{
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    struct timeval second = {.tv_sec = 1, .tv_usec = 0};
+    if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof second) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/*
+ * Whether a socket of the sandbox is bound to the file dev:ino (the sandbox made it): one
+ * of the sandbox's network namespace, or of a nested sandbox's that registered. 1, 0, or
+ * -1 when the kernel's socket diagnostics cannot tell.
+ */
+static int bound_inside(dev_t dev, ino_t ino)
+{
+    int fd = diagnostics_socket();
+    if (fd < 0) {
+        return -1;
+    }
+    int found = bound_in(fd, dev, ino);
+    close(fd);
+    for (int i = 0; i < namespaces_count && found != 1; i++) {
+        if (bound_in(namespaces[i].fd, dev, ino) == 1) {
+            found = 1;
+        }
+    }
+    return found;
+}
+
+/*
+ * A nested sandbox's socket diagnostics socket, handed over (UNIX_GUARD_REGISTER): kept
+ * when its network namespace is one the sandbox made (this process has CAP_NET_ADMIN over
+ * it, as the owner of the user namespace above it, which it has over no namespace of the
+ * host's nor over the sandbox's own). 0, or an errno.
+ */
+static int register_namespace(int socket_fd)
+{
+    int protocol;
+    socklen_t size = sizeof protocol;
+    if (getsockopt(socket_fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &size) != 0 || protocol != NETLINK_SOCK_DIAG) {
+        return EPERM;
+    }
+    int ns = ioctl(socket_fd, SIOCGSKNS);
+    if (ns < 0) {
+        return EPERM;
+    }
+    struct stat info;
+    int error = fstat(ns, &info) == 0 ? 0 : EPERM;
+    close(ns);
+    for (int i = 0; error == 0 && i < namespaces_count; i++) {
+        if (namespaces[i].ino == info.st_ino) {
+            return 0;
+        }
+    }
+    int kept = error == 0 ? fcntl(socket_fd, F_DUPFD_CLOEXEC, 3) : -1;
+    if (kept < 0) {
+        return EPERM;
+    }
+    struct timeval second = {.tv_sec = 1, .tv_usec = 0};
+    setsockopt(kept, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof second);
+    if (namespaces_count < NAMESPACES_MAX) {
+        namespaces_count++;
+    } else {
+        close(namespaces[namespaces_next].fd);
+    }
+    namespaces[namespaces_next].fd = kept;
+    namespaces[namespaces_next].ino = info.st_ino;
+    namespaces_next = (namespaces_next + 1) % NAMESPACES_MAX;
+    return 0;
+}
+
+/* In a nested sandbox whose guard the outer one's stands for: this network namespace's
+ * socket diagnostics handed to the outer guard, so that the nested sandbox's own sockets
+ * in /tmp count as the sandbox's there too. Without an outer guard, nothing happens. */
+static void register_with_outer(void)
+{
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) {
+        return;
+    }
+    struct sockaddr_nl guard;
+    memset(&guard, 0, sizeof guard);
+    guard.nl_family = AF_NETLINK;
+    guard.nl_pid = UNIX_GUARD_REGISTER;
+    if (connect(fd, (struct sockaddr *)&guard, sizeof guard) != 0) {
+        /* no guard outside (this one's /tmp holds no host socket then) */
+    }
+    close(fd);
 }
 
 /* Makes the call on the caller's socket and answers with its result; frees the call. */
@@ -504,6 +601,19 @@ static int handle(const struct seccomp_notif *notification, struct call *call)
     call->address_length = (socklen_t)address_length;
     if (read_caller(pid, address_at, &call->address, call->address_length) != 0) {
         error = EFAULT;
+        goto done;
+    }
+    struct sockaddr_nl *netlink_address = (struct sockaddr_nl *)&call->address;
+    if (domain == AF_NETLINK && call->nr == SYS_connect && call->address_length >= sizeof *netlink_address
+        && netlink_address->nl_family == AF_NETLINK && netlink_address->nl_pid == UNIX_GUARD_REGISTER) {
+        error = register_namespace(call->socket);
+        if (error == 0) {
+            answer(notification->id, 0, 0);
+            close(call->socket);
+            call->socket = -1;
+            free(call->data);
+            free(call);
+        }
         goto done;
     }
     struct sockaddr_un *unix_address = (struct sockaddr_un *)&call->address;
@@ -756,6 +866,9 @@ void unix_guard_start(void)
         die("--share-tmp needs Linux 5.9 or later to keep the host's sockets in /tmp out of reach"
             " (seccomp user notification: %s): run without --share-tmp", strerror(error));
     }
-    /* nested with EBUSY: the outer sandbox's guard answers this one's calls too */
+    if (listener < 0) {
+        /* nested with EBUSY: the outer sandbox's guard answers this one's calls too */
+        register_with_outer();
+    }
     supervise(command, channel[0]);
 }

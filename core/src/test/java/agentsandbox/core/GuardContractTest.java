@@ -99,6 +99,7 @@ class GuardContractTest {
         rows.put("LIMITS_VARIABLE", is(Inside.LIMITS_VARIABLE));
         rows.put("UNIX_GUARD_VARIABLE", is(Inside.SOCKET_GUARD_VARIABLE));
         rows.put("UNIX_GUARD_NESTED", is(Inside.SOCKET_GUARD_NESTED));
+        rows.put("UNIX_GUARD_REGISTER", launcherOnly());
         rows.put("RUNTIME_COMMANDS", is(belowRuntime(Wrappers.COMMANDS)));
         rows.put("RUNTIME_OUTER", is(belowRuntime(Wrappers.OUTER)));
         rows.put("GUARD_SOCKET", is(belowRuntime(Wrappers.GUARD.resolve(RunLayout.SOCKET))).andThen(
