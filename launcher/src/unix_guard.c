@@ -139,7 +139,7 @@ static int waiting(__u64 id)
 static int open_caller(pid_t pid)
 {
     int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (fd < 0 && errno == EINVAL) {
+    if (fd < 0 && (errno == EINVAL || errno == ENOENT)) {
         /* a thread other than the leader: the thread itself (Linux 6.9), or its process */
         fd = (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD);
         if (fd < 0) {

@@ -58,8 +58,9 @@ class SharedTmpIT {
             """;
 
     /**
-     * Inside: binds a listener at each path given (making its directory), connects to it,
-     * and prints "PATH own: WHAT IT READ" or "PATH own refused".
+     * Inside: binds a listener at each path given (making its directory), connects to it
+     * from a thread (not the process's first), and prints "PATH own: WHAT IT READ" or
+     * "PATH own refused".
      */
     private static final String OWN = """
             import os, socket, sys, threading
@@ -68,18 +69,22 @@ class SharedTmpIT {
                     c, _ = s.accept()
                     c.sendall(b'hello from inside')
                     c.close()
-            for path in sys.argv[1:]:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                s = socket.socket(socket.AF_UNIX)
-                s.bind(path)
-                s.listen()
-                threading.Thread(target=serve, args=(s,), daemon=True).start()
+            def connect(path):
                 try:
                     c = socket.socket(socket.AF_UNIX)
                     c.connect(path)
                     print(path, "own:", c.recv(100).decode())
                 except OSError as e:
                     print(path, "own refused", e.strerror)
+            for path in sys.argv[1:]:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                s = socket.socket(socket.AF_UNIX)
+                s.bind(path)
+                s.listen()
+                threading.Thread(target=serve, args=(s,), daemon=True).start()
+                t = threading.Thread(target=connect, args=(path,))
+                t.start()
+                t.join()
             """;
 
     /** Inside: a datagram to the host's socket (argv[1]), and one to a socket of its own. */
