@@ -923,7 +923,7 @@ void unix_guard_start(void)
             die("--share-tmp: another seccomp supervisor watches this process (EBUSY), so the host's sockets"
                 " in /tmp cannot be guarded: run without --share-tmp");
         }
-        die("--share-tmp needs Linux 5.9 or later to keep the host's sockets in /tmp out of reach"
+        die("--share-tmp needs Linux 5.6 or later to keep the host's sockets in /tmp out of reach"
             " (seccomp user notification: %s): run without --share-tmp", strerror(error));
     }
     if (listener < 0) {
