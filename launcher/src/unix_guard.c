@@ -180,7 +180,13 @@ static int open_in_root(int root, const char *path)
     memset(&how, 0, sizeof how);
     how.flags = O_PATH | O_CLOEXEC;
     how.resolve = RESOLVE_IN_ROOT;
-    return (int)syscall(SYS_openat2, root, path, &how, sizeof how);
+    int fd;
+    int tries = 0;
+    do {
+        /* EAGAIN: a rename while ".." was looked up; the kernel asks to try again */
+        fd = (int)syscall(SYS_openat2, root, path, &how, sizeof how);
+    } while (fd < 0 && errno == EAGAIN && ++tries < 8);
+    return fd;
 }
 
 /*
@@ -684,6 +690,10 @@ static int handle(const struct seccomp_notif *notification, struct call *call)
     if (domain == AF_UNIX && (call->nr == SYS_connect || type == SOCK_DGRAM) && call->address_length > path_at
         && unix_address->sun_family == AF_UNIX && unix_address->sun_path[0] != '\0') {
         /* a path (not an abstract name, which the sandbox's network namespace holds) */
+        if (call->address_length > sizeof *unix_address) {
+            error = EINVAL;
+            goto done;
+        }
         char path[sizeof unix_address->sun_path + 1];
         size_t length = call->address_length - path_at;
         memcpy(path, unix_address->sun_path, length);
@@ -734,6 +744,14 @@ static void serve(const struct seccomp_notif_sizes *sizes)
     }
     memset(notification, 0, notification_size);
     if (on_listener(SECCOMP_IOCTL_NOTIF_RECV, notification) != 0) {
+        /* ENOENT: the caller went before it was read. Any other failure, again and again,
+         * would make this loop spin: the listener is closed, and the filtered calls fail */
+        static int failures;
+        if (errno != ENOENT && errno != EINTR && ++failures > 1000) {
+            int fd = listener;
+            listener = -1;
+            close(fd);
+        }
         free(notification);
         return;
     }
@@ -818,8 +836,9 @@ static void supervise(pid_t command, int channel)
             serve(&sizes);
         } else if (listener >= 0 && (watch[1].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
             /* no process under the filter any more */
-            close(listener);
+            int fd = listener;
             listener = -1;
+            close(fd);
         }
     }
 }

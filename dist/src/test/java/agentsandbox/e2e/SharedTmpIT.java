@@ -238,6 +238,44 @@ class SharedTmpIT {
         }
     }
 
+    /**
+     * Inside: connect(2) and sendto(2) with addresses too long, too short, unreadable, on a
+     * descriptor that is no socket or none; prints each answer, then connects to a socket of
+     * its own (the guard is still there to answer).
+     */
+    private static final String HOSTILE = """
+            import ctypes, os, socket, threading
+            libc = ctypes.CDLL(None, use_errno=True)
+            def answer(what, r):
+                print(what, r, os.strerror(ctypes.get_errno()) if r < 0 else "")
+            s = socket.socket(socket.AF_UNIX)
+            address = ctypes.create_string_buffer(b"\\x01\\x00" + b"A" * 200, 256)
+            for n in (1000, 128, 111, 110, 3, 2, 0, -1):
+                answer("length %d:" % n, libc.connect(s.fileno(), address, n))
+            answer("unreadable:", libc.connect(s.fileno(), ctypes.c_void_p(16), 20))
+            answer("no descriptor:", libc.connect(999, address, 20))
+            answer("no socket:", libc.connect(os.open("/tmp", os.O_RDONLY), address, 20))
+            d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            answer("sendto unreadable:", libc.sendto(d.fileno(), b"x", 1, 0, ctypes.c_void_p(16), 20))
+            answer("sendto too long:", libc.sendto(d.fileno(), b"x", 1, 0, address, 1000))
+            own = socket.socket(socket.AF_UNIX)
+            own.bind("/tmp/after-hostile.sock")
+            own.listen()
+            c = socket.socket(socket.AF_UNIX)
+            c.connect("/tmp/after-hostile.sock")
+            print("afterwards: own socket connected")
+            """;
+
+    @Test
+    void Hostile_Addresses_Get_The_Kernels_Own_Answers_With_The_Guard_And_The_Guard_Stays() {
+        String without = sandbox.run("--", "python3", "-c", HOSTILE).succeeds()
+                .stdoutContains("afterwards: own socket connected").stdout();
+        sandbox.run("--share-tmp", "--", "python3", "-c", HOSTILE).succeeds()
+                .stdoutContains("length 1000: -1 Invalid argument", "unreadable: -1 Bad address",
+                        "no socket: -1 Socket operation on non-socket")
+                .stdoutIs(without);
+    }
+
     @Test
     void A_Host_Socket_Below_Subdirectories_Of_The_Shared_Tmp_Is_Unreachable_And_The_Files_Around_It_Are_Shared() {
         Path tmp = sandbox.tmp();
