@@ -725,6 +725,22 @@ static int handle(const struct seccomp_notif *notification, struct call *call)
     int flags = fcntl(call->socket, F_GETFL);
     int blocks = flags >= 0 && (flags & O_NONBLOCK) == 0 && (call->nr == SYS_connect || (call->flags & MSG_DONTWAIT) == 0);
     close(pidfd);
+    if (blocks && call->nr == SYS_sendto && type != SOCK_STREAM) {
+        /* a datagram goes whole or not at all: sent at once when it can be, and only a
+         * full send buffer makes a worker wait for room */
+        ssize_t sent = sendto(call->socket, call->data, call->data_length, call->flags | MSG_DONTWAIT,
+            (struct sockaddr *)&call->address, call->address_length);
+        if (sent >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+            answer(call->id, sent < 0 ? 0 : (long long)sent, sent < 0 ? errno : 0);
+            close(call->socket);
+            if (call->file >= 0) {
+                close(call->file);
+            }
+            free(call->data);
+            free(call);
+            return 0;
+        }
+    }
     if (!blocks || hand_over(call) != 0) {
         perform(call);
     }
