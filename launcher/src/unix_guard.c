@@ -367,7 +367,9 @@ static int bound_in(int fd, dev_t dev, ino_t ino)
     message.header.nlmsg_len = sizeof message;
     message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
     message.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-    message.header.nlmsg_seq = 1;
+    /* only the supervisor's main thread asks */
+    static __u32 sequence;
+    message.header.nlmsg_seq = ++sequence;
     message.request.sdiag_family = AF_UNIX;
     message.request.udiag_states = ~0u;
     message.request.udiag_show = UDIAG_SHOW_VFS;
@@ -381,15 +383,23 @@ static int bound_in(int fd, dev_t dev, ino_t ino)
     unsigned int want_major = major(dev);
     unsigned int want_minor = minor(dev);
     int found = 0;
-    /* only the supervisor's main thread asks */
     static long buffer[8192];
     for (;;) {
-        ssize_t got = recv(fd, buffer, sizeof buffer, 0);
+        /* a nested sandbox's socket is shared with its first program until it closes it, and
+         * a process with CAP_NET_ADMIN in that namespace could send to it: only the kernel's
+         * answers to this request count (port 0, this sequence number, Unix sockets) */
+        struct sockaddr_nl from;
+        socklen_t from_length = sizeof from;
+        memset(&from, 0, sizeof from);
+        ssize_t got = recvfrom(fd, buffer, sizeof buffer, 0, (struct sockaddr *)&from, &from_length);
         if (got < 0 && errno == EINTR) {
             continue;
         }
         if (got <= 0) {
             return -1;
+        }
+        if (from_length < sizeof from || from.nl_family != AF_NETLINK || from.nl_pid != 0) {
+            continue;
         }
         size_t length = (size_t)got;
         size_t offset = 0;
@@ -398,10 +408,16 @@ static int bound_in(int fd, dev_t dev, ino_t ino)
             if (header->nlmsg_len < sizeof *header || offset + header->nlmsg_len > length) {
                 break;
             }
+            if (header->nlmsg_seq != sequence) {
+                offset += NLMSG_ALIGN(header->nlmsg_len);
+                continue;
+            }
             if (header->nlmsg_type == NLMSG_DONE) {
                 return found;
             }
-            if (header->nlmsg_type == NLMSG_ERROR) {
+            if (header->nlmsg_type != SOCK_DIAG_BY_FAMILY
+                || header->nlmsg_len < NLMSG_ALIGN(sizeof *header) + sizeof(struct unix_diag_msg)
+                || ((struct unix_diag_msg *)((char *)header + NLMSG_ALIGN(sizeof *header)))->udiag_family != AF_UNIX) {
                 return -1;
             }
             size_t at = NLMSG_ALIGN(sizeof *header) + NLMSG_ALIGN(sizeof(struct unix_diag_msg));
