@@ -64,21 +64,19 @@
 #endif
 
 /* At most this many bytes of one sendto(2) with an address are passed on at once: a
- * stream socket sends part (as the kernel may), a datagram this long is EMSGSIZE (above
- * what the kernel sends in one for Unix and UDP sockets anyway). */
-#define SEND_MAX (256 * 1024)
-
-#define DEVICES_MAX 64
-#define GRANTED_MAX 64
+ * stream socket sends part (as the kernel may), a longer datagram is EMSGSIZE (UDP's
+ * bound is 64 KiB, a Unix datagram's its send buffer, by default some 200 KiB). */
+#define SEND_MAX (4 * 1024 * 1024)
 
 /* The file systems of the shared /tmp: the guarded sockets are on them. */
-static dev_t guarded[DEVICES_MAX];
+static dev_t *guarded;
 static int guarded_count;
 /* Sockets the plan grants on those file systems, by identity. */
-static struct {
+struct identity {
     dev_t dev;
     ino_t ino;
-} granted[GRANTED_MAX];
+};
+static struct identity *granted;
 static int granted_count;
 static int listener = -1;
 /* Socket diagnostics sockets of nested sandboxes' network namespaces (register), by the
@@ -274,20 +272,30 @@ static int is_granted(dev_t dev, ino_t ino)
 
 static void add_guarded(dev_t dev)
 {
-    if (!is_guarded_device(dev) && guarded_count < DEVICES_MAX) {
-        guarded[guarded_count++] = dev;
+    if (is_guarded_device(dev)) {
+        return;
     }
+    /* every one of them, however many: one left out would be a file system unguarded */
+    guarded = realloc(guarded, (size_t)(guarded_count + 1) * sizeof *guarded);
+    if (guarded == NULL) {
+        die("--share-tmp: out of memory");
+    }
+    guarded[guarded_count++] = dev;
 }
 
 static void add_granted(const char *path)
 {
     struct stat info;
-    if (stat(path, &info) == 0 && S_ISSOCK(info.st_mode) && granted_count < GRANTED_MAX
-        && !is_granted(info.st_dev, info.st_ino)) {
-        granted[granted_count].dev = info.st_dev;
-        granted[granted_count].ino = info.st_ino;
-        granted_count++;
+    if (stat(path, &info) != 0 || !S_ISSOCK(info.st_mode) || is_granted(info.st_dev, info.st_ino)) {
+        return;
     }
+    granted = realloc(granted, (size_t)(granted_count + 1) * sizeof *granted);
+    if (granted == NULL) {
+        die("--share-tmp: out of memory");
+    }
+    granted[granted_count].dev = info.st_dev;
+    granted[granted_count].ino = info.st_ino;
+    granted_count++;
 }
 
 /* Undoes mountinfo's octal escapes in place. */
