@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -830,8 +831,15 @@ static void supervise(pid_t command, int channel)
     signal(SIGTTOU, SIG_IGN);
     signal(SIGTTIN, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
-    int child = (int)syscall(SYS_pidfd_open, command, 0);
-    if (child < 0) {
+    /* the command's orphans come here rather than to the sandbox's init: they stay this
+     * process's descendants, which a kernel with Yama's ptrace_scope 1 asks of pidfd_getfd
+     * and process_vm_readv (a daemon started inside, an ssh ControlMaster); reaped here */
+    sigset_t children;
+    sigemptyset(&children);
+    sigaddset(&children, SIGCHLD);
+    int child = -1;
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) != 0 || sigprocmask(SIG_BLOCK, &children, NULL) != 0
+        || (child = signalfd(-1, &children, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
         kill(command, SIGKILL);
         die("--share-tmp: cannot watch the command: %s", strerror(errno));
     }
@@ -863,13 +871,22 @@ static void supervise(pid_t command, int channel)
             _exit(1);
         }
         if (watch[0].revents != 0) {
-            int status;
-            pid_t done = waitpid(command, &status, WNOHANG);
-            if (done == command && (WIFEXITED(status) || WIFSIGNALED(status))) {
-                end_like(status);
+            struct signalfd_siginfo info;
+            while (read(child, &info, sizeof info) == (ssize_t)sizeof info) {
+                /* one for several children, maybe: waitpid below looks at them all */
             }
-            if (done < 0 && errno != EINTR) {
-                _exit(1);
+            for (;;) {
+                int status;
+                pid_t done = waitpid(-1, &status, WNOHANG);
+                if (done == command && (WIFEXITED(status) || WIFSIGNALED(status))) {
+                    end_like(status);
+                }
+                if (done == 0 || (done < 0 && errno == ECHILD)) {
+                    break;
+                }
+                if (done < 0 && errno != EINTR) {
+                    _exit(1);
+                }
             }
         }
         if (listener >= 0 && (watch[1].revents & POLLIN) != 0) {
