@@ -323,6 +323,19 @@ static void unescape_octal(char *text)
  */
 static void read_plan(void)
 {
+    /* Yama's ptrace_scope 2 and 3 keep even a parent from taking its child's socket */
+    FILE *yama = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+    int scope = 0;
+    if (yama != NULL) {
+        if (fscanf(yama, "%d", &scope) != 1) {
+            scope = 0;
+        }
+        fclose(yama);
+    }
+    if (scope >= 2) {
+        die("--share-tmp needs to look at the sandbox's sockets, which kernel.yama.ptrace_scope=%d forbids"
+            " (1 or 0 allows it): run without --share-tmp", scope);
+    }
     struct stat info;
     if (stat("/tmp", &info) != 0 || !S_ISDIR(info.st_mode)) {
         die("--share-tmp: no /tmp to guard in the sandbox");

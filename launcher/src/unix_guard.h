@@ -12,8 +12,10 @@
  * mount namespace), decides on that open file, and makes the call itself on the caller's
  * socket through /proc/self/fd, so that nothing the caller changes after the check counts.
  * It never lets the kernel go on with the caller's own arguments. It then waits for the
- * command and ends as it ends; killed, the filtered calls fail (ENOSYS) and the sandbox
- * ends with it (the sandbox's init follows its first child).
+ * command and ends as it ends (the command's orphans are its to reap, so that every
+ * process it answers for is its descendant, as Yama's ptrace_scope 1 asks); killed, the
+ * filtered calls fail (ENOSYS) and the sandbox ends with it (the sandbox's init follows
+ * its first child).
  *
  * Refused (ECONNREFUSED, as a socket hidden at the start): a socket file on a file system
  * of the shared /tmp (that of /tmp and those mounted below it at the start) that no
