@@ -232,7 +232,12 @@ static int open_as_caller(pid_t pid, int pidfd, const char *path)
         ssize_t n = readlink(where, cwd, sizeof cwd - 1);
         if (n > 0 && cwd[0] == '/') {
             cwd[n] = '\0';
-            snprintf(joined, sizeof joined, "%s/%s", cwd, path);
+            int length = snprintf(joined, sizeof joined, "%s/%s", cwd, path);
+            if (length < 0 || (size_t)length >= sizeof joined) {
+                close(root);
+                errno = ENAMETOOLONG;
+                return -1;
+            }
             file = open_in_root(root, joined);
         } else {
             /* a working directory outside the caller's root: from there */
