@@ -276,6 +276,38 @@ class SharedTmpIT {
                 .stdoutIs(without);
     }
 
+    /** Inside: 2000 connects to a socket of its own while a 0.2 ms timer's handler interrupts the process. */
+    private static final String UNDER_SIGNALS = """
+            import os, signal, socket, threading
+            signal.signal(signal.SIGALRM, lambda *a: None)
+            signal.siginterrupt(signal.SIGALRM, False)
+            signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
+            srv = socket.socket(socket.AF_UNIX)
+            srv.bind("/tmp/signals.sock")
+            srv.listen(128)
+            def accept():
+                while True:
+                    c, _ = srv.accept()
+                    c.close()
+            threading.Thread(target=accept, daemon=True).start()
+            errors = {}
+            for i in range(2000):
+                s = socket.socket(socket.AF_UNIX)
+                try:
+                    s.connect("/tmp/signals.sock")
+                except OSError as e:
+                    errors[e.strerror] = errors.get(e.strerror, 0) + 1
+                s.close()
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            print("errors:", errors)
+            """;
+
+    /** A call the guard made is not made again when a signal handler restarts it ("already connected"). */
+    @Test
+    void Connects_Interrupted_By_A_Signal_Handler_Are_Made_Once() {
+        sandbox.run("--share-tmp", "--", "python3", "-c", UNDER_SIGNALS).succeeds().stdoutIs("errors: {}\n");
+    }
+
     @Test
     void A_Host_Socket_Below_Subdirectories_Of_The_Shared_Tmp_Is_Unreachable_And_The_Files_Around_It_Are_Shared() {
         Path tmp = sandbox.tmp();
