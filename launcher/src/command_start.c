@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <signal.h>
@@ -30,6 +31,7 @@
 #include "mount_check.h"
 #include "net_helper.h"
 #include "seccomp_filter.h"
+#include "unix_guard.h"
 #include "util.h"
 
 /* A session keyring of its own, so that none of the caller's keys is the command's
@@ -303,18 +305,8 @@ static void lead_session(pid_t command)
         if (done < 0) {
             _exit(1);
         }
-        if (WIFEXITED(status)) {
-            _exit(WEXITSTATUS(status));
-        }
-        if (WIFSIGNALED(status)) {
-            int signal_number = WTERMSIG(status);
-            signal(signal_number, SIG_DFL);
-            sigset_t only;
-            sigemptyset(&only);
-            sigaddset(&only, signal_number);
-            sigprocmask(SIG_UNBLOCK, &only, NULL);
-            raise(signal_number);
-            _exit(128 + signal_number);
+        if (WIFEXITED(status) || WIFSIGNALED(status)) {
+            end_like(status);
         }
     }
 }
@@ -403,7 +395,12 @@ void start_command(int argc, char *argv[])
                 strerror(seccomp_error), strerror(errno));
         }
     }
+    /* with the socket guard, neither the helper nor the guard may be traced by the command */
+    if (unix_guard_wanted() && prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L) != 0) {
+        die("--share-tmp: cannot protect the socket guard: %s", strerror(errno));
+    }
     start_helper(alive);
+    unix_guard_start();
     if (terminal >= 0) {
         own_process_group(terminal);
     }

@@ -77,6 +77,13 @@
  * the first program makes it the controlling terminal of a session of its own. */
 #define TERMINAL_VARIABLE "AGENT_SANDBOX_TERMINAL"
 #define STARTED_MARK "agent-sandbox: the command starts"
+/* Set with --share-tmp: the first program guards the host's sockets in the shared /tmp
+ * (unix_guard.h); "1", or "nested" inside another sandbox, whose guard may hold already. */
+#define UNIX_GUARD_VARIABLE "AGENT_SANDBOX_SOCKET_GUARD"
+#define UNIX_GUARD_NESTED "nested"
+/* A nested sandbox's first program, whose guard the outer one's stands for, hands the outer
+ * guard a socket diagnostics socket of its network namespace: connect(2) to this netlink port. */
+#define UNIX_GUARD_REGISTER 0x61677362u
 /* Set to 1, the tool's JVM logs every class it loads, and from where, to stderr: what
  * the check of the start-up rules reads (docs/startup.md, StartupIT). */
 #define LOG_CLASS_LOADING_VARIABLE "AGENT_SANDBOX_LOG_CLASS_LOADING"

@@ -8,10 +8,13 @@
 
 #include "seccomp_filter.h"
 
+#include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "seccomp_program.h"
 
@@ -46,4 +49,24 @@ int install_filter(void)
         return -1;
     }
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sandbox, 0L, 0L);
+}
+
+int install_guard_filter(void)
+{
+    struct sock_fprog guard = {
+        .len = GUARD_FILTER_LENGTH,
+        .filter = (struct sock_filter *)GUARD_FILTER,
+    };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0) {
+        return -1;
+    }
+    /* once the guard has a call, only a signal that ends the caller interrupts it (Linux
+     * 5.19): a call the guard made is never made again by a restart after a signal handler,
+     * which would answer "already connected" (a third of the connects under a 0.2 ms timer) */
+    int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+        SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &guard);
+    if (fd < 0 && errno == EINVAL) {
+        fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &guard);
+    }
+    return fd;
 }

@@ -10,4 +10,8 @@
  * privileges: 0, or -1 with errno when the kernel refuses it. */
 int install_filter(void);
 
+/* Installs the socket guard's filter (unix_guard.h) with a listener: its descriptor, or -1
+ * with errno (EBUSY: a filter with a listener is installed already). */
+int install_guard_filter(void);
+
 #endif

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -175,4 +177,22 @@ int take_descriptor(const char *name)
     int valid = *value != '\0' && end != NULL && *end == '\0' && fd >= 3 && fd <= INT_MAX;
     unsetenv(name);
     return valid && fcntl((int)fd, F_GETFD) >= 0 ? (int)fd : -1;
+}
+
+void end_like(int status)
+{
+    if (WIFEXITED(status)) {
+        _exit(WEXITSTATUS(status));
+    }
+    if (WIFSIGNALED(status)) {
+        int signal_number = WTERMSIG(status);
+        signal(signal_number, SIG_DFL);
+        sigset_t only;
+        sigemptyset(&only);
+        sigaddset(&only, signal_number);
+        sigprocmask(SIG_UNBLOCK, &only, NULL);
+        raise(signal_number);
+        _exit(128 + signal_number);
+    }
+    _exit(1);
 }

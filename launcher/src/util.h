@@ -54,4 +54,9 @@ void close_others(int keep_a, int keep_b);
  * environment (the command does not get it); -1 when there is none. */
 int take_descriptor(const char *name);
 
+/* Ends this process as a child ended with this wait status: its exit status, or killed
+ * by the same signal (128 + the signal where the signal cannot kill it). */
+__attribute__((noreturn))
+void end_like(int status);
+
 #endif

@@ -97,6 +97,9 @@ class GuardContractTest {
         // a command too long for bwrap's command line is bounded as one the starter passes on
         rows.put("SPILLED_COMMAND_MAX", is(BwrapStarter.MAX_REQUEST));
         rows.put("LIMITS_VARIABLE", is(Inside.LIMITS_VARIABLE));
+        rows.put("UNIX_GUARD_VARIABLE", is(Inside.SOCKET_GUARD_VARIABLE));
+        rows.put("UNIX_GUARD_NESTED", is(Inside.SOCKET_GUARD_NESTED));
+        rows.put("UNIX_GUARD_REGISTER", launcherOnly());
         rows.put("RUNTIME_COMMANDS", is(belowRuntime(Wrappers.COMMANDS)));
         rows.put("RUNTIME_OUTER", is(belowRuntime(Wrappers.OUTER)));
         rows.put("GUARD_SOCKET", is(belowRuntime(Wrappers.GUARD.resolve(RunLayout.SOCKET))).andThen(

@@ -188,6 +188,35 @@ class TerminalIT {
         awaitScreen("the end by Ctrl-C", s -> s.contains("status=130"));
     }
 
+    /** With --share-tmp the socket guard is the command's parent: the terminal's job control is the same. */
+    @Test
+    void With_The_Shared_Tmp_Ctrl_C_Ctrl_Z_And_The_Exit_Status_Behave_The_Same() {
+        type(sandboxLine("--share-tmp", "--", "sh", "-c", "exit 7") + "; echo status=$?");
+        assertThat(screen()).contains("status=7");
+
+        tmux("send-keys", "-l", sandboxLine("--share-tmp", "--", "sh", "-c", "echo st''arted; read line; echo got-$line"))
+                .succeeds();
+        tmux("send-keys", "Enter").succeeds();
+        awaitScreen("the command's start", s -> s.contains("started"));
+        tmux("send-keys", "C-z").succeeds();
+        awaitScreen("the job stopped", s -> s.contains("Stopped"));
+        type("echo shell-$((6*7))");
+        assertThat(screen()).containsPattern("(?m)^shell-42$");
+        tmux("send-keys", "-l", "fg").succeeds();
+        tmux("send-keys", "Enter").succeeds();
+        pause(1000);
+        tmux("send-keys", "-l", "back").succeeds();
+        tmux("send-keys", "Enter").succeeds();
+        awaitScreen("the command's end after fg", s -> s.contains("got-back"));
+
+        tmux("send-keys", "-l", sandboxLine("--share-tmp", "--", "sh", "-c", "echo sl''eeping; sleep 60")
+                + "; echo status=$?").succeeds();
+        tmux("send-keys", "Enter").succeeds();
+        awaitScreen("the command's start", s -> s.contains("sleeping"));
+        tmux("send-keys", "C-c").succeeds();
+        awaitScreen("the end by Ctrl-C", s -> s.contains("status=130"));
+    }
+
     @Test
     void Ctrl_Z_Stops_The_Run_And_Fg_Continues_It() {
         tmux("send-keys", "-l", sandboxLine("--", "sh", "-c", "echo st''arted; read line; echo got-$line")).succeeds();

@@ -39,6 +39,14 @@ public final class Inside {
      */
     public static final String LIMITS_VARIABLE = "AGENT_SANDBOX_LIMITS";
     /**
+     * Set with {@code --share-tmp}: the sandbox's first program guards the host's sockets in
+     * the shared {@code /tmp} ({@code unix_guard.h}) and takes the variable away. Its value is
+     * "1", or {@link #SOCKET_GUARD_NESTED} inside another sandbox, whose guard may hold already.
+     */
+    public static final String SOCKET_GUARD_VARIABLE = "AGENT_SANDBOX_SOCKET_GUARD";
+    /** The value of {@link #SOCKET_GUARD_VARIABLE} in a nested sandbox. */
+    public static final String SOCKET_GUARD_NESTED = "nested";
+    /**
      * The run's {@link Explanation} (what it shows at each path, and why), read-only: what
      * {@code agent-sandbox explain} reads inside. Written by the host side before bwrap
      * starts and never read back there.

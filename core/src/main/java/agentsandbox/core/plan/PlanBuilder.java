@@ -573,6 +573,12 @@ public final class PlanBuilder {
             line.setenv(Inside.LIMITS_VARIABLE, b.maxProcs() + " " + b.maxMemory());
             notes.add("bounds: at most " + b.maxProcs() + " processes (--max-procs, maxProcs), "
                     + Bounds.human(b.maxMemory()) + " of memory per process (--max-memory, maxMemory)");
+            if (shareTmp) {
+                // the first program guards the host's sockets in the shared /tmp (unix_guard.h)
+                line.setenv(Inside.SOCKET_GUARD_VARIABLE, nested ? Inside.SOCKET_GUARD_NESTED : "1");
+                notes.add("tmp: a host socket in the shared /tmp is refused whenever the host makes it; the"
+                        + " sandbox's own sockets there work (the socket guard)");
+            }
         }
         // for a prompt to show (PS1='${AGENT_SANDBOX_PROMPT}'...): display only, a sandbox can
         // change it; "agent-sandbox check" is the test that cannot be fooled
