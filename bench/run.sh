@@ -104,9 +104,14 @@ if [[ -n $run_id ]]; then
     # the git dir's copy-on-write view (when the line has one): its layer, and what the
     # first program mounts
     if grep -q -- "--cap-add" <<<"$dry_run"; then
-        run sh -c 'mkdir -p -m 700 "$1/git-layers/0/upper" "$1/git-layers/0/work" &&
-            printf "%s\0%s\0%s\0%s\0%s\0" "$(id -u)" "$(id -g)" "$2/.git" /run/agent-sandbox-git/0/upper \
-                /run/agent-sandbox-git/0/work >"$1/git-views"' sh "$runtime_dir" "$project"
+        # (the view's lower dir: a copy of the git dir without its objects, which are a view of
+        # their own over the host's directory)
+        run sh -c 'l=$1/git-layers/0 && mkdir -p -m 700 "$l/upper/objects" "$l/work" "$l/work-0" &&
+            cp -a "$2/.git" "$l/lower" && rm -rf "$l/lower/objects" && mkdir "$l/lower/objects" &&
+            i=/run/agent-sandbox-git/0 &&
+            printf "%s\0%s\0g\0%s\0%s\0%s\0%s\0o\0%s\0%s\0%s\0" "$(id -u)" "$(id -g)" "$2/.git" "$i/lower" \
+                "$i/upper" "$i/work" "$2/.git/objects" "$i/upper/objects" "$i/work-0" >"$1/git-views"' \
+            sh "$runtime_dir" "$project"
     fi
     # the sockets' directory lies outside $work (in the sockets' short base): remove it too
     [[ -z $sockets_dir ]] || trap 'rm -rf "$work" "$sockets_dir"' EXIT

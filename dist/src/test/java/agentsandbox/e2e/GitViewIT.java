@@ -140,9 +140,9 @@ class GitViewIT {
     @Test
     void A_Corrupt_Object_Applies_Nothing_And_Says_So_In_One_Line() {
         String before = hostHead();
-        Result r = inside("echo two >> a.txt && " + GIT + " commit -q -am second"
-                + " && f=$(find .git/objects -type f -newer a.txt -path '*/objects/??/*' | head -1)"
-                + " && chmod u+w \"$f\" && printf 'garbage' > \"$f\"");
+        // planted before the commit: the apply right after the commit meets it already
+        Result r = inside("mkdir -p .git/objects/12 && printf 'garbage' > .git/objects/12/"
+                + "34567890123456789012345678901234567890 && echo two >> a.txt && " + GIT + " commit -q -am second");
         r.succeeds().stderrContains("after the run: git: the sandbox's object ");
         assertThat(hostHead()).isEqualTo(before);
         sandbox.git("fsck");
@@ -323,6 +323,56 @@ class GitViewIT {
                 .stderrContains("/fresh/.git/hooks/post-checkout is a new git hook")
                 .stderrContains("moved aside at once");
         assertThat(sandbox.project("fresh/.git/hooks/post-checkout")).doesNotExist();
+    }
+
+    @Test
+    void Host_Side_Ref_Updates_Never_Break_The_Sandbox_s_Commits() throws Exception {
+        // The host writes its own git dir the whole time: commits on another branch, a
+        // git status (index.lock), an update-ref of the checked-out branch to the tip it has
+        // (main.lock and HEAD.lock, nothing moved), and the live apply of each commit inside.
+        // The view must never show the sandbox a lock of the host's: every commit inside
+        // succeeds, and the host ends with all of them and all of its own.
+        sandbox.git("branch", "side");
+        String branch = sandbox.git("symbolic-ref", "--short", "HEAD").stdout().strip();
+        Path stop = sandbox.tmp().resolve("stop");
+        Path hostCount = sandbox.tmp().resolve("host-commits");
+        SandboxCli.Started host = sandbox.startOnHost(java.util.Map.of(), "sh", "-c",
+                "n=0; while [ ! -e " + stop + " ]; do"
+                        + " git status --porcelain >/dev/null;"
+                        + " c=$(" + GIT + " commit-tree -p side -m h$n side^{tree}) &&"
+                        + " git update-ref refs/heads/side $c && n=$((n+1));"
+                        + " m=$(git rev-parse refs/heads/" + branch + ");"
+                        + " git update-ref refs/heads/" + branch + " $m $m 2>/dev/null;"
+                        + " done; echo $n > " + hostCount);
+        Path done = sandbox.project("done");
+        int commits = 40;
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "i=1; while [ $i -le " + commits + " ]; do"
+                + " echo $i >> a.txt;"
+                + " " + GIT + " commit -q -am c$i || { echo \"commit $i failed\" >&2; exit 1; };"
+                + " git status --porcelain >/dev/null || { echo \"status $i failed\" >&2; exit 1; };"
+                + " i=$((i+1)); done; touch " + done + "; while [ ! -e " + stop + " ]; do sleep 0.05; done").start();
+        long start = System.nanoTime();
+        while (!Files.exists(done) && run.isAlive() && System.nanoTime() - start < 120_000_000_000L) {
+            Thread.sleep(100);
+        }
+        Files.writeString(stop, "");
+        host.waitFor(Duration.ofSeconds(30)).succeeds();
+        Result r = run.waitFor(Duration.ofSeconds(60));
+        r.succeeds();
+        assertThat(done).exists();
+
+        StringBuilder expected = new StringBuilder();
+        for (int i = commits; i >= 1; i--) {
+            expected.append('c').append(i).append('\n');
+        }
+        expected.append("first\n");
+        assertThat(sandbox.git("log", "--format=%s", branch).stdout()).isEqualTo(expected.toString());
+        int hostCommits = Integer.parseInt(sandbox.read(hostCount).strip());
+        assertThat(hostCommits).isPositive();
+        assertThat(sandbox.git("rev-list", "--count", "side").stdout().strip())
+                .isEqualTo(Integer.toString(hostCommits + 1));
+        sandbox.git("fsck", "--no-dangling");
+        assertThat(sandbox.git("status", "--porcelain", "--untracked-files=no").stdout()).isEmpty();
     }
 
     @Test

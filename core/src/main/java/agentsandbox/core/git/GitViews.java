@@ -30,8 +30,17 @@ public final class GitViews {
     /** At most this many views in one run (GIT_VIEWS_MAX in guard.h). */
     public static final int MAX = 64;
 
+    /** At most this many records in what the first program mounts (GIT_VIEWS_MAX in guard.h). */
+    public static final int MAX_RECORDS = 512;
+
     /** The kind of a git dir's record among the views the first program mounts (VIEW_GIT in guard.h). */
     public static final char KIND = 'g';
+
+    /**
+     * The kind of an object store's record (VIEW_LIVE in guard.h): an overlay over the host's
+     * live directory, mounted on the view of the git dir before it ({@link GitSnapshot}).
+     */
+    public static final char LIVE_KIND = 'o';
 
     /** The variable that turns the view off ({@code off}). */
     public static final String OFF_VARIABLE = "AGENT_SANDBOX_GIT_VIEW";

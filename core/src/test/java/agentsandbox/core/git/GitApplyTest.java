@@ -244,6 +244,25 @@ class GitApplyTest {
     }
 
     @Test
+    void A_Branch_Created_Taken_And_Deleted_Inside_Goes_On_The_Host_Too() throws Exception {
+        // the view's lower layer is the run's copy of the git dir from before the branch: its
+        // deletion inside leaves nothing in the layer, and the host still knows it gave it
+        Path lower = dir.resolve("lower");
+        assertThat(GitSnapshot.copy(host.resolve(".git"), lower)).containsExactly("objects");
+        GitApply apply = new GitApply(host.resolve(".git"), lower, upper,
+                Map.of("PATH", System.getenv("PATH"), "HOME", dir.toString()), null);
+        String tip = commitInside("second");
+        Files.writeString(upper.resolve("refs/heads/topic"), tip + "\n");
+        assertThat(apply.apply()).isEmpty();
+        assertThat(git(host, "rev-parse", "topic")).isEqualTo(tip);
+        Files.delete(upper.resolve("refs/heads/topic"));
+
+        assertThat(apply.apply()).isEmpty();
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
+        assertThat(git(host, "rev-parse", "refs/agent-sandbox/heads/topic")).isEqualTo(tip);
+    }
+
+    @Test
     void A_Pack_Made_Inside_Is_Indexed_By_The_Host_s_Git_And_Taken() throws Exception {
         Files.writeString(inside.resolve("a.txt"), "packed\n", java.nio.file.StandardOpenOption.APPEND);
         git(inside, "commit", "-q", "-am", "packed");
