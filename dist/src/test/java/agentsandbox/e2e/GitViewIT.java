@@ -326,6 +326,37 @@ class GitViewIT {
     }
 
     @Test
+    void A_Commit_Made_Inside_Reaches_The_Host_s_Branch_Right_After_It() throws Exception {
+        // five commits: each on the host's branch within 0.8 s, which the host's regular look
+        // (every 2 s) alone would make for all five by chance once in a hundred: the guard's
+        // host side has the view applied right after the git commands it lets run
+        Path go = sandbox.tmp().resolve("go");
+        Path ready = sandbox.project("ready");
+        StringBuilder script = new StringBuilder("git status -s >/dev/null && touch " + ready);
+        for (int i = 1; i <= 5; i++) {
+            script.append(" && while [ ! -e ").append(go).append("/").append(i).append(" ]; do sleep 0.05; done")
+                    .append(" && echo ").append(i).append(" >> a.txt && ").append(GIT).append(" commit -q -am c")
+                    .append(i);
+        }
+        sandbox.mkdirs(go);
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", script + " && sleep 30").start();
+        run.awaitFile(ready, Duration.ofSeconds(30));
+        for (int i = 1; i <= 5; i++) {
+            Files.writeString(go.resolve(Integer.toString(i)), "");
+            long start = System.nanoTime();
+            String subject = "";
+            while (System.nanoTime() - start < 800_000_000L && !subject.equals("c" + i)) {
+                Thread.sleep(20);
+                subject = sandbox.git("log", "-1", "--format=%s").stdout().strip();
+            }
+            assertThat(subject).as("the host's branch 0.8 s after commit %d inside", i).isEqualTo("c" + i);
+            Thread.sleep(300 + 250 * i); // a new phase against the regular look each time
+        }
+        run.signal("TERM");
+        run.waitFor(Duration.ofSeconds(30));
+    }
+
+    @Test
     void Host_Side_Ref_Updates_Never_Break_The_Sandbox_s_Commits() throws Exception {
         // The host writes its own git dir the whole time: commits on another branch, a
         // git status (index.lock), an update-ref of the checked-out branch to the tip it has
