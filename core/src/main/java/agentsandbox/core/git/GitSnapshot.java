@@ -54,10 +54,10 @@ public final class GitSnapshot {
     /**
      * Copies {@code gitDir} into {@code target} (a new directory): every directory, file and
      * link as it is (modes, times), but no lock file (a lock held on the host in that moment
-     * would never go inside), no socket or device, and, of each git dir in it (a directory
-     * with a {@code HEAD} file and an {@code objects} directory), not its {@link #LIVE}
-     * directories, which are left empty (their views' mount points). Returns the relative
-     * paths of those live directories, parents first.
+     * would never go inside), no sample hook ({@link #sample}), no socket or device, and, of
+     * each git dir in it (a directory with a {@code HEAD} file and an {@code objects}
+     * directory), not its {@link #LIVE} directories, which are left empty (their views' mount
+     * points). Returns the relative paths of those live directories, parents first.
      *
      * @throws IOException when it cannot be copied or exceeds {@link #MAX_BYTES} or
      *                     {@link #MAX_ENTRIES} (the message says which)
@@ -72,6 +72,15 @@ public final class GitSnapshot {
         Files.createDirectory(target, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         c.dir(gitDir, target, "");
         return c.live;
+    }
+
+    /**
+     * Whether {@code name} in directory {@code rel} is one of the sample hooks {@code git init}
+     * writes ({@code hooks/pre-commit.sample}): git never runs them, and they are most of the
+     * files of a young git dir, each copied at every start and removed at every end.
+     */
+    static boolean sample(String rel, String name) {
+        return name.endsWith(".sample") && (rel.equals("hooks") || rel.endsWith("/hooks"));
     }
 
     private static final class Copy {
@@ -128,7 +137,7 @@ public final class GitSnapshot {
                     }
                 } else if (a.isSymbolicLink()) {
                     Files.createSymbolicLink(copy, Files.readSymbolicLink(e));
-                } else if (a.isRegularFile() && !name.endsWith(".lock")) {
+                } else if (a.isRegularFile() && !name.endsWith(".lock") && !sample(rel, name)) {
                     bytes += a.size();
                     if (bytes > maxBytes) {
                         throw new IOException("more than " + (maxBytes >> 20) + " MiB outside its objects");

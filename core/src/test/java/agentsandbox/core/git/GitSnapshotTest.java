@@ -32,6 +32,8 @@ class GitSnapshotTest {
         file(git.resolve("packed-refs"), "# pack-refs\n");
         Path hook = file(git.resolve("hooks/pre-commit"), "#!/bin/sh\n");
         Files.setPosixFilePermissions(hook, PosixFilePermissions.fromString("rwxr-xr-x"));
+        file(git.resolve("hooks/pre-commit.sample"), "#!/bin/sh\n");
+        file(git.resolve("info/exclude.sample"), "kept: not a hook\n");
         Path index = file(git.resolve("index"), "DIRC");
         Files.setLastModifiedTime(index, FileTime.fromMillis(1_000_000_000_000L));
         file(git.resolve("objects/ab/cdef"), "object");
@@ -52,6 +54,8 @@ class GitSnapshotTest {
         assertThat(copy.resolve("index.lock")).doesNotExist();
         assertThat(copy.resolve("packed-refs")).hasContent("# pack-refs");
         assertThat(Files.isExecutable(copy.resolve("hooks/pre-commit"))).isTrue();
+        assertThat(copy.resolve("hooks/pre-commit.sample")).doesNotExist();
+        assertThat(copy.resolve("info/exclude.sample")).exists();
         assertThat(Files.getLastModifiedTime(copy.resolve("index")).toMillis()).isEqualTo(1_000_000_000_000L);
         assertThat(Files.readSymbolicLink(copy.resolve("link"))).isEqualTo(Path.of("refs"));
         for (String store : new String[] {"objects", "lfs", "modules/sub/objects"}) {
