@@ -88,14 +88,34 @@ public final class GitApply {
     }
 
     private final HostGit host;
+    /** Whether the apply under way is the one after the run. */
+    private boolean last = true;
+    /** Whether the last apply left a ref for later, unsaid ({@link #apply(boolean)}). */
+    private boolean incomplete;
+
+    /** Whether the last apply left something for a later one (a ref to an object not there yet). */
+    public synchronized boolean incomplete() {
+        return incomplete;
+    }
 
     private HostGit.Result git(String... args) {
         return host.run(args);
     }
 
     /** Applies what the layer holds; one line per thing the user should know. Never throws. */
-    public synchronized List<String> apply() {
+    public List<String> apply() {
+        return apply(true);
+    }
+
+    /**
+     * Applies what the layer holds, while the sandbox runs ({@code last} false) or after it.
+     * While it runs, a ref may point at an object git inside is still writing: such a ref is
+     * left for a later apply without a word ({@link #incomplete()}); after the run, it is said.
+     */
+    public synchronized List<String> apply(boolean last) {
         out = new ArrayList<>();
+        this.last = last;
+        incomplete = false;
         try {
             if (!hasFiles(upper)) {
                 return List.of();
@@ -407,6 +427,10 @@ public final class GitApply {
             return;
         }
         if (!hostHas(sandboxTip)) {
+            if (!last) {
+                incomplete = true; // git inside may be writing it still: the next apply looks again
+                return;
+            }
             out.add("git: the sandbox's " + ref + " points at " + shortId(sandboxTip)
                     + ", an object it did not leave in its git dir: not taken");
             return;

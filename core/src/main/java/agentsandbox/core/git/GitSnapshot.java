@@ -83,6 +83,14 @@ public final class GitSnapshot {
         return name.endsWith(".sample") && (rel.equals("hooks") || rel.endsWith("/hooks"));
     }
 
+    /**
+     * A file or directory the user cannot read in the host's git dir (one a {@code sudo git}
+     * left): present in the view and unreadable there too, as git would meet it on the host.
+     */
+    private static void unreadable(Path copy) throws IOException {
+        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("---------"));
+    }
+
     private static final class Copy {
         final List<String> live = new ArrayList<>();
         final long maxBytes;
@@ -132,8 +140,10 @@ public final class GitSnapshot {
                     Files.copy(e, copy, StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
                     try {
                         dir(e, copy, childRel);
-                    } catch (NoSuchFileException | AccessDeniedException gone) {
-                        // removed meanwhile, or not the user's to read: empty in the view
+                    } catch (NoSuchFileException gone) {
+                        // removed meanwhile: empty in the view
+                    } catch (AccessDeniedException denied) {
+                        unreadable(copy);
                     }
                 } else if (a.isSymbolicLink()) {
                     Files.createSymbolicLink(copy, Files.readSymbolicLink(e));
@@ -144,8 +154,12 @@ public final class GitSnapshot {
                     }
                     try {
                         Files.copy(e, copy, StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
-                    } catch (NoSuchFileException | AccessDeniedException gone) {
-                        // removed meanwhile (a ref packed), or not the user's to read
+                    } catch (NoSuchFileException gone) {
+                        // removed meanwhile (a ref packed)
+                    } catch (AccessDeniedException denied) {
+                        Files.deleteIfExists(copy);
+                        Files.createFile(copy);
+                        unreadable(copy);
                     }
                 }
             }

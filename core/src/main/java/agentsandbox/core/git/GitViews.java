@@ -16,7 +16,9 @@ import java.util.Optional;
  * whose changes land in a layer of the run's own and reach the host's git dir only as
  * {@link GitApply} allows (new objects, ref updates that lose no commit, HEAD, the index).
  * What a sandbox writes to the git dir's config, hooks, {@code commondir} or anything
- * else never reaches the host.
+ * else never reaches the host. Its lower layer is the run's own copy of the git dir, with
+ * the object stores as overlays of the host's live directories ({@link GitSnapshot}, which
+ * says why).
  *
  * <p>It needs the launcher (the first program mounts it), a kernel that lets a user
  * namespace mount an overlay (5.11 and later), and a run outside any sandbox (a nested run

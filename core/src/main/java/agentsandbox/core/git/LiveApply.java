@@ -88,9 +88,10 @@ public final class LiveApply {
         for (int i = 0; i < views.size(); i++) {
             String now = views.get(i).progress();
             if (!now.equals(seen[i])) {
-                List<String> said = views.get(i).apply();
-                // what applied without a word at this state needs no second apply at the end
-                seen[i] = said.isEmpty() ? now : null;
+                GitApply v = views.get(i);
+                List<String> said = v.apply(false);
+                // what applied whole without a word at this state needs no second apply at the end
+                seen[i] = said.isEmpty() && !v.incomplete() ? now : null;
                 synchronized (this) {
                     lines.addAll(said);
                 }
