@@ -113,6 +113,9 @@ if [[ -n $run_id ]]; then
                 "$i/upper" "$i/work" "$2/.git/objects" "$i/upper/objects" "$i/work-0" >"$1/git-views"' \
             sh "$runtime_dir" "$project"
     fi
+    # the store of the home's layers, which the line binds (its views are not in the records
+    # above: raw bwrap mounts no overlay of the home)
+    run mkdir -p -m 700 "$work/home/.local/share/agent-sandbox/homes"
     # the sockets' directory lies outside $work (in the sockets' short base): remove it too
     [[ -z $sockets_dir ]] || trap 'rm -rf "$work" "$sockets_dir"' EXIT
 fi
