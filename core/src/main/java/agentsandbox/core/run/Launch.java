@@ -216,8 +216,6 @@ public final class Launch {
                 field(bytes, inside.resolve("lower").toString());
                 field(bytes, inside.resolve("upper").toString());
                 field(bytes, inside.resolve("work").toString());
-                // each object store, an overlay of the host's live directory on top of the view;
-                // its new files land in the view's layer where the apply reads them
                 records += 1 + live.size();
                 if (records + plan.homeViews().size() > GitViews.MAX_RECORDS) {
                     throw new SandboxException("the views of " + gitDirs.get(0) + " need more than "
@@ -225,6 +223,8 @@ public final class Launch {
                             "run with " + GitViews.OFF_VARIABLE
                                     + "=off for the fallback, which protects the git dirs path by path");
                 }
+                // each object store, an overlay of the host's live directory on top of the view;
+                // its new files land in the view's layer where the apply reads them
                 for (int k = 0; k < live.size(); k++) {
                     Files.createDirectories(upper.resolve(live.get(k)));
                     RunDir.privateDir(layer.resolve("work-" + k));
