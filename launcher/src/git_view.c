@@ -308,12 +308,23 @@ static int restore_mounts(struct kept_mounts *kept, char *reason, size_t capacit
     return 0;
 }
 
-/* Mounts one view: the overlay over TARGET (the last of LOWERS), the mounts below it kept on top. */
-static int mount_view(char kind, const char *lowers, const char *upper, const char *work, char *reason,
-                      size_t capacity)
+/* The overlay makes its own work directory with no permission bits: the owner's again, so
+ * that the run's removal (and the next run's sweep) can enter it. */
+static void own_work(const char *work)
 {
-    const char *target = strrchr(lowers, ':');
-    target = target == NULL ? lowers : target + 1;
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/work", work);
+    if (n > 0 && (size_t)n < sizeof path && chmod(path, 0700) != 0 && errno != ENOENT) {
+        /* left as it is: the removal says what it cannot remove */
+    }
+}
+
+/* Mounts one view: the overlay of LOWERS over TARGET, the mounts below it kept on top for a
+ * home directory's. 1 when mounted, 0 when not (said on stderr: the run goes on with the
+ * fallback), -1 with the reason when the run cannot go on. */
+static int mount_view(char kind, const char *target, const char *lowers, const char *upper, const char *work,
+                      char *reason, size_t capacity)
+{
     const char *what = kind == VIEW_HOME ? "home" : "git";
     const char *otherwise = kind == VIEW_HOME ? "it stays read-only in this run"
                                               : "its config and hooks stay protected path by path";
@@ -343,17 +354,71 @@ static int mount_view(char kind, const char *lowers, const char *upper, const ch
         free(kept);
         return 0;
     }
-    /* the overlay makes its own work directory with no permission bits: the owner's
-     * again, so that the run's removal (and the next run's sweep) can enter it */
-    char own_work[PATH_MAX];
-    int n = snprintf(own_work, sizeof own_work, "%s/work", work);
-    if (n > 0 && (size_t)n < sizeof own_work && chmod(own_work, 0700) != 0 && errno != ENOENT) {
-        /* left as it is: the removal says what it cannot remove */
-    }
+    own_work(work);
     int status = restore_mounts(kept, reason, capacity);
     drop_kept(kept);
     free(kept);
-    return status;
+    return status == 0 ? 1 : -1;
+}
+
+/* One record of the views file: its kind and up to four fields. */
+struct view_record {
+    char kind;
+    const char *fields[4];
+};
+
+/*
+ * Mounts a git dir's view and its object stores' (RECORDS, COUNT of them, the first the git
+ * dir's). The stores' lower dirs are the host's directories: opened before the git dir's
+ * overlay covers their paths, and named to the overlay by those descriptors. When one
+ * cannot be mounted, the git dir's view goes too (a view without its objects is no git dir).
+ */
+static int mount_git_view(const struct view_record *records, int count, char *reason, size_t capacity)
+{
+    const char *target = records[0].fields[0];
+    int fds[GIT_VIEWS_MAX];
+    int opened = 0;
+    for (int i = 1; i < count; i++) {
+        fds[i] = open(records[i].fields[0], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fds[i] < 0) {
+            fprintf(stderr, "agent-sandbox: git: no copy-on-write view of %s (cannot open %s: %s); its config and"
+                    " hooks stay protected path by path\n", target, records[i].fields[0], strerror(errno));
+            for (int k = 1; k < i; k++) {
+                close(fds[k]);
+            }
+            return 0;
+        }
+        opened = i;
+    }
+    int status = mount_view(VIEW_GIT, target, records[0].fields[1], records[0].fields[2], records[0].fields[3],
+                            reason, capacity);
+    for (int i = 1; i < count && status == 1; i++) {
+        char lower[64];
+        char options[3 * PATH_MAX + 64];
+        snprintf(lower, sizeof lower, "/proc/self/fd/%d", fds[i]);
+        const char *problem = NULL;
+        if (overlay_options(options, sizeof options, lower, records[i].fields[1], records[i].fields[2]) != 0) {
+            problem = "its path has a character an overlay cannot take";
+        } else if (mount("overlay", records[i].fields[0], "overlay", MS_NOSUID | MS_NODEV, options) != 0) {
+            problem = strerror(errno);
+        }
+        if (problem != NULL) {
+            fprintf(stderr, "agent-sandbox: git: no copy-on-write view of %s (its object store %s: %s); its config"
+                    " and hooks stay protected path by path\n", target, records[i].fields[0], problem);
+            if (umount2(target, MNT_DETACH) != 0) {
+                snprintf(reason, capacity, "cannot take back the view of %s: %s", target, strerror(errno));
+                status = -1;
+            } else {
+                status = 0;
+            }
+            break;
+        }
+        own_work(records[i].fields[2]);
+    }
+    for (int i = 1; i <= opened; i++) {
+        close(fds[i]);
+    }
+    return status < 0 ? -1 : 0;
 }
 
 int git_views_mount(const char *file, char *reason, size_t capacity)
@@ -378,24 +443,54 @@ int git_views_mount(const char *file, char *reason, size_t capacity)
         free(bytes);
         return -1;
     }
-    int views = 0;
+    struct view_record *records = calloc(GIT_VIEWS_MAX, sizeof *records);
+    if (records == NULL) {
+        snprintf(reason, capacity, "out of memory");
+        free(bytes);
+        return -1;
+    }
+    int count = 0;
     const char *kind;
     while ((kind = field(&cursor, end)) != NULL) {
-        const char *lowers = field(&cursor, end);
-        const char *upper = field(&cursor, end);
-        const char *work = field(&cursor, end);
-        if (lowers == NULL || upper == NULL || work == NULL || ++views > GIT_VIEWS_MAX
-            || (kind[0] != VIEW_GIT && kind[0] != VIEW_HOME) || kind[1] != '\0') {
+        int fields = kind[0] == VIEW_GIT ? 4 : 3;
+        int ok = count < GIT_VIEWS_MAX
+                 && (kind[0] == VIEW_GIT || kind[0] == VIEW_HOME
+                     || (kind[0] == VIEW_LIVE && count > 0 && records[count - 1].kind != VIEW_HOME))
+                 && kind[1] == '\0';
+        for (int f = 0; ok && f < fields; f++) {
+            records[count].fields[f] = field(&cursor, end);
+            ok = records[count].fields[f] != NULL;
+        }
+        if (!ok) {
             snprintf(reason, capacity, "malformed %s", file);
+            free(records);
             free(bytes);
             return -1;
         }
-        if (mount_view(kind[0], lowers, upper, work, reason, capacity) != 0) {
-            free(bytes);
-            return -1;
+        records[count++].kind = kind[0];
+    }
+    int status = 0;
+    for (int i = 0; i < count && status == 0; i++) {
+        if (records[i].kind == VIEW_HOME) {
+            const char *lowers = records[i].fields[0];
+            const char *target = strrchr(lowers, ':');
+            target = target == NULL ? lowers : target + 1;
+            status = mount_view(VIEW_HOME, target, lowers, records[i].fields[1], records[i].fields[2], reason,
+                                capacity) < 0 ? -1 : 0;
+        } else {
+            int group = 1;
+            while (i + group < count && records[i + group].kind == VIEW_LIVE) {
+                group++;
+            }
+            status = mount_git_view(records + i, group, reason, capacity);
+            i += group - 1;
         }
     }
+    free(records);
     free(bytes);
+    if (status != 0) {
+        return -1;
+    }
     /* the layers themselves are the host's to read: out of the command's sight */
     const char *staging[] = {GIT_LAYERS, HOME_LAYERS};
     for (size_t i = 0; i < 2; i++) {

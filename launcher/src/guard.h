@@ -156,20 +156,27 @@
 #define RUNTIME_MOUNTS "mounts"
 
 /* The copy-on-write views of the project's git dirs (git_view.c, GitViews.java): the
- * host writes RUNTIME_GIT_VIEWS, read-only inside: the user's uid and gid, then for each
- * view the git dir, the upper and the work dir of its overlay, every field ended by a NUL
- * byte. The upper and work dirs are below GIT_LAYERS, a host directory of the run bound
- * there, which the first program unmounts once the overlays are mounted. bwrap starts the
- * first program as uid 0 with GIT_VIEW_CAPS; it mounts the overlays, then enters a user
- * namespace of its own in which it is the user again, with no capability, before the
- * command runs. */
+ * host writes RUNTIME_GIT_VIEWS, read-only inside: the user's uid and gid, then one record
+ * per overlay, every field ended by a NUL byte. The lower, upper and work dirs are below
+ * GIT_LAYERS, a host directory of the run bound there, which the first program unmounts
+ * once the overlays are mounted. bwrap starts the first program as uid 0 with
+ * GIT_VIEW_CAPS; it mounts the overlays, then enters a user namespace of its own in which
+ * it is the user again, with no capability, before the command runs. */
 #define RUNTIME_GIT_VIEWS "git-views"
 #define GIT_LAYERS "/run/agent-sandbox-git"
-#define GIT_VIEWS_MAX 64
-/* A view's kind, the first field of its record: the project's git dir, or a directory of
- * the home that a preset grants (its lower dirs: the user's layer, then the host's dir).
- * The home layers are bound at HOME_LAYERS, unmounted like GIT_LAYERS. */
+/* At most this many records (GitViews.MAX_RECORDS). */
+#define GIT_VIEWS_MAX 512
+/* A record's kind, its first field:
+ * - VIEW_GIT, a git dir: its path, then its lower dir (the run's copy of it, GitSnapshot.java),
+ *   upper and work dir;
+ * - VIEW_LIVE, one of its object stores, right after it: the store's path, its upper and work
+ *   dir; the lower dir is the host's live directory at that path, opened before the git
+ *   dir's overlay covers it;
+ * - VIEW_HOME, a directory of the home that a preset grants: its lower dirs (the user's
+ *   layer, then the host's dir, which is also where it is mounted), upper and work dir.
+ *   The home layers are bound at HOME_LAYERS, unmounted like GIT_LAYERS. */
 #define VIEW_GIT 'g'
+#define VIEW_LIVE 'o'
 #define VIEW_HOME 'h'
 #define HOME_LAYERS "/run/agent-sandbox-homes"
 #define MOUNT_BIND 'b'

@@ -140,9 +140,9 @@ class GitViewIT {
     @Test
     void A_Corrupt_Object_Applies_Nothing_And_Says_So_In_One_Line() {
         String before = hostHead();
-        Result r = inside("echo two >> a.txt && " + GIT + " commit -q -am second"
-                + " && f=$(find .git/objects -type f -newer a.txt -path '*/objects/??/*' | head -1)"
-                + " && chmod u+w \"$f\" && printf 'garbage' > \"$f\"");
+        // planted before the commit: the apply right after the commit meets it already
+        Result r = inside("mkdir -p .git/objects/12 && printf 'garbage' > .git/objects/12/"
+                + "34567890123456789012345678901234567890 && echo two >> a.txt && " + GIT + " commit -q -am second");
         r.succeeds().stderrContains("after the run: git: the sandbox's object ");
         assertThat(hostHead()).isEqualTo(before);
         sandbox.git("fsck");
@@ -323,6 +323,88 @@ class GitViewIT {
                 .stderrContains("/fresh/.git/hooks/post-checkout is a new git hook")
                 .stderrContains("moved aside at once");
         assertThat(sandbox.project("fresh/.git/hooks/post-checkout")).doesNotExist();
+    }
+
+    @Test
+    void A_Commit_Made_Inside_Reaches_The_Host_s_Branch_Right_After_It() throws Exception {
+        // five commits: each on the host's branch within 0.8 s, which the host's regular look
+        // (every 2 s) alone would make for all five by chance once in a hundred: the guard's
+        // host side has the view applied right after the git commands it lets run
+        Path go = sandbox.tmp().resolve("go");
+        Path ready = sandbox.project("ready");
+        StringBuilder script = new StringBuilder("git status -s >/dev/null && touch " + ready);
+        for (int i = 1; i <= 5; i++) {
+            script.append(" && while [ ! -e ").append(go).append("/").append(i).append(" ]; do sleep 0.05; done")
+                    .append(" && echo ").append(i).append(" >> a.txt && ").append(GIT).append(" commit -q -am c")
+                    .append(i);
+        }
+        sandbox.mkdirs(go);
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", script + " && sleep 30").start();
+        run.awaitFile(ready, Duration.ofSeconds(30));
+        for (int i = 1; i <= 5; i++) {
+            Files.writeString(go.resolve(Integer.toString(i)), "");
+            long start = System.nanoTime();
+            String subject = "";
+            while (System.nanoTime() - start < 800_000_000L && !subject.equals("c" + i)) {
+                Thread.sleep(20);
+                subject = sandbox.git("log", "-1", "--format=%s").stdout().strip();
+            }
+            assertThat(subject).as("the host's branch 0.8 s after commit %d inside", i).isEqualTo("c" + i);
+            Thread.sleep(300 + 250 * i); // a new phase against the regular look each time
+        }
+        run.signal("TERM");
+        run.waitFor(Duration.ofSeconds(30));
+    }
+
+    @Test
+    void Host_Side_Ref_Updates_Never_Break_The_Sandbox_s_Commits() throws Exception {
+        // The host writes its own git dir the whole time: commits on another branch, a
+        // git status (index.lock), an update-ref of the checked-out branch to the tip it has
+        // (main.lock and HEAD.lock, nothing moved), and the live apply of each commit inside.
+        // The view must never show the sandbox a lock of the host's: every commit inside
+        // succeeds, and the host ends with all of them and all of its own.
+        sandbox.git("branch", "side");
+        String branch = sandbox.git("symbolic-ref", "--short", "HEAD").stdout().strip();
+        Path stop = sandbox.tmp().resolve("stop");
+        Path hostCount = sandbox.tmp().resolve("host-commits");
+        SandboxCli.Started host = sandbox.startOnHost(java.util.Map.of(), "sh", "-c",
+                "n=0; while [ ! -e " + stop + " ]; do"
+                        + " git status --porcelain >/dev/null;"
+                        + " c=$(" + GIT + " commit-tree -p side -m h$n side^{tree}) &&"
+                        + " git update-ref refs/heads/side $c && n=$((n+1));"
+                        + " m=$(git rev-parse refs/heads/" + branch + ");"
+                        + " git update-ref refs/heads/" + branch + " $m $m 2>/dev/null;"
+                        + " done; echo $n > " + hostCount);
+        Path done = sandbox.project("done");
+        int commits = 40;
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "i=1; while [ $i -le " + commits + " ]; do"
+                + " echo $i >> a.txt;"
+                + " " + GIT + " commit -q -am c$i || { echo \"commit $i failed\" >&2; exit 1; };"
+                + " git status --porcelain >/dev/null || { echo \"status $i failed\" >&2; exit 1; };"
+                + " i=$((i+1)); done; touch " + done + "; while [ ! -e " + stop + " ]; do sleep 0.05; done").start();
+        long start = System.nanoTime();
+        while (!Files.exists(done) && run.isAlive() && System.nanoTime() - start < 120_000_000_000L) {
+            Thread.sleep(100);
+        }
+        Files.writeString(stop, "");
+        host.waitFor(Duration.ofSeconds(30)).succeeds();
+        Result r = run.waitFor(Duration.ofSeconds(60));
+        // an apply in the middle of a commit inside waits for its objects without a word
+        r.succeeds().stderrDoesNotContain("an object it did not leave");
+        assertThat(done).exists();
+
+        StringBuilder expected = new StringBuilder();
+        for (int i = commits; i >= 1; i--) {
+            expected.append('c').append(i).append('\n');
+        }
+        expected.append("first\n");
+        assertThat(sandbox.git("log", "--format=%s", branch).stdout()).isEqualTo(expected.toString());
+        int hostCommits = Integer.parseInt(sandbox.read(hostCount).strip());
+        assertThat(hostCommits).isPositive();
+        assertThat(sandbox.git("rev-list", "--count", "side").stdout().strip())
+                .isEqualTo(Integer.toString(hostCommits + 1));
+        sandbox.git("fsck", "--no-dangling");
+        assertThat(sandbox.git("status", "--porcelain", "--untracked-files=no").stdout()).isEmpty();
     }
 
     @Test

@@ -43,6 +43,7 @@ public final class GitApply {
     static final String KEPT = "refs/agent-sandbox/";
 
     private final Path gitDir;
+    private final Path lower;
     private final Path upper;
     /** With {@code @git-strict}: the one branch the host takes (refs/heads/...); null for every ref. */
     private final String onlyBranch;
@@ -66,8 +67,17 @@ public final class GitApply {
      *                   ({@code refs/heads/NAME}): the only ref the host takes; null for all
      */
     public GitApply(Path gitDir, Path upper, Map<String, String> hostEnv, String onlyBranch) {
+        this(gitDir, gitDir, upper, hostEnv, onlyBranch);
+    }
+
+    /**
+     * @param lower the view's lower layer: the run's copy of the git dir when it started
+     *              ({@link GitSnapshot}), which git inside saw below its own changes
+     */
+    public GitApply(Path gitDir, Path lower, Path upper, Map<String, String> hostEnv, String onlyBranch) {
         this.onlyBranch = onlyBranch;
         this.gitDir = gitDir;
+        this.lower = lower;
         this.upper = upper;
         this.host = new HostGit(gitDir, hostEnv);
     }
@@ -78,16 +88,36 @@ public final class GitApply {
     }
 
     private final HostGit host;
+    /** Whether the apply under way is the one after the run. */
+    private boolean last = true;
+    /** Whether the last apply left a ref for later, unsaid ({@link #apply(boolean)}). */
+    private boolean incomplete;
+
+    /** Whether the last apply left something for a later one (a ref to an object not there yet). */
+    public synchronized boolean incomplete() {
+        return incomplete;
+    }
 
     private HostGit.Result git(String... args) {
         return host.run(args);
     }
 
     /** Applies what the layer holds; one line per thing the user should know. Never throws. */
-    public synchronized List<String> apply() {
+    public List<String> apply() {
+        return apply(true);
+    }
+
+    /**
+     * Applies what the layer holds, while the sandbox runs ({@code last} false) or after it.
+     * While it runs, a ref may point at an object git inside is still writing: such a ref is
+     * left for a later apply without a word ({@link #incomplete()}); after the run, it is said.
+     */
+    public synchronized List<String> apply(boolean last) {
         out = new ArrayList<>();
+        this.last = last;
+        incomplete = false;
         try {
-            if (isEmpty(upper)) {
+            if (!hasFiles(upper)) {
                 return List.of();
             }
             int objects = new ObjectImport(gitDir, upper, host, out).run(objectFormatSha256());
@@ -235,20 +265,23 @@ public final class GitApply {
      * The refs the sandbox touched, each with its value in the sandbox's view (null: gone
      * there): every loose ref the layer holds or deleted, and, when the sandbox rewrote
      * {@code packed-refs} (a {@code git gc}, say), every packed ref of either file. The view
-     * is what git inside saw: the layer's loose ref, else the host's loose ref (unless the
-     * layer deleted it, or hid its directory), else the packed value of the layer's
-     * {@code packed-refs} when it has one, else of the host's.
+     * is what git inside saw: the layer's loose ref, else the lower layer's loose ref (unless
+     * the layer deleted it, or hid its directory), else the packed value of the layer's
+     * {@code packed-refs} when it has one, else of the lower layer's.
      */
     private Map<String, String> changedRefs() throws IOException {
         Map<String, String> out = new LinkedHashMap<>();
         java.util.Set<String> touched = new java.util.LinkedHashSet<>();
         looseNames(upper.resolve("refs"), "refs/", touched);
+        // and every ref this run gave the host: one the sandbox created and deleted again leaves
+        // no trace in the layer (the lower layer never had it), yet the host has it
+        touched.addAll(lastApplied.keySet());
         Path upperPacked = upper.resolve("packed-refs");
         boolean repacked = Files.exists(upperPacked, LinkOption.NOFOLLOW_LINKS);
-        Map<String, String> packed = packedRefs(repacked ? upperPacked : gitDir.resolve("packed-refs"));
+        Map<String, String> packed = packedRefs(repacked ? upperPacked : lower.resolve("packed-refs"));
         if (repacked) {
             touched.addAll(packed.keySet());
-            touched.addAll(packedRefs(gitDir.resolve("packed-refs")).keySet());
+            touched.addAll(packedRefs(lower.resolve("packed-refs")).keySet());
         }
         for (String ref : touched) {
             out.put(ref, viewValue(ref, packed));
@@ -290,9 +323,9 @@ public final class GitApply {
             return packed.get(ref); // the overlay's mark of a deleted file: the packed value shows
         }
         if (!hiddenBelow(ref)) {
-            Path onHost = gitDir.resolve(ref);
-            if (Files.isRegularFile(onHost, LinkOption.NOFOLLOW_LINKS)) {
-                return looseValue(onHost);
+            Path below = lower.resolve(ref);
+            if (Files.isRegularFile(below, LinkOption.NOFOLLOW_LINKS)) {
+                return looseValue(below);
             }
         }
         return packed.get(ref);
@@ -394,6 +427,10 @@ public final class GitApply {
             return;
         }
         if (!hostHas(sandboxTip)) {
+            if (!last) {
+                incomplete = true; // git inside may be writing it still: the next apply looks again
+                return;
+            }
             out.add("git: the sandbox's " + ref + " points at " + shortId(sandboxTip)
                     + ", an object it did not leave in its git dir: not taken");
             return;
@@ -442,7 +479,9 @@ public final class GitApply {
         if ("".equals(before.get(ref)) && hostTip.equals(lastApplied.get(ref))) {
             // a ref this run created and the sandbox deleted again: gone, its tip recoverable
             keepAside(ref, hostTip);
-            git("update-ref", "--no-deref", "-d", ref, hostTip);
+            if (git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
+                lastApplied.remove(ref);
+            }
             return;
         }
         HostGit.Result containing = git("for-each-ref", "--contains", hostTip, "--format=%(refname)", "refs/heads",
@@ -453,6 +492,7 @@ public final class GitApply {
         }
         if (!ref.equals("refs/stash") && elsewhere
                 && git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
+            lastApplied.remove(ref);
             return;
         }
         out.add("git: the sandbox deleted " + ref + "; the host keeps it at " + shortId(hostTip)
@@ -595,13 +635,22 @@ public final class GitApply {
 
     // ------------------------------------------------------------------ small things
 
-    private static boolean isEmpty(Path dir) throws IOException {
+    /**
+     * Whether {@code dir} holds anything but directories: the layer starts with the empty
+     * directories of its object stores' views, which are nothing to apply.
+     */
+    private static boolean hasFiles(Path dir) throws IOException {
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-            return true;
+            return false;
         }
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
-            return !entries.iterator().hasNext();
+            for (Path e : entries) {
+                if (!Files.isDirectory(e, LinkOption.NOFOLLOW_LINKS) || hasFiles(e)) {
+                    return true;
+                }
+            }
         }
+        return false;
     }
 
     private static String shortId(String id) {

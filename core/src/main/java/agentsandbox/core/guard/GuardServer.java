@@ -61,6 +61,8 @@ public final class GuardServer implements AutoCloseable {
     private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
     private final ArrayDeque<Connection> open = new ArrayDeque<>();
     private final Object lock = new Object();
+    /** Told of each git command the guard let run (the git views' apply, see LiveApply); null for nobody. */
+    private volatile Runnable onAllowed;
     private Selector selector;
     private boolean closed;
     /** The git commands refused so far, at most {@link #MAX_RECORDED}, for the denial log. */
@@ -124,6 +126,21 @@ public final class GuardServer implements AutoCloseable {
         }
         return new GuardServer(socket, new GuardProbe.HostView(plan.mounts(), plan.tmpSource(), env.hostEnv()),
                 Wrappers.blockedNames(plan.mounts()));
+    }
+
+    /**
+     * Whom to tell, from the guard's threads, each time a git command is let run: the host
+     * then applies the sandbox's git work right after it, not at its next look.
+     */
+    public void onAllowed(Runnable r) {
+        onAllowed = r;
+    }
+
+    private void allowed(GitGuard.Decision d) {
+        Runnable r = onAllowed;
+        if (r != null && d instanceof GitGuard.Decision.Allow) {
+            r.run();
+        }
     }
 
     /**
@@ -311,6 +328,7 @@ public final class GuardServer implements AutoCloseable {
             // a partial write cannot happen into an empty socket buffer; if it did, the
             // launcher would read no complete line and refuse
             ch.write(ByteBuffer.wrap(GuardProtocol.Conversation.answerLine(d)));
+            allowed(d);
         } catch (IOException e) {
             // the launcher went away or sees the connection close and refuses
         }
@@ -536,6 +554,7 @@ public final class GuardServer implements AutoCloseable {
                         deny.message());
             }
             c.decide(d);
+            allowed(d);
         } catch (IOException | RuntimeException | StackOverflowError | OutOfMemoryError e) {
             // the launcher sees the connection close and refuses, failing closed
         }

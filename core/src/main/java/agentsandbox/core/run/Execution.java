@@ -145,6 +145,15 @@ public final class Execution implements AutoCloseable {
                 ? LiveQuarantine.start(plan.homeSetup(), plan.runtimeDir().getParent().getParent()) : null;
         this.gitApplies = new LiveApply(gitApplies);
         this.gitApplies.start();
+        if (guard != null && !gitApplies.isEmpty()) {
+            final LiveApply live = this.gitApplies;
+            guard.onAllowed(new Runnable() {
+                @Override
+                public void run() {
+                    live.nudge(); // a commit inside reaches the host's branch right after it
+                }
+            });
+        }
         this.gitCheck = git == null ? null : git.ready();
         // with the git presets off, the user left the git dirs to the sandbox
         this.gitWatch = git == null || !plan.gitPresets() ? null : GitLiveWatch.start(git);

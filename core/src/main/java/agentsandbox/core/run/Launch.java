@@ -17,6 +17,7 @@ import agentsandbox.core.host.Preflight;
 import agentsandbox.core.SandboxException;
 import agentsandbox.core.aftercheck.StateWatch;
 import agentsandbox.core.git.GitApply;
+import agentsandbox.core.git.GitSnapshot;
 import agentsandbox.core.plan.Inside;
 
 import java.io.IOException;
@@ -199,10 +200,12 @@ public final class Launch {
 
     /**
      * The layers of the run's copy-on-write views (owner-only, empty), and what the sandbox's
-     * first program mounts: the user's uid and gid, then each view's kind, lower dirs, upper
-     * and work dir as the first program sees them (guard.h, RUNTIME_GIT_VIEWS). A git dir's
-     * layer is the run's own; a home directory's lower dirs are the user's layer of it, then
-     * the host's directory, and its upper dir is the run's, merged into that layer at the end.
+     * first program mounts: the user's uid and gid, then each view's record as the first
+     * program sees it (guard.h, RUNTIME_GIT_VIEWS). A git dir's lower dir is the run's copy
+     * of it ({@link GitSnapshot}), its upper dir the run's own, and each of its object stores
+     * follows as a record of its own (the host's live directory, with an upper dir within the
+     * git dir's); a home directory's lower dirs are the user's layer of it, then the host's
+     * directory, and its upper dir is the run's, merged into that layer at the end.
      */
     private static void writeViews(RunDir run, Plan plan, Environment env) throws IOException {
         java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
@@ -213,15 +216,43 @@ public final class Launch {
         List<Path> gitDirs = plan.gitViews();
         if (!gitDirs.isEmpty()) {
             Path layers = RunDir.privateDir(RunLayout.gitLayers(run.path()));
+            int records = 0;
             for (int i = 0; i < gitDirs.size(); i++) {
+                Path gitDir = gitDirs.get(i);
                 Path layer = RunDir.privateDir(layers.resolve(Integer.toString(i)));
-                RunDir.privateDir(layer.resolve("upper"));
+                Path upper = RunDir.privateDir(layer.resolve("upper"));
                 RunDir.privateDir(layer.resolve("work"));
+                List<String> live;
+                try {
+                    live = GitSnapshot.copy(gitDir, layer.resolve("lower"));
+                } catch (IOException e) {
+                    throw new SandboxException("cannot copy " + gitDir + " for this run's view of it ("
+                            + ToolHomes.reason(e) + ")", "run with " + GitViews.OFF_VARIABLE
+                            + "=off for the fallback, which protects the git dir path by path");
+                }
                 Path inside = Inside.GIT_LAYERS.resolve(Integer.toString(i));
                 field(bytes, String.valueOf(GitViews.KIND));
-                field(bytes, gitDirs.get(i).toString());
+                field(bytes, gitDir.toString());
+                field(bytes, inside.resolve("lower").toString());
                 field(bytes, inside.resolve("upper").toString());
                 field(bytes, inside.resolve("work").toString());
+                records += 1 + live.size();
+                if (records + plan.homeViews().size() > GitViews.MAX_RECORDS) {
+                    throw new SandboxException("the views of " + gitDirs.get(0) + " need more than "
+                            + GitViews.MAX_RECORDS + " mounts (a git dir and each of its submodules' object stores)",
+                            "run with " + GitViews.OFF_VARIABLE
+                                    + "=off for the fallback, which protects the git dirs path by path");
+                }
+                // each object store, an overlay of the host's live directory on top of the view;
+                // its new files land in the view's layer where the apply reads them
+                for (int k = 0; k < live.size(); k++) {
+                    Files.createDirectories(upper.resolve(live.get(k)));
+                    RunDir.privateDir(layer.resolve("work-" + k));
+                    field(bytes, String.valueOf(GitViews.LIVE_KIND));
+                    field(bytes, gitDir.resolve(live.get(k)).toString());
+                    field(bytes, inside.resolve("upper").resolve(live.get(k)).toString());
+                    field(bytes, inside.resolve("work-" + k).toString());
+                }
             }
         }
         if (!plan.homeViews().isEmpty()) {
@@ -278,9 +309,10 @@ public final class Launch {
     private static List<GitApply> gitApplies(Plan plan, Environment env) {
         List<GitApply> out = new ArrayList<>();
         for (int i = 0; i < plan.gitViews().size(); i++) {
-            Path upper = RunLayout.gitLayers(plan.runtimeDir()).resolve(Integer.toString(i)).resolve("upper");
+            Path layer = RunLayout.gitLayers(plan.runtimeDir()).resolve(Integer.toString(i));
             // @git-strict names the project's branch: nested repositories keep the allow-list alone
-            out.add(new GitApply(plan.gitViews().get(i), upper, env.hostEnv(), i == 0 ? plan.gitOnlyBranch() : null));
+            out.add(new GitApply(plan.gitViews().get(i), layer.resolve("lower"), layer.resolve("upper"),
+                    env.hostEnv(), i == 0 ? plan.gitOnlyBranch() : null));
         }
         return out;
     }

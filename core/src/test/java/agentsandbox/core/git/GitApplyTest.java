@@ -244,6 +244,45 @@ class GitApplyTest {
     }
 
     @Test
+    void A_Ref_To_An_Object_Not_There_Yet_Waits_Unsaid_While_The_Sandbox_Runs_And_Is_Said_After() throws Exception {
+        String hostTip = git(host, "rev-parse", "main");
+        Files.createDirectories(upper.resolve("refs/heads"));
+        Files.writeString(upper.resolve("refs/heads/main"), "1234567890123456789012345678901234567890\n");
+        GitApply apply = new GitApply(host.resolve(".git"), upper, Map.of("PATH", System.getenv("PATH"),
+                "HOME", dir.toString()));
+
+        assertThat(apply.apply(false)).isEmpty();
+        assertThat(apply.incomplete()).isTrue();
+        assertThat(apply.apply()).singleElement().asString()
+                .contains("points at 123456789012, an object it did not leave in its git dir: not taken");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(hostTip);
+        // once git inside has written it, the next apply takes it
+        String tip = commitInside("second");
+        assertThat(apply.apply(false)).isEmpty();
+        assertThat(apply.incomplete()).isFalse();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(tip);
+    }
+
+    @Test
+    void A_Branch_Created_Taken_And_Deleted_Inside_Goes_On_The_Host_Too() throws Exception {
+        // the view's lower layer is the run's copy of the git dir from before the branch: its
+        // deletion inside leaves nothing in the layer, and the host still knows it gave it
+        Path lower = dir.resolve("lower");
+        assertThat(GitSnapshot.copy(host.resolve(".git"), lower)).containsExactly("objects");
+        GitApply apply = new GitApply(host.resolve(".git"), lower, upper,
+                Map.of("PATH", System.getenv("PATH"), "HOME", dir.toString()), null);
+        String tip = commitInside("second");
+        Files.writeString(upper.resolve("refs/heads/topic"), tip + "\n");
+        assertThat(apply.apply()).isEmpty();
+        assertThat(git(host, "rev-parse", "topic")).isEqualTo(tip);
+        Files.delete(upper.resolve("refs/heads/topic"));
+
+        assertThat(apply.apply()).isEmpty();
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
+        assertThat(git(host, "rev-parse", "refs/agent-sandbox/heads/topic")).isEqualTo(tip);
+    }
+
+    @Test
     void A_Pack_Made_Inside_Is_Indexed_By_The_Host_s_Git_And_Taken() throws Exception {
         Files.writeString(inside.resolve("a.txt"), "packed\n", java.nio.file.StandardOpenOption.APPEND);
         git(inside, "commit", "-q", "-am", "packed");
