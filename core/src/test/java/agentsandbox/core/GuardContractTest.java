@@ -160,8 +160,9 @@ class GuardContractTest {
         // the git dirs' copy-on-write views
         rows.put("RUNTIME_GIT_VIEWS", is(belowRuntime(Inside.GIT_VIEWS)));
         rows.put("GIT_LAYERS", is(Inside.GIT_LAYERS.toString()));
-        rows.put("GIT_VIEWS_MAX", is(Integer.toString(GitViews.MAX)));
+        rows.put("GIT_VIEWS_MAX", is(Integer.toString(GitViews.MAX_RECORDS)));
         rows.put("VIEW_GIT", is(GitViews.KIND));
+        rows.put("VIEW_LIVE", is(GitViews.LIVE_KIND));
         rows.put("VIEW_HOME", is(agentsandbox.core.homes.HomeViews.KIND));
         rows.put("HOME_LAYERS", is(Inside.HOME_LAYERS.toString()));
         rows.put("MOUNT_BIND", is(MountChecks.BIND));
