@@ -327,7 +327,7 @@ while True:
     c.close()
 ' "$port" &
 server=$!
-trap 'kill "$server" 2>/dev/null; rm -rf "$work" ${sockets_dir:+"$sockets_dir"}' EXIT
+trap 'kill "$server" 2>/dev/null || true; rm -rf "$work" ${sockets_dir:+"$sockets_dir"}' EXIT
 python3 -c '
 import socket, sys, time
 for _ in range(400):
