@@ -59,7 +59,7 @@ record Args(
         List<String> hints,
         Bounds bounds, boolean json) {
 
-    enum Mode { HELP, USAGE, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, CHANGES, LOG, RUN }
+    enum Mode { HELP, SUBCOMMAND_HELP, USAGE, VERSION, CHECK, TRUST, DOCTOR, EXPLAIN, CHANGES, LOG, RUN }
 
     /** Whether any flag that changes a run's policy was given (not --debug, --dry-run). */
     boolean hasPolicyFlags() {

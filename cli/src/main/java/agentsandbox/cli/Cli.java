@@ -81,6 +81,10 @@ final class Cli {
                 err.print(Reference.current().help());
                 return 1;
             }
+            case SUBCOMMAND_HELP -> {
+                out.print(Reference.current().subcommandHelp(args.command().get(0)));
+                return 0;
+            }
             case VERSION -> {
                 out.print(VersionReport.text(env));
                 return 0;

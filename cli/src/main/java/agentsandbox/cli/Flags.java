@@ -97,6 +97,11 @@ final class Flags {
                     break;
                 }
                 if (!arg.startsWith("-") || arg.equals("-")) {
+                    if (mode == Args.Mode.RUN && Reference.current().subcommand(arg) != null
+                            && argv.size() == i + 1 && (argv.get(i).equals("--help") || argv.get(i).equals("-h"))) {
+                        command = List.of(arg); // `doctor --help`: that subcommand's help
+                        return result(Args.Mode.SUBCOMMAND_HELP);
+                    }
                     if (arg.equals("check") && mode == Args.Mode.RUN) {
                         checkArgs(argv.subList(i, argv.size()));
                         return result(Args.Mode.CHECK);
@@ -434,7 +439,8 @@ final class Flags {
             return new Args(m, quiet, cwd, config, network, docker, shareTmp, sshAgent, sshAgentKeys, gpgAgent, List.copyOf(hostPorts), List.copyOf(allowHosts),
                     dryRun, debug,
                     List.copyOf(ro), List.copyOf(rw), List.copyOf(exclude), commands,
-                    m == Args.Mode.RUN || m == Args.Mode.EXPLAIN || m == Args.Mode.CHANGES || m == Args.Mode.LOG ? command
+                    m == Args.Mode.RUN || m == Args.Mode.EXPLAIN || m == Args.Mode.CHANGES || m == Args.Mode.LOG
+                            || m == Args.Mode.SUBCOMMAND_HELP ? command
                             : List.of(),
                     m == Args.Mode.RUN ? List.copyOf(hints) : List.of(), bounds, json);
         }

@@ -183,6 +183,42 @@ record Reference(
         return b.toString();
     }
 
+    /** The subcommand of that name ({@code doctor}, {@code log}), or null. */
+    Command subcommand(String name) {
+        for (Command c : commands) {
+            if (name.equals(c.name())) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * What {@code agent-sandbox NAME --help} prints: the subcommand's usage and the man
+     * page's paragraph on it, filled to 80 columns.
+     */
+    String subcommandHelp(String name) {
+        Command c = subcommand(name);
+        StringBuilder b = new StringBuilder();
+        b.append("usage: ").append(PROGRAM).append(' ').append(c.synopsis()).append("\n\n");
+        StringBuilder line = new StringBuilder();
+        for (String word : c.details().split(" ")) {
+            if (word.isEmpty()) {
+                continue;
+            }
+            if (!line.isEmpty() && line.length() + 1 + word.length() > 80) {
+                b.append(line).append('\n');
+                line.setLength(0);
+            }
+            line.append(line.isEmpty() ? "" : " ").append(word);
+        }
+        if (!line.isEmpty()) {
+            b.append(line).append('\n');
+        }
+        b.append("\nAll flags: ").append(PROGRAM).append(" --help; in full: man ").append(PROGRAM).append('\n');
+        return b.toString();
+    }
+
     /** The documentation of this build. */
     static Reference current() {
         return CURRENT;

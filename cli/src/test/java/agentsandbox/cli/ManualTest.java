@@ -76,6 +76,31 @@ class ManualTest {
         }
     }
 
+    /**
+     * {@code agent-sandbox SUBCOMMAND --help} (or {@code -h}) prints that subcommand's usage and
+     * its paragraph of the man page on stdout, exit 0, within 80 columns; with anything more
+     * it stays the subcommand's own usage error.
+     */
+    @Test
+    void Each_Subcommand_Has_Its_Own_Help() {
+        for (String name : List.of("check", "trust", "doctor", "explain", "changes", "log")) {
+            for (String flag : List.of("--help", "-h")) {
+                CliWorld.Result r = new CliWorld(dir).run(name, flag);
+                assertThat(r.status()).as(name + " " + flag + ": " + r.err()).isZero();
+                assertThat(r.out()).as(name + " " + flag).startsWith("usage: agent-sandbox ")
+                        .contains(name).contains("All flags: agent-sandbox --help");
+                assertThat(r.out().lines().count()).as(name + " " + flag + " lines").isGreaterThan(3);
+                for (String line : r.out().split("\n")) {
+                    assertThat(line.length()).as(name + " " + flag + " line: " + line).isLessThanOrEqualTo(80);
+                }
+                assertThat(r.err()).isEmpty();
+            }
+        }
+        CliWorld.Result more = new CliWorld(dir).run("doctor", "--help", "x");
+        assertThat(more.status()).isEqualTo(1);
+        assertThat(more.err()).contains("doctor takes no arguments");
+    }
+
     @Test
     void Every_Flag_Of_The_Help_Is_In_The_Man_Page_And_Each_Completion() {
         String help = help();
