@@ -190,6 +190,8 @@ static size_t host_addresses(struct blocked *out)
     return count;
 }
 
+static int acknowledged(int netlink, unsigned int sequence);
+
 /* Changes a route (RTM_NEWROUTE with flags, or RTM_DELROUTE) of type for b in this process's
  * network namespace, through gateway (IPv4) on the device oif when oif is not 0: 0, or an
  * errno (EEXIST taken as done). */
@@ -241,6 +243,13 @@ static int route(int netlink, int command, unsigned short flags, unsigned char t
     if (send(netlink, &request, request.header.nlmsg_len, 0) < 0) {
         return errno;
     }
+    return acknowledged(netlink, sequence);
+}
+
+/* The kernel's answer to the netlink request of sequence: 0, or an errno (EEXIST taken as
+ * done: an address on two interfaces). */
+static int acknowledged(int netlink, unsigned int sequence)
+{
     char answer[512];
     for (;;) {
         ssize_t n = recv(netlink, answer, sizeof answer, 0);
@@ -257,6 +266,34 @@ static int route(int netlink, int command, unsigned short flags, unsigned char t
         int error = -((struct nlmsgerr *)NLMSG_DATA(h))->error;
         return error == EEXIST ? 0 : error; /* an address on two interfaces */
     }
+}
+
+/* Makes address (IPv4) one of this namespace's own, on device: what is sent to it, on any
+ * interface, stays inside the namespace. 0, or an errno. */
+static int own_address(int netlink, int device, const unsigned char *address, unsigned int sequence)
+{
+    struct {
+        struct nlmsghdr header;
+        struct ifaddrmsg a;
+        char attributes[32];
+    } request;
+    memset(&request, 0, sizeof request);
+    request.header.nlmsg_type = RTM_NEWADDR;
+    request.header.nlmsg_flags = (unsigned short)(NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
+    request.header.nlmsg_seq = sequence;
+    request.a.ifa_family = AF_INET;
+    request.a.ifa_prefixlen = 32;
+    request.a.ifa_scope = RT_SCOPE_HOST;
+    request.a.ifa_index = (unsigned int)device;
+    struct rtattr *local = (struct rtattr *)(void *)request.attributes;
+    local->rta_type = IFA_LOCAL;
+    local->rta_len = (unsigned short)RTA_LENGTH(4);
+    memcpy(RTA_DATA(local), address, 4);
+    request.header.nlmsg_len = (unsigned int)(NLMSG_LENGTH(sizeof request.a) + RTA_ALIGN(local->rta_len));
+    if (send(netlink, &request, request.header.nlmsg_len, 0) < 0) {
+        return errno;
+    }
+    return acknowledged(netlink, sequence);
 }
 
 /* Adds a "prohibit" route for b: 0, or an errno. */
@@ -501,6 +538,17 @@ static int start_filter(int netlink, int *device, char *why, size_t why_size)
         }
     }
     (void)prohibit(netlink, &every6, 610); /* the stack has no IPv6 route anyway */
+    /* A socket bound to the device (SO_BINDTODEVICE, or IP_PKTINFO's interface, no privilege
+     * needed) goes past the routes: the kernel takes a destination it finds no route for as
+     * on the link. Of the addresses on the link, the stack answers for its gateway (the host's
+     * loopback there is off) and its resolver, which would answer every name, unlisted and
+     * unlogged. So the resolver's address becomes this namespace's own: nothing sent to it
+     * reaches the stack. */
+    int own = own_address(netlink, *device, stack_resolver, 620);
+    if (own != 0) {
+        snprintf(why, why_size, "cannot keep the stack's resolver out of reach: %s", strerror(own));
+        return -1;
+    }
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = htons(53)};
     inet_pton(AF_INET, NET_FILTER_RESOLVER, &at.sin_addr);

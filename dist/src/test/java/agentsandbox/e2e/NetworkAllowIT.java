@@ -146,6 +146,40 @@ class NetworkAllowIT {
                 + ":443\",\"why\":\"not on the network's allow-list (a proxy request");
     }
 
+    /**
+     * A socket bound to the stack's device (SO_BINDTODEVICE needs no privilege) reaches an
+     * on-link address past the routes: with a list, the stack's own resolver at 10.0.2.3 is
+     * off, so a DNS query sent there straight gets no answer, for a listed name or another
+     * (without the list, the same query is answered: the probe itself works).
+     */
+    @Test
+    void With_The_Stack_A_Socket_Bound_To_The_Device_Gets_No_Resolver_Past_The_Filter() throws IOException {
+        Hosts h = hosts();
+        String probe = """
+                import socket, struct, sys
+                def ask(name):
+                    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"tap0")
+                    s.settimeout(3)
+                    q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
+                    q += b"".join(bytes([len(p)]) + p.encode() for p in name.split(".")) + b"\\0"
+                    q += struct.pack(">HH", 1, 1)
+                    try:
+                        s.sendto(q, ("10.0.2.3", 53))
+                        s.recv(4096)
+                        print(name, "answered")
+                    except OSError as e:
+                        print(name, "no answer", type(e).__name__)
+                for name in sys.argv[1:]:
+                    ask(name)
+                """;
+        sandbox.run("--", "python3", "-c", probe, h.refused()).succeeds()
+                .stdoutIs(h.refused() + " answered\n");
+        Result r = sandbox.run("--allow-host", h.allowed(), "--", "python3", "-c", probe, h.refused(), h.allowed())
+                .succeeds();
+        r.stdoutContains(h.refused() + " no answer", h.allowed() + " no answer").stdoutDoesNotContain("answered");
+    }
+
     @Test
     void The_Sandbox_Finds_No_Record_To_Write_And_What_It_Asks_For_Is_Only_Data() {
         // the record is in the run's host-side directory, hidden in the sandbox; a name with
