@@ -130,6 +130,28 @@ class GitViewIT {
         assertThat(sandbox.git("rev-parse", "refs/heads/keep").stdout().strip()).isEqualTo(keep);
     }
 
+    /**
+     * A branch the host had is deleted only where another branch the host had before the run
+     * holds its commits: a tag the sandbox makes at the tip, deleted again after the branch,
+     * never vouches for it; and the host's checked-out branch stays, whatever else holds it.
+     */
+    @Test
+    void A_Ref_The_Sandbox_Made_Never_Vouches_For_Deleting_A_Host_Branch() {
+        String main = hostHead();
+        sandbox.git("switch", "-q", "-c", "feature");
+        sandbox.write("f.txt", "f\n");
+        sandbox.git("add", "f.txt");
+        sandbox.git("commit", "-q", "-m", "only on feature");
+        String feature = hostHead();
+        sandbox.git("switch", "-q", "main");
+        inside("git tag keep feature && sleep 3 && rm .git/refs/heads/feature && sleep 3 && rm .git/refs/tags/keep"
+                + " && rm .git/refs/heads/main").succeeds();
+        assertThat(sandbox.git("rev-parse", "refs/heads/feature").stdout().strip()).as("the host's feature")
+                .isEqualTo(feature);
+        assertThat(sandbox.git("rev-parse", "refs/heads/main").stdout().strip()).as("the host's main").isEqualTo(main);
+        assertThat(sandbox.git("symbolic-ref", "HEAD").stdout().strip()).isEqualTo("refs/heads/main");
+    }
+
     @Test
     void A_Stash_Made_Inside_Is_The_Host_s_Stash() {
         inside("echo changed >> a.txt && " + GIT + " stash -q && git stash list").succeeds().stdoutContains("stash@{0}");

@@ -478,19 +478,25 @@ public final class GitApply {
         }
         if ("".equals(before.get(ref)) && hostTip.equals(lastApplied.get(ref))) {
             // a ref this run created and the sandbox deleted again: gone, its tip recoverable
-            keepAside(ref, hostTip);
-            if (git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
+            if (keepAside(ref, hostTip) != null
+                    && git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
                 lastApplied.remove(ref);
+                return;
             }
-            return;
         }
+        // A deletion loses nothing where a ref the host had before this run (not one the sandbox
+        // made, which it can delete next) holds the same commits: `git branch -d` after a merge.
+        // The host's checked-out branch stays, and the deleted tip is kept aside all the same.
         HostGit.Result containing = git("for-each-ref", "--contains", hostTip, "--format=%(refname)", "refs/heads",
                 "refs/tags", "refs/remotes");
         boolean elsewhere = false;
-        for (String other : containing.output().split("\n")) {
-            elsewhere |= containing.status() == 0 && !other.isBlank() && !other.strip().equals(ref);
+        for (String line : containing.output().split("\n")) {
+            String other = line.strip();
+            elsewhere |= containing.status() == 0 && !other.isEmpty() && !other.equals(ref)
+                    && !"".equals(before.get(other));
         }
-        if (!ref.equals("refs/stash") && elsewhere
+        boolean checkedOut = ("ref: " + ref).equals(hostHead());
+        if (!ref.equals("refs/stash") && elsewhere && !checkedOut && keepAside(ref, hostTip) != null
                 && git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
             lastApplied.remove(ref);
             return;
