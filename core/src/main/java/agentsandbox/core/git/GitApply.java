@@ -174,6 +174,9 @@ public final class GitApply {
         }
         byte[] bytes = Files.readAllBytes(index);
         String problem = checkIndex(bytes, objectFormatSha256());
+        if (problem == null) {
+            problem = GitIndex.refusal(bytes, objectFormatSha256() ? 32 : 20);
+        }
         if (problem != null) {
             out.add("git: the sandbox's index is " + problem + "; the host keeps its own");
             return;

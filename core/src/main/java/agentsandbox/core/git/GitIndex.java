@@ -125,6 +125,78 @@ public final class GitIndex {
         return out;
     }
 
+    /**
+     * Why the host does not take this index though its checksum matches, or null. Its
+     * entries must read to their end and its extensions fit one after the other up to the
+     * checksum ({@code hash} bytes). Refused are the extensions that make git read entries
+     * other than those found one after the other here: IEOT (with EOIE), whose offsets let
+     * git's threads read entries from anywhere, such as inside a name; {@code link}, which
+     * takes entries from a shared index file and replaces them; {@code sdir}, whose
+     * directory entries git expands. git writes them only where index.threads,
+     * core.splitIndex or a sparse index ask for it.
+     */
+    public static String refusal(byte[] data, int hash) {
+        int pos = entriesEnd(data);
+        if (pos < 0) {
+            return "not readable to its end";
+        }
+        int stop = data.length - hash;
+        while (pos < stop) {
+            if (pos + 8 > stop) {
+                return "not readable to its end";
+            }
+            String signature = new String(data, pos, 4, StandardCharsets.ISO_8859_1);
+            long size = int32(data, pos + 4) & 0xffffffffL;
+            if (pos + 8 + size > stop) {
+                return "not readable to its end";
+            }
+            if (signature.equals("EOIE") || signature.equals("IEOT") || signature.equals("link")
+                    || signature.equals("sdir")) {
+                return "written with an extension the host does not take (" + signature + "; from index.threads,"
+                        + " core.splitIndex or a sparse index)";
+            }
+            pos += 8 + (int) size;
+        }
+        return pos == stop ? null : "not readable to its end";
+    }
+
+    /** Where the entries end (the first extension, or the checksum); -1 when they do not read. */
+    static int entriesEnd(byte[] data) {
+        if (data == null || data.length < 12 || data[0] != 'D' || data[1] != 'I' || data[2] != 'R' || data[3] != 'C') {
+            return -1;
+        }
+        int version = int32(data, 4);
+        long count = int32(data, 8) & 0xffffffffL;
+        if (version < 2 || version > 4) {
+            return -1;
+        }
+        int pos = 12;
+        for (long n = 0; n < count; n++) {
+            int start = pos;
+            if (pos + 62 > data.length) {
+                return -1;
+            }
+            int flags = ((data[pos + 60] & 0xff) << 8) | (data[pos + 61] & 0xff);
+            pos += (flags & 0x4000) != 0 ? 64 : 62;
+            if (version == 4) {
+                int[] varint = varint(data, pos);
+                int end = varint == null ? -1 : nul(data, varint[1]);
+                if (end < 0) {
+                    return -1;
+                }
+                pos = end + 1;
+            } else {
+                int length12 = flags & 0xfff;
+                int end = length12 < 0xfff ? pos + length12 : nul(data, pos);
+                if (end < 0 || end >= data.length) {
+                    return -1;
+                }
+                pos = start + ((end - start + 1 + 7) & ~7);
+            }
+        }
+        return pos;
+    }
+
     private static int int32(byte[] d, int p) {
         return ((d[p] & 0xff) << 24) | ((d[p + 1] & 0xff) << 16) | ((d[p + 2] & 0xff) << 8) | (d[p + 3] & 0xff);
     }

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+package agentsandbox.core.git;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The host takes an index only where its entries read one after the other to the
+ * extensions, and no extension lets git read other entries than those: indexes written by
+ * the real git with and without the extensions that would.
+ */
+class GitIndexTest {
+    @TempDir
+    Path dir;
+
+    private String git(String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of("git", "-C", dir.toString(), "-c", "user.name=T", "-c",
+                "user.email=t@agent-sandbox.invalid"));
+        command.addAll(Arrays.asList(args));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(String.join(" ", command) + ": " + out).isZero();
+        return out;
+    }
+
+    private byte[] index() throws IOException {
+        return Files.readAllBytes(dir.resolve(".git/index"));
+    }
+
+    @BeforeEach
+    void repository() throws Exception {
+        git("init", "-q");
+        for (int i = 0; i < 40; i++) {
+            Files.writeString(dir.resolve("f" + i + ".txt"), "file " + i + "\n");
+        }
+        git("add", ".");
+        git("commit", "-q", "-m", "files");
+    }
+
+    @Test
+    void An_Index_Git_Writes_By_Default_Is_Taken() throws Exception {
+        assertThat(GitIndex.entriesEnd(index())).isPositive();
+        assertThat(GitIndex.refusal(index(), 20)).isNull();
+        git("-c", "index.version=4", "update-index", "--index-version", "4");
+        assertThat(GitIndex.refusal(index(), 20)).isNull();
+    }
+
+    @Test
+    void An_Index_With_An_Offset_Table_Or_A_Shared_Index_Is_Not() throws Exception {
+        git("-c", "index.recordEndOfIndexEntries=true", "-c", "index.recordOffsetTable=true", "-c", "index.threads=4",
+                "update-index", "--force-write-index");
+        assertThat(GitIndex.refusal(index(), 20)).contains("IEOT");
+        git("-c", "index.recordEndOfIndexEntries=false", "-c", "index.recordOffsetTable=false", "-c",
+                "index.threads=1", "update-index", "--force-write-index");
+        assertThat(GitIndex.refusal(index(), 20)).isNull();
+        git("update-index", "--split-index");
+        assertThat(GitIndex.refusal(index(), 20)).contains("link");
+    }
+
+    @Test
+    void An_Index_Whose_Entries_Or_Extensions_Do_Not_Read_To_The_End_Is_Not() throws Exception {
+        byte[] whole = index();
+        byte[] cut = Arrays.copyOf(whole, 200);
+        assertThat(GitIndex.refusal(cut, 20)).isEqualTo("not readable to its end");
+        byte[] more = Arrays.copyOf(whole, whole.length);
+        more[11] = (byte) (more[11] + 1); // one entry more than there are
+        assertThat(GitIndex.refusal(more, 20)).isEqualTo("not readable to its end");
+    }
+}
