@@ -152,6 +152,32 @@ class GitViewIT {
         assertThat(sandbox.git("symbolic-ref", "HEAD").stdout().strip()).isEqualTo("refs/heads/main");
     }
 
+    /**
+     * A git dir the sandbox filled beforehand outside the project (in its own layer of
+     * ~/.cache, which the host can read), with a config that runs a command: a later run
+     * points a submodule's .git file at it, and the live watch moves that .git file aside, so
+     * the host's git status never goes there.
+     */
+    @Test
+    void A_Git_File_Pointed_At_A_Git_Dir_Outside_The_Project_Goes_Aside() {
+        Path lib = sandbox.tmp().resolve("lib-src");
+        sandbox.runOnHost("sh", "-c", "mkdir -p " + lib + " && cd " + lib + " && git init -q && echo l > l.txt"
+                + " && git add l.txt && git -c user.name=T -c user.email=t@agent-sandbox.invalid commit -q -m lib")
+                .succeeds();
+        sandbox.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", lib.toString(), "lib");
+        sandbox.git("commit", "-q", "-m", "lib");
+        String config = "[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n";
+        inside("mkdir -p ~/.cache/evil/refs/heads ~/.cache/evil/objects && echo 'ref: refs/heads/main' >"
+                + " ~/.cache/evil/HEAD && printf '" + config + "' > ~/.cache/evil/config").succeeds();
+        Path layer = sandbox.home(".local/share/agent-sandbox/homes/layers/.cache/evil");
+        assertThat(layer.resolve("config")).as("the run's ~/.cache in its layer").exists();
+        Result r = inside("printf 'gitdir: %s\\n' " + layer + " > lib/.git && sleep 2");
+        r.succeeds().stderrContains("lib/.git was pointed this run at a git dir outside the project");
+        sandbox.runOnHost("git", "status").succeeds();
+        sandbox.runOnHost("git", "-C", "lib", "status");
+        assertThat(marker).as("the command of the layer's config, run by the host's git").doesNotExist();
+    }
+
     @Test
     void A_Stash_Made_Inside_Is_The_Host_s_Stash() {
         inside("echo changed >> a.txt && " + GIT + " stash -q && git stash list").succeeds().stdoutContains("stash@{0}");

@@ -276,6 +276,12 @@ public final class GitAftercheck {
         return scan(GitDirs.fresh(workDir, home));
     }
 
+    /** Whether {@code p} is not as it was when the snapshot was taken (new, changed or gone). */
+    boolean changedSince(Path p) {
+        State now = state(p);
+        return now == null ? states.containsKey(p) : !now.equals(states.get(p));
+    }
+
     /** Whether {@code p} existed when the snapshot was taken. */
     boolean existedBefore(Path p) {
         return states.containsKey(p);

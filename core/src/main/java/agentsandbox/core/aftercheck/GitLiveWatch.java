@@ -118,10 +118,26 @@ public final class GitLiveWatch {
         }
         Map<Path, String> moved = new HashMap<>();
         for (GitDirs dirs : found) {
+            boolean outside = false;
             for (GitAftercheck.Finding f : check.scan(dirs)) {
                 if (!f.refusesNextRun() && !check.existedBefore(f.file()) && f.file().startsWith(check.top)
                         && inGitDir(f.file(), dirs)) {
                     moveAside(f, moved);
+                } else if (!f.refusesNextRun() && !f.file().startsWith(check.top)) {
+                    outside = true;
+                }
+            }
+            if (outside) {
+                // A setting that runs a command, in a git dir outside the project (one the sandbox
+                // could fill beforehand, such as its own layer of ~/.cache), that git now reaches
+                // from the project: the project's .git file that the sandbox pointed there this
+                // run goes aside, and git there no longer leaves the project.
+                for (Path p : dirs.watched) {
+                    if (p.getFileName() != null && p.getFileName().toString().equals(".git") && p.startsWith(check.top)
+                            && Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) && check.changedSince(p)) {
+                        moveAside(new GitAftercheck.Finding(p, "gitdir", p + " was pointed this run at a git dir"
+                                + " outside the project whose settings make git run a command", false), moved);
+                    }
                 }
             }
         }
@@ -149,6 +165,7 @@ public final class GitLiveWatch {
                 : f.setting().equals("commondir") ? p + " is a new commondir, which sends git to another config and"
                         + " hooks"
                 : f.setting().equals("not a file") ? p + " is a new config that is not a regular file (a link?)"
+                : f.setting().equals("gitdir") ? f.message()
                 : p + " sets " + f.setting() + ", with which git runs a command";
         String aside = moved.get(p);
         if (aside == null) {
