@@ -284,11 +284,9 @@ static scmp_filter_ctx rules_for(uint32_t arch)
     return filter;
 }
 
-/* The second filter, stacked on the first: everything allowed but TIOCSTI and
- * TIOCLINUX (see seccomp_filter.c). A filter of its own because libseccomp lets an
- * unconditional rule (ioctl allowed, above) win over a conditional one on the same
- * call; the kernel applies the stricter answer of the two filters. */
-static scmp_filter_ctx terminal_rules_for(uint32_t arch)
+/* A new filter that allows every call, of arch alone: the rules added to it are the
+ * exceptions (the second and third filters). */
+static void allowing_filter(uint32_t arch)
 {
     filter = seccomp_init(SCMP_ACT_ALLOW);
     if (filter == NULL) {
@@ -305,6 +303,15 @@ static scmp_filter_ctx terminal_rules_for(uint32_t arch)
             fail("architecture", "compat", rc);
         }
     }
+}
+
+/* The second filter, stacked on the first: everything allowed but TIOCSTI and
+ * TIOCLINUX (see seccomp_filter.c). A filter of its own because libseccomp lets an
+ * unconditional rule (ioctl allowed, above) win over a conditional one on the same
+ * call; the kernel applies the stricter answer of the two filters. */
+static scmp_filter_ctx terminal_rules_for(uint32_t arch)
+{
+    allowing_filter(arch);
     on_args(SCMP_ACT_ERRNO(EPERM), "ioctl", 1, 1, (uint32_t)TIOCSTI, 0, 0);
     on_args(SCMP_ACT_ERRNO(EPERM), "ioctl", 1, 1, (uint32_t)TIOCLINUX, 0, 0);
     return filter;
@@ -318,21 +325,7 @@ static scmp_filter_ctx terminal_rules_for(uint32_t arch)
  * arguments are in memory. */
 static scmp_filter_ctx guard_rules_for(uint32_t arch)
 {
-    filter = seccomp_init(SCMP_ACT_ALLOW);
-    if (filter == NULL) {
-        fprintf(stderr, "seccomp-gen: seccomp_init failed\n");
-        exit(1);
-    }
-    seccomp_attr_set(filter, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
-    if (arch != seccomp_arch_native()) {
-        int rc = seccomp_arch_add(filter, arch);
-        if (rc == 0) {
-            rc = seccomp_arch_remove(filter, SCMP_ARCH_NATIVE);
-        }
-        if (rc != 0) {
-            fail("architecture", "compat", rc);
-        }
-    }
+    allowing_filter(arch);
     const char *const calls[] = {"connect", "sendto"};
     for (size_t i = 0; i < COUNT(calls); i++) {
         int nr = seccomp_syscall_resolve_name(calls[i]);

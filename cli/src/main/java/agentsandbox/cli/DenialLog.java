@@ -110,23 +110,26 @@ final class DenialLog {
      * {@code DESTINATION<tab>WHY} each, as entries of kind {@code network}.
      */
     static List<Entry> network(List<String> lines) {
-        List<Entry> out = new ArrayList<>();
+        List<String> kept = new ArrayList<>();
         for (String line : lines) {
-            if (line.isEmpty()) {
-                continue;
+            if (!line.isEmpty()) {
+                kept.add(line);
             }
-            int tab = line.indexOf('\t');
-            out.add(new Entry("network", tab < 0 ? line : line.substring(0, tab), tab < 0 ? "" : line.substring(tab + 1)));
         }
-        return out;
+        return entries("network", kept);
     }
 
     /** The git guard's refusals ({@code COMMAND<tab>WHY}) as entries. */
     static List<Entry> git(List<String> refusals) {
+        return entries("git", refusals);
+    }
+
+    /** {@code WHAT<tab>WHY} lines as entries of {@code kind} (no tab: all of it is what). */
+    private static List<Entry> entries(String kind, List<String> lines) {
         List<Entry> out = new ArrayList<>();
-        for (String r : refusals) {
-            int tab = r.indexOf('\t');
-            out.add(new Entry("git", tab < 0 ? r : r.substring(0, tab), tab < 0 ? "" : r.substring(tab + 1)));
+        for (String line : lines) {
+            int tab = line.indexOf('\t');
+            out.add(new Entry(kind, tab < 0 ? line : line.substring(0, tab), tab < 0 ? "" : line.substring(tab + 1)));
         }
         return out;
     }
