@@ -125,15 +125,19 @@ public final class GitIndex {
         return out;
     }
 
+    /** The extensions an index the host takes may have (see {@link #refusal}). */
+    private static final java.util.Set<String> TAKEN = java.util.Set.of("TREE", "REUC", "UNTR", "FSMN");
+
     /**
      * Why the host does not take this index though its checksum matches, or null. Its
      * entries must read to their end and its extensions fit one after the other up to the
-     * checksum ({@code hash} bytes). Refused are the extensions that make git read entries
-     * other than those found one after the other here: IEOT (with EOIE), whose offsets let
-     * git's threads read entries from anywhere, such as inside a name; {@code link}, which
-     * takes entries from a shared index file and replaces them; {@code sdir}, whose
-     * directory entries git expands. git writes them only where index.threads,
-     * core.splitIndex or a sparse index ask for it.
+     * checksum ({@code hash} bytes), and each extension be one of {@link #TAKEN}: those
+     * that only cache what the entries say (TREE, UNTR, FSMN) or keep what a merge resolved
+     * (REUC). Any other is refused, known or not: IEOT (with EOIE), whose offsets let git's
+     * threads read entries from anywhere, such as inside a name; {@code link}, which takes
+     * entries from a shared index file and replaces them; {@code sdir}, whose directory
+     * entries git expands; and whatever a later git adds. git writes those only where
+     * index.threads, core.splitIndex or a sparse index ask for it.
      */
     public static String refusal(byte[] data, int hash) {
         int pos = entriesEnd(data);
@@ -150,14 +154,22 @@ public final class GitIndex {
             if (pos + 8 + size > stop) {
                 return "not readable to its end";
             }
-            if (signature.equals("EOIE") || signature.equals("IEOT") || signature.equals("link")
-                    || signature.equals("sdir")) {
-                return "written with an extension the host does not take (" + signature + "; from index.threads,"
-                        + " core.splitIndex or a sparse index)";
+            if (!TAKEN.contains(signature)) {
+                return "written with an extension the host does not take (" + printable(signature)
+                        + "; git writes such only for index.threads, core.splitIndex or a sparse index)";
             }
             pos += 8 + (int) size;
         }
         return pos == stop ? null : "not readable to its end";
+    }
+
+    /** A signature as one printable word: anything but a letter is {@code ?}. */
+    private static String printable(String signature) {
+        StringBuilder b = new StringBuilder();
+        for (char c : signature.toCharArray()) {
+            b.append(Character.isLetter(c) && c < 128 ? c : '?');
+        }
+        return b.toString();
     }
 
     /** Where the entries end (the first extension, or the checksum); -1 when they do not read. */

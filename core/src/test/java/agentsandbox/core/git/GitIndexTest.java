@@ -67,6 +67,17 @@ class GitIndexTest {
     }
 
     @Test
+    void An_Index_With_An_Extension_Not_Known_To_Be_Harmless_Is_Not() throws Exception {
+        byte[] whole = index();
+        int body = whole.length - 20;
+        byte[] added = new byte[whole.length + 8];
+        System.arraycopy(whole, 0, added, 0, body);
+        System.arraycopy("ZZ\nZ".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1), 0, added, body, 4);
+        System.arraycopy(whole, body, added, body + 8, 20); // an empty extension, then the (unchecked) sum
+        assertThat(GitIndex.refusal(added, 20)).contains("(ZZ?Z;");
+    }
+
+    @Test
     void An_Index_Whose_Entries_Or_Extensions_Do_Not_Read_To_The_End_Is_Not() throws Exception {
         byte[] whole = index();
         byte[] cut = Arrays.copyOf(whole, 200);
