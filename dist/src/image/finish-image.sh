@@ -188,13 +188,17 @@ fi
 # The launcher records (TRAIN_FLAG in guard.h): with its JVM options, its class path and
 # its starter, the way every run starts.
 train_flag=$(sed -n 's/^#define TRAIN_FLAG "\(.*\)"$/\1/p' "$guard_h")
+# The training sees a fixed environment, not the build's: what a run loads depends on it
+# (no LANG, say, brings the ASCII charset's classes), and the cache must not depend on the
+# machine or the shell that built it. PATH stays: the real run needs bwrap and git.
+training_env=(env -i "PATH=$PATH" LANG=C.UTF-8)
 [[ -n $train_flag ]] || die "cannot read TRAIN_FLAG from $guard_h"
 (
     cd "$work/trainer"
-    "${as_trainer[@]}" env HOME="$work/trainer" "$trained/bin/agent-sandbox" "$train_flag" \
+    "${as_trainer[@]}" "${training_env[@]}" HOME="$work/trainer" "$trained/bin/agent-sandbox" "$train_flag" \
         "$work/trainer/agent-sandbox.aotconf" "$work/trainer/training" >"$work/training.log" 2>&1 &&
     eval "exec $lib_fd<\"\$trained/lib\"" &&
-    "${as_trainer[@]}" env HOME="$work/trainer" "$trained/runtime/bin/java" "${options[@]}" \
+    "${as_trainer[@]}" "${training_env[@]}" HOME="$work/trainer" "$trained/runtime/bin/java" "${options[@]}" \
         -XX:AOTMode=create -XX:AOTConfiguration="$work/trainer/agent-sandbox.aotconf" \
         -XX:AOTCache="$output" -cp "$class_path" >>"$work/training.log" 2>&1
 ) || die "the training run failed: $(tail -n 5 "$work/training.log" | tr '\n' ' ')"

@@ -171,6 +171,26 @@ class HomeViewIT {
         assertThat(sandbox.home(".cache/a")).doesNotExist();
     }
 
+    /**
+     * First runs on a fresh home, started together, make the store and the layers at the
+     * same moment: each starts, and none sees the host's Codex login in a layer another run
+     * has made but not yet finished.
+     */
+    @Test
+    void Sandboxes_Started_Together_On_A_Fresh_Home_All_Start_And_None_Sees_A_Half_Made_Layer() {
+        sandbox.write(sandbox.home(".codex/auth.json"), "host-codex-login\n");
+        sandbox.chownAll();
+        java.util.List<SandboxCli.Started> runs = new java.util.ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            runs.add(sandbox.command("--", "sh", "-c", "cat ~/.codex/auth.json 2>/dev/null || echo no-codex-login")
+                    .start());
+        }
+        for (SandboxCli.Started run : runs) {
+            run.waitFor(Duration.ofSeconds(60)).succeeds().stdoutIs("no-codex-login\n");
+        }
+        assertThat(sandbox.read(sandbox.home(".codex/auth.json"))).isEqualTo("host-codex-login\n");
+    }
+
     @Test
     void A_Run_Killed_Outright_Leaves_Its_Changes_For_The_Next_Run_To_Merge() throws Exception {
         Path ready = sandbox.project("wrote");

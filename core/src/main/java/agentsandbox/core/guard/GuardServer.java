@@ -211,14 +211,20 @@ public final class GuardServer implements AutoCloseable {
                     read(key, buffer, complete);
                 }
             }
-            for (Iterator<Pending> it = complete.iterator(); it.hasNext();) {
-                if (answeredAtOnce(it.next())) {
-                    it.remove();
-                }
-            }
             if (!complete.isEmpty()) {
-                s.selectNow(); // deregisters the cancelled keys: a worker may then make the channel blocking
-                handOver(complete);
+                // deregisters the cancelled keys first: a worker may then make a channel
+                // blocking, and a channel closed while still registered closes the long way
+                // (the JDK reads its SO_LINGER, whose classes would then be in the startup
+                // cache or not depending on when the launcher's request arrived)
+                s.selectNow();
+                for (Iterator<Pending> it = complete.iterator(); it.hasNext();) {
+                    if (answeredAtOnce(it.next())) {
+                        it.remove();
+                    }
+                }
+                if (!complete.isEmpty()) {
+                    handOver(complete);
+                }
             }
             expire(s);
         }

@@ -268,6 +268,27 @@ public final class Launch {
         RunDir.createFile(RunLayout.gitViews(run.path()), "r--------", bytes.toByteArray());
     }
 
+    /**
+     * A new layer of the home's {@code rel}, made whole in the run's own directory and then
+     * renamed into place, so that a run starting at the same moment mounts either no layer
+     * or one with the host's own logins already hidden, never one half made. A layer
+     * another run put there first is taken as it is.
+     */
+    private static void newLayer(Path own, Path layer, String rel) throws IOException {
+        Path made = own.resolve(".new-layer");
+        RunDir.privateDir(made);
+        HomeLayers.hideOwnLogins(made, rel);
+        try {
+            // rename(2): takes the place of nothing, or of an empty layer made the same way
+            Files.move(made, layer, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException taken) {
+            if (!Files.isDirectory(layer, LinkOption.NOFOLLOW_LINKS)) {
+                throw taken;
+            }
+            SafeRemoval.removeTree(own, made.getFileName());
+        }
+    }
+
     /** The home's views: the run's own upper and work dirs below the store, and their records. */
     private static void writeHomeViews(RunDir run, Plan plan, Environment env, java.io.ByteArrayOutputStream bytes)
             throws IOException {
@@ -275,18 +296,16 @@ public final class Launch {
             Path root = HomeLayers.root(env);
             String name = run.path().getFileName().toString();
             Path runs = HomeLayers.runs(root);
+            // other runs may be making the same directories at this moment
             for (Path dir : List.of(HomeLayers.layers(root), runs)) {
-                if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-                    RunDir.privateDir(dir);
-                }
+                RunDir.privateDirIfMissing(dir);
             }
             Path own = RunDir.privateDir(runs.resolve(name));
             for (HomeViews.View v : plan.homeViews()) {
                 String layerName = HomeLayers.name(v.rel());
                 Path layer = HomeLayers.layer(root, v.rel());
                 if (!Files.isDirectory(layer, LinkOption.NOFOLLOW_LINKS)) {
-                    RunDir.privateDir(layer);
-                    HomeLayers.hideOwnLogins(layer, v.rel());
+                    newLayer(own, layer, v.rel());
                 }
                 Path mine = RunDir.privateDir(own.resolve(layerName));
                 RunDir.privateDir(mine.resolve("upper"));

@@ -113,6 +113,24 @@ public final class RunDir implements AutoCloseable {
         return Files.createDirectory(dir, Private.DIR);
     }
 
+    /**
+     * Makes {@code dir} owner-only when it is missing; one that a concurrent run made
+     * meanwhile is taken as it is, anything else there refused.
+     *
+     * @return whether this call made it
+     */
+    static boolean privateDirIfMissing(Path dir) throws IOException {
+        try {
+            Files.createDirectory(dir, Private.DIR);
+            return true;
+        } catch (FileAlreadyExistsException e) {
+            if (Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
     public Path socketDir(String name) throws IOException {
         return Files.createDirectory(sockets.resolve(name), Private.DIR);
     }
