@@ -107,6 +107,25 @@ static int take_alive(void)
     return fd;
 }
 
+/* With the sandbox's own network stack, which starts while bwrap sets the sandbox up: waits
+ * until it is ready (net_stack.c opens the gate with one byte). Without that byte the stack
+ * failed, and its attacher, which has said why in bwrap's log, is ending the run. */
+static void wait_for_network(void)
+{
+    int gate = take_descriptor(NET_GATE_VARIABLE);
+    if (gate < 0) {
+        return;
+    }
+    char byte;
+    ssize_t got;
+    while ((got = read(gate, &byte, 1)) < 0 && errno == EINTR) {
+    }
+    close(gate);
+    if (got != 1) {
+        die("the sandbox's network stack did not come up");
+    }
+}
+
 /* Whether a file of this name exists in a directory of PATH. */
 static int on_path(const char *name)
 {
@@ -374,6 +393,9 @@ void start_command(int argc, char *argv[])
     if (git_views_mount(RUNTIME "/" RUNTIME_GIT_VIEWS, reason, sizeof reason) != 0) {
         die("%s", reason);
     }
+    /* the command never runs before the network is whole (the mounts above are made
+     * while the stack starts) */
+    wait_for_network();
     /* the working directory entered again with the user's own rights: with the views, bwrap
      * entered it with capabilities that read past its permissions */
     char cwd[PATH_MAX];

@@ -55,6 +55,10 @@
 #define NET_ALLOW_VARIABLE "AGENT_SANDBOX_NET_ALLOW"
 #define NET_REFUSED_VARIABLE "AGENT_SANDBOX_NET_REFUSED"
 #define NET_FILTER_RESOLVER "127.0.0.53"
+/* bwrap sets the sandbox up while the stack starts; the sandbox's first program waits for
+ * the stack on the descriptor NET_GATE_VARIABLE names (one byte once it is ready) before
+ * the command runs. */
+#define NET_GATE_VARIABLE "AGENT_SANDBOX_NET_GATE"
 /* Below a runtime: the rules, the real binaries, the outer runtime, the guard's socket. */
 #define RUNTIME_COMMANDS "cmd"
 #define RUNTIME_OUTER "outer"

@@ -19,7 +19,11 @@
  *     namespaces, makes tap0, and confines itself: --enable-sandbox --enable-seccomp),
  *     with the host's loopback out of its reach (--disable-host-loopback) and an exit
  *     descriptor whose other end only the attacher holds;
- *  4. once the stack says it is ready, lets bwrap go on.
+ *  4. once the host's addresses are blocked, lets bwrap go on with the sandbox's setup
+ *     (its mounts, the first program's checks) while the stack starts: the first
+ *     program waits on the gate (NET_GATE_VARIABLE) before the command runs, and the
+ *     attacher opens the gate once the stack says it is ready (and, with an allow-list,
+ *     the DNS filter serves).
  *
  * With an allow-list (NET_ALLOW_VARIABLE), the anchor stays: once the stack is up, it
  * replaces the default route by a "prohibit" one (and blocks the stack's own resolver and
@@ -36,7 +40,8 @@
  * The sandbox reaches the host's loopback, its own addresses and link-local addresses
  * through none of this. When a step fails, the attacher writes one line to its stderr
  * (bwrap's setup log, which the tool reports) and kills the sandbox before bwrap could go
- * on: a command never runs with a half-made network.
+ * on, or the first program could open the gate: a command never runs with a half-made
+ * network.
  */
 #define _GNU_SOURCE
 
@@ -720,7 +725,7 @@ static void read_status(int fd, char why[257])
 
 /* The attacher: see the top of this file. */
 __attribute__((noreturn))
-static void attach(const char *stack, int info, int block)
+static void attach(const char *stack, int info, int block, int gate)
 {
     sandbox_pid = read_child_pid(info);
     close(info);
@@ -786,6 +791,11 @@ static void attach(const char *stack, int info, int block)
     if (strcmp(why, "ok") != 0) {
         fail("%s", why[0] != '\0' ? why : "the process that blocks the host's addresses ended");
     }
+    /* the host's addresses are blocked: bwrap sets the sandbox up while the stack starts */
+    if (write_all(block, "1", 1) != 0) {
+        fail("cannot let bwrap go on: %s", strerror(errno));
+    }
+    close(block);
 
     int ready[2];
     int quit[2];
@@ -826,10 +836,10 @@ static void attach(const char *stack, int info, int block)
         close(hold[1]); /* the anchor's work is done: the stack holds the namespace now */
         waitpid(anchor_pid, NULL, 0);
     }
-    if (write_all(block, "1", 1) != 0) {
-        fail("cannot let bwrap go on: %s", strerror(errno));
+    if (write_all(gate, "1", 1) != 0) {
+        fail("cannot let the command run: %s", strerror(errno));
     }
-    close(block);
+    close(gate);
     /* the stack's exit descriptor (quit[1]) ends with this process, which ends with bwrap */
     while (waitpid(stack_pid, NULL, 0) < 0 && errno == EINTR) {
     }
@@ -841,6 +851,7 @@ char *const *attach_net_stack(char *const *argv, char **env)
     static const char prefix[] = NET_STACK_VARIABLE "=";
     static const char allow_prefix[] = NET_ALLOW_VARIABLE "=";
     static const char refused_prefix[] = NET_REFUSED_VARIABLE "=";
+    static const char gate_prefix[] = NET_GATE_VARIABLE "=";
     const char *stack = NULL;
     size_t kept = 0;
     for (size_t i = 0; env[i] != NULL; i++) {
@@ -850,6 +861,8 @@ char *const *attach_net_stack(char *const *argv, char **env)
             allow_list = env[i] + sizeof allow_prefix - 1;
         } else if (strncmp(env[i], refused_prefix, sizeof refused_prefix - 1) == 0) {
             refused_path = env[i] + sizeof refused_prefix - 1;
+        } else if (strncmp(env[i], gate_prefix, sizeof gate_prefix - 1) == 0) {
+            /* only the gate made below passes */
         } else {
             env[kept++] = env[i];
         }
@@ -867,15 +880,22 @@ char *const *attach_net_stack(char *const *argv, char **env)
     if (allow_list != NULL && (refused_path == NULL || refused_path[0] != '/')) {
         die("%s must name the record of refused names by its absolute path", NET_REFUSED_VARIABLE);
     }
-    /* bwrap writes the info end and reads the block end; the attacher has the others */
+    /* bwrap writes the info end and reads the block end, the sandbox's first program reads
+     * the gate; the attacher has the other ends */
     int info[2];
     int block[2];
-    if (pipe2(info, O_CLOEXEC) != 0 || pipe2(block, O_CLOEXEC) != 0) {
+    int gate[2];
+    if (pipe2(info, O_CLOEXEC) != 0 || pipe2(block, O_CLOEXEC) != 0 || pipe2(gate, O_CLOEXEC) != 0) {
         die("cannot make a pipe: %s", strerror(errno));
     }
-    if (fcntl(info[1], F_SETFD, 0) != 0 || fcntl(block[0], F_SETFD, 0) != 0) {
+    if (fcntl(info[1], F_SETFD, 0) != 0 || fcntl(block[0], F_SETFD, 0) != 0 || fcntl(gate[0], F_SETFD, 0) != 0) {
         die("cannot pass a pipe to bwrap: %s", strerror(errno));
     }
+    /* in the place of the stack's variable, taken out above */
+    static char gate_variable[sizeof gate_prefix + 16];
+    snprintf(gate_variable, sizeof gate_variable, "%s%d", gate_prefix, gate[0]);
+    env[kept++] = gate_variable;
+    env[kept] = NULL;
     pid_t bwrap = getpid();
     pid_t pid = fork();
     if (pid < 0) {
@@ -888,12 +908,14 @@ char *const *attach_net_stack(char *const *argv, char **env)
         bwrap_pid = bwrap;
         close(info[1]);
         close(block[0]);
+        close(gate[0]);
         /* nothing of the caller's but the standard streams (stderr: bwrap's setup log) */
-        close_others(info[0], block[1]);
-        attach(stack, info[0], block[1]);
+        close_others3(info[0], block[1], gate[1]);
+        attach(stack, info[0], block[1], gate[1]);
     }
     close(info[0]);
     close(block[1]);
+    close(gate[1]);
     size_t count = 0;
     while (argv[count] != NULL) {
         count++;

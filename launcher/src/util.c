@@ -138,30 +138,48 @@ int dies_with(pid_t parent, int death_signal)
     return prctl(PR_SET_PDEATHSIG, death_signal) == 0 && getppid() == parent;
 }
 
-/* Closes every descriptor from 3 up but keep_a and keep_b: what the caller opened
- * (and the tool's JVM keeps) must not reach bwrap, as the JDK's launcher never let it. */
-void close_others(int keep_a, int keep_b)
+/* Closes the descriptors from first to last (close_range(2), or one by one before 5.9). */
+static void close_from_to(unsigned int first, unsigned int last)
 {
-    int low = keep_a < keep_b ? keep_a : keep_b;
-    int high = keep_a < keep_b ? keep_b : keep_a;
-    unsigned int ranges[3][2] = {
-        {3, (unsigned int)low - 1},
-        {(unsigned int)low + 1, (unsigned int)high - 1},
-        {(unsigned int)high + 1, ~0U},
-    };
-    for (size_t i = 0; i < 3; i++) {
-        if (ranges[i][0] > ranges[i][1]) {
-            continue;
-        }
-        if (syscall(SYS_close_range, ranges[i][0], ranges[i][1], 0) != 0) {
-            /* a kernel before close_range (5.9): one by one, up to the descriptor limit */
-            long limit = sysconf(_SC_OPEN_MAX);
-            unsigned int last = limit > 0 && limit < 1048576 ? (unsigned int)limit - 1 : 1048575;
-            for (unsigned int fd = ranges[i][0]; fd <= ranges[i][1] && fd <= last; fd++) {
-                close((int)fd);
+    if (first > last || syscall(SYS_close_range, first, last, 0) == 0) {
+        return;
+    }
+    long limit = sysconf(_SC_OPEN_MAX);
+    unsigned int highest = limit > 0 && limit < 1048576 ? (unsigned int)limit - 1 : 1048575;
+    for (unsigned int fd = first; fd <= last && fd <= highest; fd++) {
+        close((int)fd);
+    }
+}
+
+/* Closes every descriptor from 3 up but keep_a, keep_b and keep_c (-1 for none): what the
+ * caller opened (and the tool's JVM keeps) must not reach bwrap, as the JDK's launcher
+ * never let it. */
+void close_others3(int keep_a, int keep_b, int keep_c)
+{
+    int keep[3] = {keep_a, keep_b, keep_c};
+    /* in order, lowest first */
+    for (int i = 0; i < 3; i++) {
+        for (int j = i + 1; j < 3; j++) {
+            if (keep[j] < keep[i]) {
+                int t = keep[i];
+                keep[i] = keep[j];
+                keep[j] = t;
             }
         }
     }
+    unsigned int next = 3;
+    for (int i = 0; i < 3; i++) {
+        if (keep[i] >= (int)next) {
+            close_from_to(next, (unsigned int)keep[i] - 1);
+            next = (unsigned int)keep[i] + 1;
+        }
+    }
+    close_from_to(next, ~0U);
+}
+
+void close_others(int keep_a, int keep_b)
+{
+    close_others3(keep_a, keep_b, -1);
 }
 
 /* The open descriptor (3 or above) the variable NAME names, taken out of the

@@ -49,6 +49,7 @@ int dies_with(pid_t parent, int death_signal);
 /* Closes every descriptor from 3 up but keep_a and keep_b: what the caller opened
  * (and the tool's JVM keeps) must not reach bwrap, as the JDK's launcher never let it. */
 void close_others(int keep_a, int keep_b);
+void close_others3(int keep_a, int keep_b, int keep_c);
 
 /* The open descriptor (3 or above) the variable NAME names, taken out of the
  * environment (the command does not get it); -1 when there is none. */

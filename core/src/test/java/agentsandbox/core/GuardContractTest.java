@@ -120,6 +120,7 @@ class GuardContractTest {
         rows.put("NET_REFUSED_VARIABLE", is(agentsandbox.core.host.NetStack.LAUNCHER_REFUSED));
         rows.put("NET_FILTER_RESOLVER", is(agentsandbox.core.host.NetStack.FILTER_RESOLVER));
         rows.put("NET_STACK_DEVICE", launcherOnly());
+        rows.put("NET_GATE_VARIABLE", launcherOnly());
         rows.put("NET_STACK_MTU", launcherOnly());
         // bwrap's start, its setup messages apart, and the first program
         rows.put("START_BWRAP", is(Launch.START_BWRAP));
