@@ -2,9 +2,10 @@
 /*
  * The sandbox's own network stack: see net_stack.h.
  *
- * bwrap makes the sandbox's namespaces, says the pid of the sandbox's first process on
- * --info-fd and waits on --block-fd before it sets the sandbox up. Meanwhile the attacher
- * (this file, a child of the process that becomes bwrap, ended with it) does, in order:
+ * bwrap makes the sandbox's namespaces, brings the sandbox's loopback up, says the pid of
+ * the sandbox's first process on --info-fd and sets the sandbox up. Meanwhile the
+ * attacher (this file, a child of the process that becomes bwrap, ended with it) does, in
+ * order:
  *
  *  1. finds the user namespace that owns the sandbox's network namespace (bwrap nests
  *     the sandbox's processes one user namespace deeper, where only the user is mapped;
@@ -19,11 +20,10 @@
  *     namespaces, makes tap0, and confines itself: --enable-sandbox --enable-seccomp),
  *     with the host's loopback out of its reach (--disable-host-loopback) and an exit
  *     descriptor whose other end only the attacher holds;
- *  4. once the host's addresses are blocked, lets bwrap go on with the sandbox's setup
- *     (its mounts, the first program's checks) while the stack starts: the first
- *     program waits on the gate (NET_GATE_VARIABLE) before the command runs, and the
- *     attacher opens the gate once the stack says it is ready (and, with an allow-list,
- *     the DNS filter serves).
+ *  4. once the host's addresses are blocked and the stack says it is ready (and, with an
+ *     allow-list, the DNS filter serves), opens the gate: the sandbox's first program,
+ *     which bwrap starts meanwhile, waits on it (NET_GATE_VARIABLE) before the command
+ *     runs. All of this goes on while bwrap sets the sandbox up.
  *
  * With an allow-list (NET_ALLOW_VARIABLE), the anchor stays: once the stack is up, it
  * replaces the default route by a "prohibit" one (and blocks the stack's own resolver and
@@ -39,9 +39,8 @@
  *
  * The sandbox reaches the host's loopback, its own addresses and link-local addresses
  * through none of this. When a step fails, the attacher writes one line to its stderr
- * (bwrap's setup log, which the tool reports) and kills the sandbox before bwrap could go
- * on, or the first program could open the gate: a command never runs with a half-made
- * network.
+ * (bwrap's setup log, which the tool reports) and kills the sandbox and bwrap without
+ * opening the gate: a command never runs with a half-made network.
  */
 #define _GNU_SOURCE
 
@@ -307,9 +306,9 @@ static int prohibit(int netlink, const struct blocked *b, unsigned int sequence)
     return route(netlink, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, RTN_PROHIBIT, b, 0, NULL, sequence);
 }
 
-/* Whether the sandbox's loopback is up, as bwrap brings it up while it sets the sandbox up
- * (before it waits on --block-fd); waits for it up to NET_LOOPBACK_MILLIS. The stack and
- * the routes come after, never beside bwrap's own changes to the namespace. */
+/* Whether the sandbox's loopback is up, as bwrap brings it up first when it sets the
+ * sandbox up (its last change to the namespace); waits for it up to NET_LOOPBACK_MILLIS.
+ * The stack and the routes come after, never beside bwrap's own changes to the namespace. */
 #define NET_LOOPBACK_MILLIS 10000
 static int loopback_up(void)
 {
@@ -725,7 +724,7 @@ static void read_status(int fd, char why[257])
 
 /* The attacher: see the top of this file. */
 __attribute__((noreturn))
-static void attach(const char *stack, int info, int block, int gate)
+static void attach(const char *stack, int info, int gate)
 {
     sandbox_pid = read_child_pid(info);
     close(info);
@@ -791,11 +790,6 @@ static void attach(const char *stack, int info, int block, int gate)
     if (strcmp(why, "ok") != 0) {
         fail("%s", why[0] != '\0' ? why : "the process that blocks the host's addresses ended");
     }
-    /* the host's addresses are blocked: bwrap sets the sandbox up while the stack starts */
-    if (write_all(block, "1", 1) != 0) {
-        fail("cannot let bwrap go on: %s", strerror(errno));
-    }
-    close(block);
 
     int ready[2];
     int quit[2];
@@ -880,15 +874,14 @@ char *const *attach_net_stack(char *const *argv, char **env)
     if (allow_list != NULL && (refused_path == NULL || refused_path[0] != '/')) {
         die("%s must name the record of refused names by its absolute path", NET_REFUSED_VARIABLE);
     }
-    /* bwrap writes the info end and reads the block end, the sandbox's first program reads
-     * the gate; the attacher has the other ends */
+    /* bwrap writes the info end, the sandbox's first program reads the gate; the attacher
+     * has the other ends */
     int info[2];
-    int block[2];
     int gate[2];
-    if (pipe2(info, O_CLOEXEC) != 0 || pipe2(block, O_CLOEXEC) != 0 || pipe2(gate, O_CLOEXEC) != 0) {
+    if (pipe2(info, O_CLOEXEC) != 0 || pipe2(gate, O_CLOEXEC) != 0) {
         die("cannot make a pipe: %s", strerror(errno));
     }
-    if (fcntl(info[1], F_SETFD, 0) != 0 || fcntl(block[0], F_SETFD, 0) != 0 || fcntl(gate[0], F_SETFD, 0) != 0) {
+    if (fcntl(info[1], F_SETFD, 0) != 0 || fcntl(gate[0], F_SETFD, 0) != 0) {
         die("cannot pass a pipe to bwrap: %s", strerror(errno));
     }
     /* in the place of the stack's variable, taken out above */
@@ -907,34 +900,28 @@ char *const *attach_net_stack(char *const *argv, char **env)
         }
         bwrap_pid = bwrap;
         close(info[1]);
-        close(block[0]);
         close(gate[0]);
         /* nothing of the caller's but the standard streams (stderr: bwrap's setup log) */
-        close_others3(info[0], block[1], gate[1]);
-        attach(stack, info[0], block[1], gate[1]);
+        close_others(info[0], gate[1]);
+        attach(stack, info[0], gate[1]);
     }
     close(info[0]);
-    close(block[1]);
     close(gate[1]);
     size_t count = 0;
     while (argv[count] != NULL) {
         count++;
     }
-    char **out = calloc(count + 5, sizeof *out);
+    char **out = calloc(count + 3, sizeof *out);
     static char info_fd[16];
-    static char block_fd[16];
     if (out == NULL) {
         die("out of memory");
     }
     snprintf(info_fd, sizeof info_fd, "%d", info[1]);
-    snprintf(block_fd, sizeof block_fd, "%d", block[0]);
     out[0] = argv[0];
     out[1] = (char *)"--info-fd";
     out[2] = info_fd;
-    out[3] = (char *)"--block-fd";
-    out[4] = block_fd;
     for (size_t i = 1; i <= count; i++) {
-        out[i + 4] = argv[i];
+        out[i + 2] = argv[i];
     }
     return out;
 }

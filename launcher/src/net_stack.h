@@ -9,9 +9,10 @@
 /*
  * Called by the process about to become bwrap (exec_bwrap), after its stderr is the setup
  * log. When the environment names a stack (NET_STACK_VARIABLE, taken out of it), starts
- * the process that attaches the stack once bwrap has made the namespaces, and adds
- * bwrap's --info-fd and --block-fd to its command line: the sandbox waits until the stack
- * is ready. Returns the command line to exec (argv itself without a stack).
+ * the process that attaches the stack once bwrap has made the namespaces, adds bwrap's
+ * --info-fd to its command line and NET_GATE_VARIABLE to env (in the place of the stack's
+ * variable): the sandbox's first program waits on that gate until the stack is ready.
+ * Returns the command line to exec (argv itself without a stack).
  */
 char *const *attach_net_stack(char *const *argv, char **env);
 
