@@ -24,7 +24,7 @@
 # no-unix-sockets seccomp helper, which `make -C launcher check` builds): the same
 # rules in the bundled Java runtime, started inside the sandbox per call.
 # Then the seccomp filter's cost per system call, and the socket guard's (--share-tmp) per
-# connect(2) and per sendto(2) with an address.
+# connect(2), per sendto(2) with an address and per sendmsg(2).
 # Last, the terminal relay (under util-linux script's pseudo-terminal): `-- true`
 # with a terminal against the same with none, `cat` of 100 MB to the terminal through
 # the relay against cat outside, and the round trip of a key through the relay
@@ -399,8 +399,8 @@ awk -v outside="$outside" -v inside="$inside" 'BEGIN {
         printf "seccomp filter, %s: %.0f ns outside, %.0f ns inside, %+.0f ns per call\n", a[1], a[2], b[2], b[2] - a[2]
     }
 }'
-# The socket guard of --share-tmp: every connect(2), and sendto(2) with an address, is
-# answered by the guard (the Unix socket in the shared /tmp is the sandbox's own: the check
+# The socket guard of --share-tmp: every connect(2), sendmsg(2) and sendmmsg(2), and
+# sendto(2) with an address, is answered by the guard (the Unix socket in the shared /tmp is the sandbox's own: the check
 # of the sandbox's sockets is in the figure).
 shared=$(run "$launcher" --share-tmp -- env TMPDIR=/tmp "$work/home/syscall-cost") ||
     die "the syscall-cost helper failed inside the sandbox with --share-tmp"
@@ -408,7 +408,7 @@ awk -v inside="$inside" -v shared="$shared" 'BEGIN {
     n = split(inside, s, "\n"); split(shared, t, "\n")
     for (i = 1; i <= n; i++) {
         split(s[i], a, " "); split(t[i], b, " ")
-        if (a[1] ~ /^(connect|sendto)/) {
+        if (a[1] ~ /^(connect|sendto|sendmsg)/) {
             printf "socket guard (--share-tmp), %s: %.0f ns without, %.0f ns with, %+.0f ns per call\n", a[1], a[2], b[2], b[2] - a[2]
         }
     }

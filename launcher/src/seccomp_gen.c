@@ -317,16 +317,17 @@ static scmp_filter_ctx terminal_rules_for(uint32_t arch)
     return filter;
 }
 
-/* The third filter, only with the shared /tmp (unix_guard.c): connect(2), and sendto(2)
- * with an address, go to the sandbox's socket guard, which looks at the socket and the
+/* The third filter, only with the shared /tmp (unix_guard.c): connect(2), sendto(2) with
+ * an address, and every sendmsg(2) and sendmmsg(2) (whose address is in memory, out of a
+ * filter's sight) go to the sandbox's socket guard, which looks at the socket and the
  * address and answers for the kernel. Everything else is allowed (the first filter
- * decides). On the compat architecture every connect and sendto goes to the guard, which
- * refuses them: libseccomp sees 32-bit x86's sockets through socketcall(2), whose
- * arguments are in memory. */
+ * decides). On the compat architecture all four go to the guard, which refuses them:
+ * libseccomp sees 32-bit x86's sockets through socketcall(2), whose arguments are in
+ * memory. */
 static scmp_filter_ctx guard_rules_for(uint32_t arch)
 {
     allowing_filter(arch);
-    const char *const calls[] = {"connect", "sendto"};
+    const char *const calls[] = {"connect", "sendto", "sendmsg", "sendmmsg"};
     for (size_t i = 0; i < COUNT(calls); i++) {
         int nr = seccomp_syscall_resolve_name(calls[i]);
         if (nr == __NR_SCMP_ERROR) {

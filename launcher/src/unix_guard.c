@@ -68,6 +68,14 @@
  * stream socket sends part (as the kernel may), a longer datagram is EMSGSIZE (UDP's
  * bound is 64 KiB, a Unix datagram's its send buffer, by default some 200 KiB). */
 #define SEND_MAX (4 * 1024 * 1024)
+/* At most this many bytes of a message's ancillary data, unless the kernel's own bound
+ * (net.core.optmem_max, read at the first message) is lower: more is ENOBUFS, as from the
+ * kernel. */
+#define CONTROL_MAX (1024 * 1024)
+/* At most this many pieces of one message (the kernel's UIO_MAXIOV): more is EMSGSIZE. */
+#define PIECES_MAX 1024
+/* At most this many descriptors in one message, as the kernel's SCM_MAX_FD: more is EINVAL. */
+#define SCM_MAX_FD 253
 
 /* The file systems of the shared /tmp: the guarded sockets are on them. */
 static dev_t *guarded;
@@ -98,10 +106,62 @@ struct call {
     int file;               /* the Unix socket's file, opened as the caller finds it, or -1 */
     struct sockaddr_storage address;
     socklen_t address_length;
-    char *data;             /* sendto's bytes */
+    char *data;             /* the bytes sent (sendmsg's pieces one after the other) */
     size_t data_length;
     int flags;
+    char *control;          /* sendmsg's ancillary data, with the guard's own descriptors */
+    size_t control_length;
+    int passed[SCM_MAX_FD]; /* those descriptors, closed after the call */
+    int passed_count;
+    __u64 sent_length_at;   /* sendmmsg: where the first message's msg_len goes, or 0 */
+    pid_t pid;              /* the caller */
 };
+
+/* A message header as the kernel reads it from the caller (its user_msghdr on a 64-bit
+ * machine: the C library's own may differ, as musl's, whose lengths are ints with padding). */
+struct caller_message {
+    uint64_t name;
+    int32_t name_length;
+    uint64_t pieces;
+    uint64_t piece_count;
+    uint64_t control;
+    uint64_t control_length;
+    uint32_t flags;
+};
+/* sendmmsg's entries: such a header, then the message's msg_len (unsigned int). */
+struct caller_entry {
+    struct caller_message header;
+    uint32_t length;
+};
+/* The header of one entry of a message's ancillary data, as the kernel reads it (its
+ * struct cmsghdr on a 64-bit machine). */
+struct caller_control {
+    uint64_t length;
+    int32_t level;
+    int32_t type;
+};
+/* One piece of a message as the caller gives it (struct iovec on a 64-bit machine). */
+struct caller_piece {
+    uint64_t base;
+    uint64_t length;
+};
+
+/* Frees a call and closes what it holds. */
+static void release(struct call *call)
+{
+    if (call->socket >= 0) {
+        close(call->socket);
+    }
+    if (call->file >= 0) {
+        close(call->file);
+    }
+    for (int i = 0; i < call->passed_count; i++) {
+        close(call->passed[i]);
+    }
+    free(call->data);
+    free(call->control);
+    free(call);
+}
 
 int unix_guard_wanted(void)
 {
@@ -563,23 +623,59 @@ static void register_with_outer(void)
     close(fd);
 }
 
+/* Writes length bytes at address in the caller's memory: 0, or -1. */
+static int write_caller(pid_t pid, __u64 address, const void *buffer, size_t length)
+{
+    struct iovec local = {.iov_base = (void *)buffer, .iov_len = length};
+    struct iovec remote = {.iov_base = (void *)(uintptr_t)address, .iov_len = length};
+    return process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)length ? 0 : -1;
+}
+
+/* The send the caller asked for, made with the guard's copies; what sendmsg(2) returns. */
+static ssize_t send_copy(struct call *call, int more_flags)
+{
+    struct iovec piece = {.iov_base = call->data, .iov_len = call->data_length};
+    struct msghdr message = {
+        .msg_name = call->address_length > 0 ? &call->address : NULL,
+        .msg_namelen = call->address_length,
+        .msg_iov = &piece,
+        .msg_iovlen = 1,
+        .msg_control = call->control_length > 0 ? call->control : NULL,
+        .msg_controllen = (socklen_t)call->control_length, /* at most CONTROL_MAX */
+    };
+    return sendmsg(call->socket, &message, call->flags | more_flags);
+}
+
+/* Answers a send's result: sendmmsg's is the count of messages sent (one, whose length goes
+ * into its msg_len), the others' the count of bytes. */
+static void answer_send(struct call *call, pid_t pid, ssize_t sent)
+{
+    if (sent < 0 && errno == EPIPE && (call->flags & MSG_NOSIGNAL) == 0) {
+        /* the kernel's SIGPIPE would have gone to the guard, which ignores it: the caller
+         * gets it, as from its own send */
+        int error = errno;
+        kill(pid, SIGPIPE);
+        errno = error;
+    }
+    if (sent >= 0 && call->sent_length_at != 0) {
+        unsigned int length = (unsigned int)sent;
+        /* the message went: a msg_len the caller made unwritable is its own affair */
+        (void)write_caller(pid, call->sent_length_at, &length, sizeof length);
+        sent = 1;
+    }
+    answer(call->id, sent < 0 ? 0 : (long long)sent, sent < 0 ? errno : 0);
+}
+
 /* Makes the call on the caller's socket and answers with its result; frees the call. */
 static void perform(struct call *call)
 {
-    ssize_t result;
     if (call->nr == SYS_connect) {
-        result = connect(call->socket, (struct sockaddr *)&call->address, call->address_length);
+        int result = connect(call->socket, (struct sockaddr *)&call->address, call->address_length);
+        answer(call->id, 0, result < 0 ? errno : 0);
     } else {
-        result = sendto(call->socket, call->data, call->data_length, call->flags,
-            (struct sockaddr *)&call->address, call->address_length);
+        answer_send(call, call->pid, send_copy(call, 0));
     }
-    answer(call->id, result < 0 ? 0 : (long long)result, result < 0 ? errno : 0);
-    close(call->socket);
-    if (call->file >= 0) {
-        close(call->file);
-    }
-    free(call->data);
-    free(call);
+    release(call);
 }
 
 /*
@@ -644,6 +740,119 @@ static int hand_over(struct call *call)
 }
 
 /*
+ * Copies the message of a sendmsg(2) (or sendmmsg's first) at header_at into call: its
+ * pieces into one buffer, its ancillary data with each descriptor passed (SCM_RIGHTS)
+ * replaced by the guard's own copy of the caller's, and where its address is. 0, or the
+ * errno the kernel would give.
+ */
+static int read_message(pid_t pid, int pidfd, __u64 header_at, int type, struct call *call, __u64 *address_at,
+                        long long *address_length)
+{
+    struct caller_message header;
+    if (read_caller(pid, header_at, &header, sizeof header) != 0) {
+        return EFAULT;
+    }
+    *address_at = header.name;
+    *address_length = header.name == 0 ? 0 : (long long)header.name_length;
+    if (header.piece_count > PIECES_MAX) {
+        return EMSGSIZE;
+    }
+    size_t count = (size_t)header.piece_count;
+    struct caller_piece *pieces = calloc(count > 0 ? count : 1, sizeof *pieces);
+    if (pieces == NULL) {
+        return ENOMEM;
+    }
+    if (read_caller(pid, header.pieces, pieces, count * sizeof *pieces) != 0) {
+        free(pieces);
+        return EFAULT;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (pieces[i].length > SEND_MAX || total + pieces[i].length > SEND_MAX) {
+            if (type != SOCK_STREAM) {
+                free(pieces);
+                return EMSGSIZE;
+            }
+            pieces[i].length = SEND_MAX - total; /* a stream sends part, as the kernel may */
+        }
+        total += (size_t)pieces[i].length;
+    }
+    call->data = malloc(total > 0 ? total : 1);
+    if (call->data == NULL) {
+        free(pieces);
+        return ENOMEM;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (read_caller(pid, pieces[i].base, call->data + call->data_length, (size_t)pieces[i].length) != 0) {
+            free(pieces);
+            return EFAULT;
+        }
+        call->data_length += (size_t)pieces[i].length;
+    }
+    free(pieces);
+    if (header.control_length == 0) {
+        return 0;
+    }
+    static size_t control_max;
+    if (control_max == 0) {
+        control_max = CONTROL_MAX;
+        FILE *bound = fopen("/proc/sys/net/core/optmem_max", "re");
+        unsigned long value;
+        if (bound != NULL) {
+            if (fscanf(bound, "%lu", &value) == 1 && value > 0 && value < CONTROL_MAX) {
+                control_max = (size_t)value;
+            }
+            fclose(bound);
+        }
+    }
+    if (header.control_length > control_max) {
+        return ENOBUFS;
+    }
+    call->control_length = (size_t)header.control_length;
+    call->control = malloc(call->control_length);
+    if (call->control == NULL) {
+        return ENOMEM;
+    }
+    if (read_caller(pid, header.control, call->control, call->control_length) != 0) {
+        return EFAULT;
+    }
+    /* the caller's descriptor numbers mean nothing here: each becomes the guard's copy
+     * (the entries walked as the kernel walks them: a header of the kernel's layout, then
+     * the data, each entry aligned to 8 bytes) */
+    size_t at = 0;
+    while (call->control_length - at >= sizeof(struct caller_control)) {
+        struct caller_control entry;
+        memcpy(&entry, call->control + at, sizeof entry);
+        if (entry.length < sizeof entry || entry.length > call->control_length - at) {
+            return EINVAL;
+        }
+        if (entry.level == SOL_SOCKET && entry.type == SCM_RIGHTS) {
+            size_t numbers = (size_t)(entry.length - sizeof entry) / sizeof(int);
+            if (numbers > (size_t)(SCM_MAX_FD - call->passed_count)) {
+                return EINVAL;
+            }
+            char *data = call->control + at + sizeof entry;
+            for (size_t i = 0; i < numbers; i++) {
+                int number;
+                memcpy(&number, data + i * sizeof number, sizeof number);
+                int own = (int)syscall(SYS_pidfd_getfd, pidfd, number, 0);
+                if (own < 0) {
+                    return EBADF;
+                }
+                call->passed[call->passed_count++] = own;
+                memcpy(data + i * sizeof own, &own, sizeof own);
+            }
+        }
+        size_t aligned = ((size_t)entry.length + 7) & ~(size_t)7;
+        if (aligned >= call->control_length - at) {
+            break;
+        }
+        at += aligned;
+    }
+    return 0;
+}
+
+/*
  * One call: the answer it gets, or the call made (at once, or in a thread of its own when
  * the socket blocks). 0 when it is dealt with, or an errno to answer with.
  */
@@ -653,10 +862,12 @@ static int handle(const struct seccomp_notif *notification, struct call *call)
         return ENOSYS;
     }
     call->nr = notification->data.nr;
-    if (call->nr != SYS_connect && call->nr != SYS_sendto) {
+    int sends_message = call->nr == SYS_sendmsg || call->nr == SYS_sendmmsg;
+    if (call->nr != SYS_connect && call->nr != SYS_sendto && !sends_message) {
         return ENOSYS;
     }
     pid_t pid = (pid_t)notification->pid;
+    call->pid = pid;
     int pidfd = open_caller(pid);
     if (pidfd < 0 || !waiting(notification->id)) {
         if (pidfd >= 0) {
@@ -683,6 +894,26 @@ static int handle(const struct seccomp_notif *notification, struct call *call)
     if (call->nr == SYS_connect) {
         address_at = notification->data.args[1];
         address_length = (long long)(int)notification->data.args[2];
+    } else if (sends_message) {
+        __u64 header_at = notification->data.args[1];
+        if (call->nr == SYS_sendmmsg) {
+            /* one message per call, as the kernel may send fewer than asked: the caller
+             * sends the rest with the next */
+            if ((unsigned int)notification->data.args[2] == 0) {
+                answer(notification->id, 0, 0);
+                release(call);
+                close(pidfd);
+                return 0;
+            }
+            call->sent_length_at = header_at + offsetof(struct caller_entry, length);
+            call->flags = (int)notification->data.args[3];
+        } else {
+            call->flags = (int)notification->data.args[2];
+        }
+        error = read_message(pid, pidfd, header_at, type, call, &address_at, &address_length);
+        if (error != 0) {
+            goto done;
+        }
     } else {
         address_at = notification->data.args[4];
         address_length = (long long)(int)notification->data.args[5];
@@ -721,10 +952,7 @@ static int handle(const struct seccomp_notif *notification, struct call *call)
         error = register_namespace(call->socket);
         if (error == 0) {
             answer(notification->id, 0, 0);
-            close(call->socket);
-            call->socket = -1;
-            free(call->data);
-            free(call);
+            release(call);
         }
         goto done;
     }
@@ -768,19 +996,13 @@ static int handle(const struct seccomp_notif *notification, struct call *call)
     int flags = fcntl(call->socket, F_GETFL);
     int blocks = flags >= 0 && (flags & O_NONBLOCK) == 0 && (call->nr == SYS_connect || (call->flags & MSG_DONTWAIT) == 0);
     close(pidfd);
-    if (blocks && call->nr == SYS_sendto && type != SOCK_STREAM) {
+    if (blocks && call->nr != SYS_connect && type != SOCK_STREAM) {
         /* a datagram goes whole or not at all: sent at once when it can be, and only a
          * full send buffer makes a worker wait for room */
-        ssize_t sent = sendto(call->socket, call->data, call->data_length, call->flags | MSG_DONTWAIT,
-            (struct sockaddr *)&call->address, call->address_length);
+        ssize_t sent = send_copy(call, MSG_DONTWAIT);
         if (sent >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-            answer(call->id, sent < 0 ? 0 : (long long)sent, sent < 0 ? errno : 0);
-            close(call->socket);
-            if (call->file >= 0) {
-                close(call->file);
-            }
-            free(call->data);
-            free(call);
+            answer_send(call, pid, sent);
+            release(call);
             return 0;
         }
     }
@@ -825,14 +1047,7 @@ static void serve(const struct seccomp_notif_sizes *sizes)
     if (error != 0) {
         answer(notification->id, 0, error);
         if (call != NULL) {
-            if (call->socket >= 0) {
-                close(call->socket);
-            }
-            if (call->file >= 0) {
-                close(call->file);
-            }
-            free(call->data);
-            free(call);
+            release(call);
         }
     }
     free(notification);
@@ -918,56 +1133,38 @@ static void supervise(pid_t command, int channel)
     }
 }
 
-/* The child's report to the parent: the listener (SCM_RIGHTS) with 0, or an errno and no descriptor. */
+/* The child's report to the parent: the listener's number with 0, or -1 and an errno. It is
+ * written, not sent with SCM_RIGHTS: the child's sendmsg(2) goes to the guard already. */
 static void report(int channel, int fd, int error)
 {
-    char control[CMSG_SPACE(sizeof(int))];
-    memset(control, 0, sizeof control);
-    struct iovec data = {.iov_base = &error, .iov_len = sizeof error};
-    struct msghdr message;
-    memset(&message, 0, sizeof message);
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    if (fd >= 0) {
-        message.msg_control = control;
-        message.msg_controllen = sizeof control;
-        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
-        header->cmsg_level = SOL_SOCKET;
-        header->cmsg_type = SCM_RIGHTS;
-        header->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(header), &fd, sizeof fd);
-    }
-    if (sendmsg(channel, &message, 0) < 0) {
+    int words[2] = {fd, error};
+    if (write(channel, words, sizeof words) != (ssize_t)sizeof words) {
         _exit(1);
     }
 }
 
-/* The parent's side of report: the listener, or -1 with *error set. */
-static int receive(int channel, int *error)
+/* The parent's side of report: the listener, taken from the child, or -1 with *error set. */
+static int receive(int channel, pid_t child, int *error)
 {
-    char control[CMSG_SPACE(sizeof(int))];
-    struct iovec data = {.iov_base = error, .iov_len = sizeof *error};
-    struct msghdr message;
-    memset(&message, 0, sizeof message);
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    *error = EPROTO;
+    int words[2];
     ssize_t got;
     do {
-        got = recvmsg(channel, &message, MSG_CMSG_CLOEXEC);
+        got = read(channel, words, sizeof words);
     } while (got < 0 && errno == EINTR);
-    if (got != (ssize_t)sizeof *error) {
+    if (got != (ssize_t)sizeof words) {
         *error = EPROTO;
         return -1;
     }
-    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
-    if (header == NULL || header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) {
+    *error = words[1];
+    if (words[0] < 0) {
         return -1;
     }
-    int fd;
-    memcpy(&fd, CMSG_DATA(header), sizeof fd);
+    int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+    int fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, words[0], 0);
+    *error = fd < 0 ? errno : 0;
+    if (pidfd >= 0) {
+        close(pidfd);
+    }
     return fd;
 }
 
@@ -996,7 +1193,13 @@ void unix_guard_start(void)
     if (command == 0) {
         close(channel[0]);
         int fd = install_guard_filter();
-        report(channel[1], fd, fd < 0 ? errno : 0);
+        int error = fd < 0 ? errno : 0;
+        /* for the parent to take the listener (pidfd_getfd): nothing but this process and
+         * the helper runs in the sandbox yet, and the command's exec sets the flag anyway */
+        if (fd >= 0 && prctl(PR_SET_DUMPABLE, 1L, 0L, 0L, 0L) != 0) {
+            _exit(1);
+        }
+        report(channel[1], fd, error);
         /* the parent has the listener (or gave up) when it answers */
         char byte;
         if (read(channel[1], &byte, 1) != 1 || byte != '!') {
@@ -1010,7 +1213,7 @@ void unix_guard_start(void)
     }
     close(channel[1]);
     int error;
-    listener = receive(channel[0], &error);
+    listener = receive(channel[0], command, &error);
     if (listener < 0 && !(nested && error == EBUSY)) {
         kill(command, SIGKILL);
         if (error == EBUSY) {

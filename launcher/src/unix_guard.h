@@ -4,11 +4,11 @@
  * of reach whenever the host makes them, and the sandbox's own keep working.
  *
  * The sandbox's first program forks. The child installs a seccomp filter with a listener
- * (seccomp_filter.c: connect(2), and sendto(2) with an address), hands the listener to the
- * parent and becomes the command. The parent, not under that filter and not dumpable (the
- * command can neither trace it nor read its memory), answers each call for the kernel:
- * it takes the caller's socket (pidfd_getfd), reads the address once, and for a Unix
- * path opens the file as the caller would find it (its root, its working directory, its
+ * (seccomp_filter.c: connect(2), sendmsg(2), sendmmsg(2), and sendto(2) with an address),
+ * hands the listener to the parent and becomes the command. The parent, not under that
+ * filter and not dumpable (the command can neither trace it nor read its memory), answers
+ * each call for the kernel: it takes the caller's socket (pidfd_getfd), reads the address
+ * (and a message's bytes and descriptors) once, and for a Unix path opens the file as the caller would find it (its root, its working directory, its
  * mount namespace), decides on that open file, and makes the call itself on the caller's
  * socket through /proc/self/fd, so that nothing the caller changes after the check counts.
  * It never lets the kernel go on with the caller's own arguments. It then waits for the

@@ -7,8 +7,8 @@
  * prints the nanoseconds per call, one line each: NAME NS. Then what the socket guard
  * of the shared /tmp (--share-tmp) answers for: a connect(2) to a Unix socket of its own
  * in $TMPDIR (or /tmp) and to a TCP listener on 127.0.0.1 (each with the socket's
- * creation, the accept and the closes around it), and a sendto(2) with an address to a
- * UDP socket on 127.0.0.1. Run it outside a sandbox and inside one; the difference is
+ * creation, the accept and the closes around it), a sendto(2) with an address to a UDP
+ * socket on 127.0.0.1, and a sendmsg(2) on a connected one. Run it outside a sandbox and inside one; the difference is
  * the filter's (and, with --share-tmp, the guard's).
  */
 #define _GNU_SOURCE
@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,5 +123,21 @@ int main(void)
         }
     }
     printf("sendto-udp %.1f\n", (now() - start) / (double)CONNECTS);
+
+    /* sendmsg(2) on a connected socket, which the guard answers too (its address is in memory) */
+    if (connect(sender, (struct sockaddr *)&loopback, sizeof loopback) != 0) {
+        perror("sendmsg-udp");
+        return 1;
+    }
+    struct iovec piece = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr message = {.msg_iov = &piece, .msg_iovlen = 1};
+    start = now();
+    for (long i = 0; i < CONNECTS; i++) {
+        if (sendmsg(sender, &message, 0) != 1 || recv(receiver, &byte, 1, 0) != 1) {
+            perror("sendmsg-udp");
+            return 1;
+        }
+    }
+    printf("sendmsg-udp %.1f\n", (now() - start) / (double)CONNECTS);
     return 0;
 }

@@ -87,19 +87,72 @@ class SharedTmpIT {
                 t.join()
             """;
 
-    /** Inside: a datagram to the host's socket (argv[1]), and one to a socket of its own. */
-    private static final String DATAGRAMS = """
-            import socket, sys
+    /** ctypes' view of sendmsg's and sendmmsg's structures (x86-64 and arm64 alike). */
+    private static final String MESSAGE_STRUCTS = """
+            import ctypes, os
+            libc = ctypes.CDLL(None, use_errno=True)
+            class iovec(ctypes.Structure):
+                _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+            class msghdr(ctypes.Structure):
+                _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.c_void_p),
+                            ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                            ("flags", ctypes.c_int)]
+            class mmsghdr(ctypes.Structure):
+                _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
+            """;
+
+    /**
+     * Inside: datagrams to the host's socket (argv[1]) with sendto, sendmsg and sendmmsg, and
+     * the same to a socket of its own, sendmsg passing a descriptor along.
+     */
+    private static final String DATAGRAMS = MESSAGE_STRUCTS + """
+            import array, socket, sys
             out = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            def mmsg(path, texts):
+                # sends them all, as callers do when sendmmsg sends fewer than asked
+                address = ctypes.create_string_buffer(b"\\x01\\x00" + path.encode() + b"\\0", 110)
+                msgs = (mmsghdr * len(texts))()
+                keep = []
+                for i, t in enumerate(texts):
+                    b = ctypes.create_string_buffer(t)
+                    v = iovec(ctypes.cast(b, ctypes.c_void_p), len(t))
+                    keep += [b, v]
+                    msgs[i].hdr.name = ctypes.cast(address, ctypes.c_void_p)
+                    msgs[i].hdr.namelen = 2 + len(path) + 1
+                    msgs[i].hdr.iov = ctypes.cast(ctypes.pointer(v), ctypes.c_void_p)
+                    msgs[i].hdr.iovlen = 1
+                sent = 0
+                while sent < len(texts):
+                    n = libc.sendmmsg(out.fileno(), ctypes.byref(msgs, sent * ctypes.sizeof(mmsghdr)),
+                                      len(texts) - sent, 0)
+                    if n < 0:
+                        return "refused " + os.strerror(ctypes.get_errno())
+                    sent += n
+                return "sent %d, lengths %s" % (sent, [m.len for m in msgs])
             try:
                 out.sendto(b'from inside', sys.argv[1])
                 print("datagram sent to the host")
             except OSError as e:
                 print("datagram refused", e.strerror)
+            try:
+                out.sendmsg([b'from inside', b' by sendmsg'], [], 0, sys.argv[1])
+                print("sendmsg sent to the host")
+            except OSError as e:
+                print("sendmsg refused", e.strerror)
+            print("sendmmsg to the host:", mmsg(sys.argv[1], [b'one', b'two']))
             own = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             own.bind('/tmp/own.dgram')
             out.sendto(b'to myself', '/tmp/own.dgram')
             print("own datagram:", own.recv(100).decode())
+            r, w = os.pipe()
+            out.sendmsg([b'to myself', b' by sendmsg'],
+                        [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [r]).tobytes())], 0, '/tmp/own.dgram')
+            got, ancillary, _, _ = own.recvmsg(100, socket.CMSG_SPACE(4))
+            passed = array.array('i', ancillary[0][2][:4])[0]
+            os.write(w, b'through the pipe passed along')
+            print("own sendmsg:", got.decode(), "/", os.read(passed, 100).decode())
+            print("own sendmmsg:", mmsg('/tmp/own.dgram', [b'one', b'two']), own.recv(100).decode(),
+                  own.recv(100).decode())
             """;
 
     /** Inside: TCP and UDP on the loopback, to show the guard leaves them alone. */
@@ -157,8 +210,11 @@ class SharedTmpIT {
                             late + " refused", deep + " refused",
                             "/tmp/own.sock own: hello from inside", "/tmp/mine/deeper/own.sock own: hello from inside",
                             "/tmp/later/deep/own.sock own: hello from inside",
-                            "datagram refused", "own datagram: to myself", "tcp works", "udp works")
-                    .stdoutDoesNotContain("hello from the host", "datagram sent");
+                            "datagram refused", "own datagram: to myself", "tcp works", "udp works",
+                            "sendmsg refused Connection refused", "sendmmsg to the host: refused Connection refused",
+                            "own sendmsg: to myself by sendmsg / through the pipe passed along",
+                            "own sendmmsg: sent 2, lengths [3, 3] one two")
+                    .stdoutDoesNotContain("hello from the host", "datagram sent", "sendmsg sent");
             pause(200);
             assertThat(tmp.resolve("late.dgram.got")).as("what the host's datagram socket got").doesNotExist();
             // what the sandbox bound is there for the host to see, as any file in the shared /tmp
@@ -170,6 +226,17 @@ class SharedTmpIT {
                 }
             }
         }
+    }
+
+    /** A temp dir that is /tmp itself is its own view: each rule once (a home below it had every view twice). */
+    @Test
+    void A_Temp_Dir_That_Is_Tmp_Itself_Is_Shared_With_Each_Rule_Once() {
+        String line = sandbox.command("--share-tmp", "--dry-run", "--", "true").env("TMPDIR", "/tmp").run()
+                .succeeds().stdout();
+        assertThat(line.split("--bind-try /tmp /tmp ", -1)).as(line).hasSize(2);
+        sandbox.command("--share-tmp", "--", "sh", "-c", "echo shared > /tmp/agent-sandbox-shared-once-$$ && rm"
+                + " /tmp/agent-sandbox-shared-once-$$ && echo ok").env("TMPDIR", "/tmp").run().succeeds()
+                .stdoutIs("ok\n");
     }
 
     /** tmux needs a terminal type, and a shell (the test user's login shell is nologin). */
@@ -239,13 +306,12 @@ class SharedTmpIT {
     }
 
     /**
-     * Inside: connect(2) and sendto(2) with addresses too long, too short, unreadable, on a
-     * descriptor that is no socket or none; prints each answer, then connects to a socket of
-     * its own (the guard is still there to answer).
+     * Inside: connect(2), sendto(2), sendmsg(2) and sendmmsg(2) with addresses or messages
+     * too long, too short, unreadable, on a descriptor that is no socket or none; prints each
+     * answer, then connects to a socket of its own (the guard is still there to answer).
      */
-    private static final String HOSTILE = """
-            import ctypes, os, socket, threading
-            libc = ctypes.CDLL(None, use_errno=True)
+    private static final String HOSTILE = MESSAGE_STRUCTS + """
+            import socket, threading
             def answer(what, r):
                 print(what, r, os.strerror(ctypes.get_errno()) if r < 0 else "")
             s = socket.socket(socket.AF_UNIX)
@@ -258,6 +324,30 @@ class SharedTmpIT {
             d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             answer("sendto unreadable:", libc.sendto(d.fileno(), b"x", 1, 0, ctypes.c_void_p(16), 20))
             answer("sendto too long:", libc.sendto(d.fileno(), b"x", 1, 0, address, 1000))
+            answer("sendmsg unreadable:", libc.sendmsg(d.fileno(), ctypes.c_void_p(16), 0))
+            h = msghdr()
+            h.iovlen = 2000
+            answer("sendmsg too many pieces:", libc.sendmsg(d.fileno(), ctypes.byref(h), 0))
+            h.iovlen = 1
+            h.iov = 16
+            answer("sendmsg unreadable piece list:", libc.sendmsg(d.fileno(), ctypes.byref(h), 0))
+            h.iovlen = 0
+            big = ctypes.create_string_buffer(2 * 1024 * 1024)
+            h.control = ctypes.cast(big, ctypes.c_void_p)
+            h.controllen = 100
+            answer("sendmsg ancillary data of zeros:", libc.sendmsg(d.fileno(), ctypes.byref(h), 0))
+            h.controllen = 2 * 1024 * 1024
+            answer("sendmsg too much ancillary data:", libc.sendmsg(d.fileno(), ctypes.byref(h), 0))
+            answer("sendmmsg of none:", libc.sendmmsg(d.fileno(), ctypes.byref(h), 0, 0))
+            answer("sendmmsg unreadable:", libc.sendmmsg(d.fileno(), ctypes.c_void_p(16), 1, 0))
+            import signal
+            signal.signal(signal.SIGPIPE, lambda *a: print("got SIGPIPE"))
+            one, other = socket.socketpair()
+            other.close()
+            try:
+                one.sendmsg([b"x"])
+            except OSError as e:
+                print("sendmsg to a closed peer:", e.strerror)
             own = socket.socket(socket.AF_UNIX)
             own.bind("/tmp/after-hostile.sock")
             own.listen()
@@ -272,7 +362,10 @@ class SharedTmpIT {
                 .stdoutContains("afterwards: own socket connected").stdout();
         sandbox.run("--share-tmp", "--", "python3", "-c", HOSTILE).succeeds()
                 .stdoutContains("length 1000: -1 Invalid argument", "unreadable: -1 Bad address",
-                        "no socket: -1 Socket operation on non-socket")
+                        "no socket: -1 Socket operation on non-socket", "sendmsg too many pieces: -1 Message too long",
+                        "sendmsg ancillary data of zeros: -1 Invalid argument",
+                        "sendmsg too much ancillary data: -1 No buffer space available", "sendmmsg of none: 0",
+                        "got SIGPIPE", "sendmsg to a closed peer: Broken pipe")
                 .stdoutIs(without);
     }
 

@@ -290,7 +290,10 @@ public final class PlanBuilder {
         decisions = new ArrayList<>(Specificity.decide(candidates));
         WorkDirChecks.notExcluded(env.workDir(), realWork, decisions);
         if (shareTmp) {
-            decisions.addAll(Views.mirror(decisions, sharedTmp, Inside.TMP));
+            if (!sharedTmp.equals(Inside.TMP)) {
+                // (a temp dir that is /tmp already is its own view: a mirror would say every rule twice)
+                decisions.addAll(Views.mirror(decisions, sharedTmp, Inside.TMP));
+            }
             notes.add("tmp: /tmp is the host temp dir " + sharedTmp + " (shared), every rule below it applies at"
                     + " /tmp too");
         }
