@@ -194,20 +194,7 @@ class TerminalIT {
         type(sandboxLine("--share-tmp", "--", "sh", "-c", "exit 7") + "; echo status=$?");
         assertThat(screen()).contains("status=7");
 
-        tmux("send-keys", "-l", sandboxLine("--share-tmp", "--", "sh", "-c", "echo st''arted; read line; echo got-$line"))
-                .succeeds();
-        tmux("send-keys", "Enter").succeeds();
-        awaitScreen("the command's start", s -> s.contains("started"));
-        tmux("send-keys", "C-z").succeeds();
-        awaitScreen("the job stopped", s -> s.contains("Stopped"));
-        type("echo shell-$((6*7))");
-        assertThat(screen()).containsPattern("(?m)^shell-42$");
-        tmux("send-keys", "-l", "fg").succeeds();
-        tmux("send-keys", "Enter").succeeds();
-        pause(1000);
-        tmux("send-keys", "-l", "back").succeeds();
-        tmux("send-keys", "Enter").succeeds();
-        awaitScreen("the command's end after fg", s -> s.contains("got-back"));
+        stopAndContinue("--share-tmp");
 
         tmux("send-keys", "-l", sandboxLine("--share-tmp", "--", "sh", "-c", "echo sl''eeping; sleep 60")
                 + "; echo status=$?").succeeds();
@@ -219,12 +206,22 @@ class TerminalIT {
 
     @Test
     void Ctrl_Z_Stops_The_Run_And_Fg_Continues_It() {
-        tmux("send-keys", "-l", sandboxLine("--", "sh", "-c", "echo st''arted; read line; echo got-$line")).succeeds();
+        stopAndContinue();
+    }
+
+    /**
+     * A run of agent-sandbox with {@code flags} that reads a line: Ctrl-Z stops it, the
+     * shell has the terminal (the line typed then is the shell's, not the sandbox's), and
+     * {@code fg} brings the run back to read its line.
+     */
+    private void stopAndContinue(String... flags) {
+        List<String> line = new java.util.ArrayList<>(List.of(flags));
+        line.addAll(List.of("--", "sh", "-c", "echo st''arted; read line; echo got-$line"));
+        tmux("send-keys", "-l", sandboxLine(line.toArray(new String[0]))).succeeds();
         tmux("send-keys", "Enter").succeeds();
         awaitScreen("the command's start", s -> s.contains("started"));
         tmux("send-keys", "C-z").succeeds();
         awaitScreen("the job stopped", s -> s.contains("Stopped"));
-        // the shell has the terminal again: this line is the shell's, not the sandbox's
         type("echo shell-$((6*7))");
         assertThat(screen()).containsPattern("(?m)^shell-42$");
         tmux("send-keys", "-l", "fg").succeeds();

@@ -70,17 +70,7 @@ public final class GitLiveWatch {
             stopped = true;
             notifyAll();
         }
-        boolean interrupted = false;
-        while (thread.isAlive()) {
-            try {
-                thread.join();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        agentsandbox.core.Threads.joinFully(thread);
         synchronized (this) {
             return new ArrayList<>(lines);
         }

@@ -108,20 +108,7 @@ public final class LiveApply {
             stopped = true;
             notifyAll();
         }
-        if (thread.isAlive()) {
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    thread.join();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        agentsandbox.core.Threads.joinFully(thread);
         for (int i = 0; i < views.size(); i++) {
             // the watch has ended: nothing else reads seen[]. A view whose refs, HEAD and index
             // are as they were when it last applied cleanly has nothing new for the host (objects

@@ -177,18 +177,7 @@ public final class Preparation implements AutoCloseable {
 
     /** Waits for the second thread to end. */
     private void join() {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                thread.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        agentsandbox.core.Threads.joinFully(thread);
     }
 
     /**
