@@ -31,7 +31,7 @@
  * sandbox's resolv.conf names) as the DNS filter: a name on the list is asked of the
  * host's resolver (through a socket made in the host's namespace before the anchor left
  * it) and each IPv4 address of the answer gets a route through the stack before the
- * answer goes back; any other name is answered NXDOMAIN and written, once, to the run's
+ * answer goes back (never one the anchor blocks: see routable); any other name is answered NXDOMAIN and written, once, to the run's
  * record (NET_REFUSED_VARIABLE, opened on the host side before). So only the addresses of
  * allowed names are reachable, for every program. Before it reads anything from the
  * sandbox, the anchor confines itself (confine_filter): an empty root, and only
@@ -417,9 +417,46 @@ static uint16_t next_id(void)
     return (uint16_t)(state >> 24);
 }
 
+/* Whether IPv4 address a is in net/prefix. */
+static int ipv4_in(const unsigned char a[4], const unsigned char net[4], unsigned int prefix)
+{
+    for (unsigned int bit = 0; bit < prefix; bit++) {
+        unsigned char mask = (unsigned char)(0x80u >> (bit % 8));
+        if ((a[bit / 8] & mask) != (net[bit / 8] & mask)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Whether an address a DNS answer gave may get a route through the stack: never one the
+ * anchor blocked (the host's own, link-local and so the cloud metadata service: a route for
+ * one address would win over the "prohibit" route of its range), nor one of the ranges no
+ * host outside has (this network, loopback, the stack's own, multicast, reserved). */
+static int routable(const unsigned char a[4], const struct blocked *blocked, size_t count)
+{
+    static const struct {
+        unsigned char net[4];
+        unsigned int prefix;
+    } never[] = {{{0, 0, 0, 0}, 8}, {{127, 0, 0, 0}, 8}, {{10, 0, 2, 0}, 24}, {{224, 0, 0, 0}, 4},
+                 {{240, 0, 0, 0}, 4}};
+    for (size_t i = 0; i < sizeof never / sizeof never[0]; i++) {
+        if (ipv4_in(a, never[i].net, never[i].prefix)) {
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (blocked[i].family == AF_INET && ipv4_in(a, blocked[i].address, blocked[i].prefix)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* The DNS filter (see the top of this file): serves listen until the anchor is killed. */
 __attribute__((noreturn))
-static void serve_filter(int listen_socket, const struct filter *f, int netlink, int device)
+static void serve_filter(int listen_socket, const struct filter *f, int netlink, int device,
+                         const struct blocked *blocked, size_t count)
 {
     static struct pending pending[PENDING_MAX];
     static uint8_t message[DNS_MESSAGE_MAX];
@@ -491,8 +528,11 @@ static void serve_filter(int listen_socket, const struct filter *f, int netlink,
             }
             p->used = 0;
             uint8_t addresses[64][4];
-            int count = dns_answer_addresses(message, (size_t)n, addresses, 64);
-            for (int i = 0; i < count && routes < ROUTES_MAX; i++) {
+            int answered = dns_answer_addresses(message, (size_t)n, addresses, 64);
+            for (int i = 0; i < answered && routes < ROUTES_MAX; i++) {
+                if (!routable(addresses[i], blocked, count)) {
+                    continue; /* stays behind its "prohibit" route, as without the list */
+                }
                 uint32_t key;
                 memcpy(&key, addresses[i], 4);
                 int known = 0;
@@ -619,7 +659,7 @@ static void anchor(int user, int net, const struct blocked *blocked, size_t coun
         _exit(1);
     }
     close(f->status);
-    serve_filter(listen_socket, f, netlink, device);
+    serve_filter(listen_socket, f, netlink, device, blocked, count);
 }
 
 /* Starts the stack against the anchor; its pid. ready and quit are its ends of the pipes. */

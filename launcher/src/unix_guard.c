@@ -681,7 +681,9 @@ static void perform(struct call *call)
 /*
  * The calls that may block (a blocking socket) are made by worker threads, so that a slow
  * connect holds up no other call. The workers stay (a thread's start and end cost far more
- * than the call here); a new one starts when none is idle, up to WORKERS_MAX.
+ * than the call here); a new one starts when none is idle, up to WORKERS_MAX. Beyond that
+ * and QUEUE_MAX calls waiting for a worker, a blocking call is answered EAGAIN (as a full
+ * backlog answers a non-blocking connect), never made by the thread that answers the rest.
  */
 #define WORKERS_MAX 64
 #define QUEUE_MAX 64
@@ -1006,8 +1008,13 @@ static int handle(const struct seccomp_notif *notification, struct call *call)
             return 0;
         }
     }
-    if (!blocks || hand_over(call) != 0) {
+    if (!blocks) {
         perform(call);
+    } else if (hand_over(call) != 0) {
+        /* every worker waits on a call of its own and the queue is full: made here, the call
+         * would hold up every other, so the caller is told to try again */
+        answer(call->id, 0, EAGAIN);
+        release(call);
     }
     return 0;
 done:

@@ -180,6 +180,85 @@ class NetworkAllowIT {
         r.stdoutContains(h.refused() + " no answer", h.allowed() + " no answer").stdoutDoesNotContain("answered");
     }
 
+    /** A resolver of the test's own on 127.0.0.1:53: two names, the first with the metadata address. */
+    private static final String RESOLVER = """
+            import socket, struct, sys
+            answers = {"meta.test": "169.254.169.254", "ok.test": "203.0.113.7"}
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("127.0.0.1", 53))
+            open(sys.argv[1], "w").close()
+            while True:
+                q, peer = s.recvfrom(512)
+                i, labels = 12, []
+                while q[i]:
+                    labels.append(q[i + 1:i + 1 + q[i]].decode())
+                    i += 1 + q[i]
+                name, qtype = ".".join(labels).lower(), struct.unpack(">H", q[i + 1:i + 3])[0]
+                question, address = q[12:i + 5], answers.get(name)
+                if address and qtype == 1:
+                    record = b"\\xc0\\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton(address)
+                    s.sendto(q[:2] + struct.pack(">HHHHH", 0x8180, 1, 1, 0, 0) + question + record, peer)
+                else:
+                    code = 0x8180 if address else 0x8183
+                    s.sendto(q[:2] + struct.pack(">HHHHH", code, 1, 0, 0, 0) + question, peer)
+            """;
+
+    /**
+     * The host of {@link #An_Allowed_Name_Answered_With_A_Blocked_Address_Gets_No_Route}: a
+     * user, network and mount namespace of the test user's own, whose resolv.conf names the
+     * resolver above; runs agent-sandbox there with both names allowed. $1 the directory,
+     * $2 the launcher, $3 the probe.
+     */
+    private static final String FAKE_HOST = """
+            set -e
+            ip link set lo up
+            mount --bind "$1/resolv.conf" /etc/resolv.conf
+            python3 -c "$(cat "$1/resolver.py")" "$1/ready" &
+            resolver=$!
+            i=0; while [ ! -e "$1/ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+            status=0
+            setpriv --inh-caps=-all --ambient-caps=-all "$2" --allow-host meta.test --allow-host ok.test -- \
+                python3 -c "$3" || status=$?
+            kill $resolver
+            exit $status
+            """;
+
+    /**
+     * An allowed name whose answer is a blocked address (the cloud metadata service's, which
+     * a wildcard's owner can put in DNS) gets no route through the stack: a route for one
+     * address would win over the "prohibit" route of its range. An ordinary answer is routed.
+     */
+    @Test
+    void An_Allowed_Name_Answered_With_A_Blocked_Address_Gets_No_Route() {
+        java.nio.file.Path dir = sandbox.project("fake-host");
+        sandbox.mkdirs(dir);
+        sandbox.write(dir.resolve("resolv.conf"), "nameserver 127.0.0.1\n");
+        sandbox.write(dir.resolve("resolver.py"), RESOLVER);
+        sandbox.chownAll();
+        String probe = """
+                import socket, subprocess
+                def routes(address):
+                    r = subprocess.run(["ip", "route", "show", address], capture_output=True, text=True)
+                    return r.stdout.strip() or "none"
+                for name in ("meta.test", "ok.test"):
+                    print(name, socket.gethostbyname(name))
+                print("own route of 169.254.169.254:", routes("169.254.169.254"))
+                s = socket.socket()
+                s.settimeout(3)
+                try:
+                    s.connect(("169.254.169.254", 80))
+                    print("metadata: connected")
+                except OSError as e:
+                    print("metadata:", e.strerror)
+                print("own route of 203.0.113.7:", routes("203.0.113.7"))
+                """;
+        sandbox.runOnHost("unshare", "-U", "-n", "-m", "-c", "--keep-caps", "sh", "-c", FAKE_HOST, "sh",
+                dir.toString(), sandbox.launcher().toString(), probe).succeeds()
+                .stdoutContains("meta.test 169.254.169.254", "ok.test 203.0.113.7",
+                        "own route of 169.254.169.254: none", "metadata: Permission denied",
+                        "own route of 203.0.113.7: 203.0.113.7 via 10.0.2.2 dev tap0");
+    }
+
     @Test
     void The_Sandbox_Finds_No_Record_To_Write_And_What_It_Asks_For_Is_Only_Data() {
         // the record is in the run's host-side directory, hidden in the sandbox; a name with

@@ -228,6 +228,42 @@ class SharedTmpIT {
         }
     }
 
+    /**
+     * Inside: 140 threads connect to a listener of its own that never accepts, more than the
+     * guard's workers and queue hold; the guard answers the rest EAGAIN, and a call that
+     * cannot block is still answered at once.
+     */
+    private static final String WORKERS_TAKEN = """
+            import errno, os, socket, threading, time
+            srv = socket.socket(socket.AF_UNIX)
+            srv.bind("/tmp/never-accepts.sock")
+            srv.listen(0)
+            again = []
+            def stuck():
+                c = socket.socket(socket.AF_UNIX)
+                try:
+                    c.connect("/tmp/never-accepts.sock")
+                except OSError as e:
+                    if e.errno == errno.EAGAIN:
+                        again.append(1)
+            for i in range(140):
+                threading.Thread(target=stuck, daemon=True).start()
+            time.sleep(3)
+            d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            d.bind("/tmp/still-answered.dgram")
+            o = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            o.setblocking(False)
+            o.sendto(b"answered", "/tmp/still-answered.dgram")
+            print("datagram:", d.recv(100).decode(), "; told to try again:", len(again) > 0, flush=True)
+            os._exit(0)
+            """;
+
+    @Test
+    void Blocking_Calls_Beyond_The_Guards_Workers_Are_Told_To_Try_Again_And_The_Rest_Is_Answered() {
+        sandbox.run("--share-tmp", "--", "python3", "-c", WORKERS_TAKEN).succeeds()
+                .stdoutIs("datagram: answered ; told to try again: True\n");
+    }
+
     /** A temp dir that is /tmp itself is its own view: each rule once (a home below it had every view twice). */
     @Test
     void A_Temp_Dir_That_Is_Tmp_Itself_Is_Shared_With_Each_Rule_Once() {
