@@ -332,7 +332,9 @@ class GitViewIT {
         SandboxCli.Started run = sandbox.command("--", "sh", "-c", "cp -r .git evil && " + fsmonitor
                 + " >> evil/config && mkdir sub && cd sub && git init -q && echo s > s && git add s && " + GIT
                 + " commit -q -m s && " + fsmonitor + " >> .git/config && cd .. && git add sub"
-                + " && echo ../evil > .git/commondir && touch " + planted + " && sleep 30").start();
+                + " && echo ../evil > .git/commondir"
+                // read-only directories, so that a rename by the user's own rights fails
+                + " && chmod 555 evil .git sub/.git && touch " + planted + " && sleep 30").start();
         run.awaitFile(planted, Duration.ofSeconds(30));
         Thread.sleep(2 * 200 + 300); // the watch looks every 200 ms
         // the host's git, as the user or an IDE runs it while the sandbox works
@@ -360,7 +362,8 @@ class GitViewIT {
         SandboxCli.Started run = sandbox.command("--", "sh", "-c", "mkdir fresh && cd fresh && git init -q"
                 + " && printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n' >> .git/config"
                 + " && printf '#!/bin/sh\\ntouch " + marker + "\\n' > .git/hooks/post-checkout"
-                + " && chmod +x .git/hooks/post-checkout && touch " + planted + " && sleep 30").start();
+                + " && chmod +x .git/hooks/post-checkout && chmod 555 .git .git/hooks && touch " + planted
+                + " && sleep 30").start();
         run.awaitFile(planted, Duration.ofSeconds(30));
         Thread.sleep(2 * 200 + 300); // the watch looks every 200 ms
         sandbox.git("-C", "fresh", "status", "--porcelain");

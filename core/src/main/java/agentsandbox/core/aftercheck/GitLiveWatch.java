@@ -160,7 +160,8 @@ public final class GitLiveWatch {
         String aside = moved.get(p);
         if (aside == null) {
             try {
-                aside = StateWatch.moveAside(p, ASIDE).toString();
+                // a directory made read-only by the sandbox gets its owner's write bit back first
+                aside = StateWatch.moveAsideRestoringWrite(p).toString();
             } catch (IOException | RuntimeException e) {
                 if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
                     return; // gone meanwhile

@@ -34,7 +34,7 @@ public final class Quarantine {
                 continue; // unchanged, or its directory now leads elsewhere (a planted link): not ours
             }
             try {
-                Path aside = moveAsideRestoringWrite(p);
+                Path aside = StateWatch.moveAsideRestoringWrite(p);
                 out.add((w.before().isEmpty() ? "the sandbox created " : "while the sandbox ran, something replaced ")
                         + p + ", which the tool outside would obey: moved to " + aside
                         + "; check it before you put it back");
@@ -47,23 +47,4 @@ public final class Quarantine {
         }
         return out;
     }
-
-    /**
-     * Moves {@code p} aside; where its directory lost its owner's write or search bit (a
-     * sandbox can take them away from a directory it may write), puts them back first.
-     */
-    private static Path moveAsideRestoringWrite(Path p) throws IOException {
-        try {
-            return StateWatch.moveAside(p, ".agent-sandbox-");
-        } catch (java.nio.file.AccessDeniedException e) {
-            java.nio.file.attribute.PosixFileAttributeView view = Files.getFileAttributeView(p.getParent(),
-                    java.nio.file.attribute.PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
-            java.util.Set<java.nio.file.attribute.PosixFilePermission> perms = view.readAttributes().permissions();
-            perms.add(java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
-            perms.add(java.nio.file.attribute.PosixFilePermission.OWNER_EXECUTE);
-            view.setPermissions(perms);
-            return StateWatch.moveAside(p, ".agent-sandbox-");
-        }
-    }
-
 }

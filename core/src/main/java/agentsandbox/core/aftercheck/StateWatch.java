@@ -107,6 +107,25 @@ public final class StateWatch {
         throw last;
     }
 
+    /**
+     * {@link #moveAside}, and where {@code p}'s directory lost its owner's write or search bit
+     * (a sandbox can take them away from a directory it may write, so that a rename fails),
+     * puts them back first, with the {@code .agent-sandbox-} infix.
+     */
+    public static Path moveAsideRestoringWrite(Path p) throws IOException {
+        try {
+            return moveAside(p, ".agent-sandbox-");
+        } catch (java.nio.file.AccessDeniedException e) {
+            java.nio.file.attribute.PosixFileAttributeView view = Files.getFileAttributeView(p.getParent(),
+                    java.nio.file.attribute.PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+            java.util.Set<java.nio.file.attribute.PosixFilePermission> perms = view.readAttributes().permissions();
+            perms.add(java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
+            perms.add(java.nio.file.attribute.PosixFilePermission.OWNER_EXECUTE);
+            view.setPermissions(perms);
+            return moveAside(p, ".agent-sandbox-");
+        }
+    }
+
     /** Device and inode, not following a link; empty when absent. */
     private static String identity(Path p) {
         try {
