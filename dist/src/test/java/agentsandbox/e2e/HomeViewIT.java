@@ -124,6 +124,30 @@ class HomeViewIT {
         hostSeesNothingBut(".cargo/config.toml");
     }
 
+    /**
+     * The hiding of the host's Codex login in a layer is no change of a sandbox's: `changes`
+     * does not list it, `take` never deletes the host's login, and after a discard the next
+     * sandbox still has no login but its own.
+     */
+    @Test
+    void The_Hiding_Of_The_Host_s_Own_Login_Is_Never_Listed_Taken_Or_Lost_By_A_Discard() {
+        sandbox.write(sandbox.home(".codex/auth.json"), "host-codex-login\n");
+        sandbox.chownAll();
+        String login = "cat ~/.codex/auth.json 2>/dev/null || echo no-codex-login";
+        sandbox.run("--", "sh", "-c", "echo '[tui]' > ~/.codex/config.toml").succeeds();
+        sandbox.run("changes").succeeds().stdoutContains("~/.codex/config.toml").stdoutDoesNotContain("auth.json");
+        sandbox.run("changes", "take", "~/.codex").succeeds().stdoutContains("took ~/.codex/config.toml")
+                .stdoutDoesNotContain("auth.json");
+        assertThat(sandbox.read(sandbox.home(".codex/auth.json"))).isEqualTo("host-codex-login\n");
+        sandbox.run("--", "sh", "-c", login).succeeds().stdoutIs("no-codex-login\n");
+
+        sandbox.run("changes", "discard", "--all").succeeds();
+        sandbox.run("--", "sh", "-c", login).succeeds().stdoutIs("no-codex-login\n");
+        sandbox.run("changes", "discard", "~/.codex").succeeds();
+        sandbox.run("--", "sh", "-c", login).succeeds().stdoutIs("no-codex-login\n");
+        assertThat(sandbox.read(sandbox.home(".codex/auth.json"))).isEqualTo("host-codex-login\n");
+    }
+
     private void hostSeesNothingBut(String taken) {
         for (String rel : PLANTS.keySet()) {
             if (!rel.equals(taken) && !rel.equals(".claude/settings.json")) {

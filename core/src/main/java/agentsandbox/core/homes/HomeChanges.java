@@ -89,6 +89,9 @@ public final class HomeChanges {
             String name = l.getFileName().toString();
             Path h = host.resolve(name);
             String r = rel + "/" + name;
+            if (HomeLayers.ownLogin(r)) {
+                continue; // the sandboxes' own login, or its hiding of the host's: never a change
+            }
             boolean onHost = Files.exists(h, LinkOption.NOFOLLOW_LINKS);
             if (LayerMerge.whiteout(l)) {
                 if (onHost) {
@@ -246,6 +249,9 @@ public final class HomeChanges {
     }
 
     private static void takeEntry(Path l, Path h, String rel, List<String> done) throws IOException {
+        if (HomeLayers.ownLogin(rel)) {
+            return; // stays the sandboxes' own: never the host's login, never its deletion
+        }
         if (LayerMerge.whiteout(l)) {
             if (Files.exists(h, LinkOption.NOFOLLOW_LINKS)) {
                 removeEntry(h);
@@ -305,6 +311,8 @@ public final class HomeChanges {
                 throw new SandboxException("cannot discard ~/" + at.rel() + " from its layer",
                         "check the permissions of " + at.layerPath());
             }
+            // the host's own logins stay hidden from the next sandbox, as in a new layer
+            HomeLayers.hideOwnLogins(HomeLayers.layer(root(env), at.layerRel()), at.layerRel());
             return "discarded the sandboxes' changes of ~/" + at.rel();
         } finally {
             LayerMerge.unlock(lock);
@@ -320,6 +328,7 @@ public final class HomeChanges {
             List<String> out = new ArrayList<>();
             for (String rel : layerNames(root)) {
                 emptyDirectory(HomeLayers.layer(root, rel));
+                HomeLayers.hideOwnLogins(HomeLayers.layer(root, rel), rel);
                 out.add("discarded the sandboxes' changes of ~/" + rel);
             }
             return out;

@@ -61,11 +61,17 @@ public final class HomeLayers {
         return layers(root).resolve(name(rel));
     }
 
+    /** Whether {@code rel} (relative to the home) is a login file sandboxes keep their own of. */
+    public static boolean ownLogin(String rel) {
+        return ToolCatalogue.OWN_IN_SANDBOXES.contains(rel);
+    }
+
     /**
-     * In a new layer of {@code rel}: a whiteout (what an overlay takes for a deleted file) for
-     * each login file that sandboxes keep their own of ({@link ToolCatalogue#OWN_IN_SANDBOXES}),
-     * so that no sandbox ever holds the host's. Best effort: without it, the sandbox sees the
-     * host's file until it saves its own.
+     * In a new (or emptied) layer of {@code rel}: a whiteout (what an overlay takes for a
+     * deleted file) for each login file that sandboxes keep their own of
+     * ({@link ToolCatalogue#OWN_IN_SANDBOXES}) and that is not there yet, so that no sandbox
+     * ever holds the host's. Best effort: without it, the sandbox sees the host's file until
+     * it saves its own.
      */
     public static void hideOwnLogins(Path layer, String rel) {
         for (String own : ToolCatalogue.OWN_IN_SANDBOXES) {
