@@ -458,7 +458,14 @@ public final class GitApply {
                     ? git("update-ref", "--no-deref", "--create-reflog", "-m", message, ref, sandboxTip, "")
                     : git("update-ref", "--no-deref", "--create-reflog", "-m", message, ref, sandboxTip, hostTip);
             if (r.status() != 0) {
-                out.add("git: " + ref + " was not taken from the sandbox (" + r.firstLine() + ")");
+                if (!last) {
+                    incomplete = true; // a git of the host's held the ref: the next apply looks again
+                    return;
+                }
+                // the sandbox's commits stay on a ref, not only in the object store
+                String kept = keepAside(ref, sandboxTip);
+                out.add("git: " + ref + " was not taken from the sandbox (" + r.firstLine() + ")"
+                        + (kept != null ? "; the sandbox's tip is kept at " + kept : ""));
                 return;
             }
             before.putIfAbsent(ref, hostTip == null ? "" : hostTip);

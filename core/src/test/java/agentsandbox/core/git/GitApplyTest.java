@@ -106,6 +106,18 @@ class GitApplyTest {
         assertThat(git(host, "rev-parse", "refs/agent-sandbox/heads/main")).isEqualTo(tip);
     }
 
+    /** A git of the host's holds the branch's lock at the last apply: the sandbox's commits stay on a ref. */
+    @Test
+    void A_Branch_Locked_On_The_Host_At_The_End_Keeps_The_Sandbox_s_Tip_Aside() throws Exception {
+        String hostTip = git(host, "rev-parse", "HEAD");
+        String tip = commitInside("second");
+        Files.writeString(host.resolve(".git/refs/heads/main.lock"), "");
+        assertThat(apply()).singleElement().asString()
+                .contains("refs/heads/main was not taken", "kept at refs/agent-sandbox/heads/main");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(hostTip);
+        assertThat(git(host, "rev-parse", "refs/agent-sandbox/heads/main")).isEqualTo(tip);
+    }
+
     @Test
     void A_Ref_The_User_Moved_On_The_Host_Meanwhile_Wins() throws Exception {
         commitInside("inside");
