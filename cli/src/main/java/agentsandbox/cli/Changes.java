@@ -86,9 +86,11 @@ final class Changes {
                     return 0;
                 }
                 for (HomeChanges.Change c : changes) {
-                    out.printf("%-8s %9s  ~/%s%s%s%n", c.kind().name().toLowerCase(java.util.Locale.ROOT),
+                    out.printf("%-8s %9s  ~/%s%s%s%s%n", c.kind().name().toLowerCase(java.util.Locale.ROOT),
                             c.kind() == HomeChanges.Kind.DELETED ? "-" : size(c.size()), c.rel(),
-                            c.directory() ? "/" : "", c.risky() ? "  (code or settings)" : "");
+                            c.directory() ? "/" : "",
+                            c.linkTarget() != null ? "  (a symbolic link to " + c.linkTarget() + ")" : "",
+                            c.risky() ? "  (code or settings)" : "");
                 }
                 err.println("agent-sandbox: these changes are seen by sandboxes only; review one with"
                         + " 'agent-sandbox changes diff PATH', then take it to the host or discard it");
@@ -114,9 +116,16 @@ final class Changes {
             out.println("~/" + at.rel() + ": deleted in the sandboxes' layer");
             return;
         }
+        String link = HomeChanges.linkTarget(at.layerPath());
+        if (link != null) {
+            // what it points at is not its content: a link to ~/.bashrc would show the host's file
+            out.println("~/" + at.rel() + ": a symbolic link in the sandboxes' layer, to " + link);
+            return;
+        }
         boolean directory = Files.isDirectory(at.layerPath(), LinkOption.NOFOLLOW_LINKS);
         String host = Files.exists(at.hostPath(), LinkOption.NOFOLLOW_LINKS) ? at.hostPath().toString() : "/dev/null";
-        ProcessBuilder pb = new ProcessBuilder("diff", directory ? "-ruN" : "-u", "--label", "host: ~/" + at.rel(),
+        ProcessBuilder pb = new ProcessBuilder("diff", directory ? "-ruN" : "-u", "--no-dereference", "--label",
+                "host: ~/" + at.rel(),
                 "--label", "sandboxes: ~/" + at.rel(), host, at.layerPath().toString()).redirectErrorStream(true);
         try {
             Process p = pb.start();

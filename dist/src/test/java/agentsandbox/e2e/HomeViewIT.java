@@ -148,6 +148,19 @@ class HomeViewIT {
         assertThat(sandbox.read(sandbox.home(".codex/auth.json"))).isEqualTo("host-codex-login\n");
     }
 
+    /** A link a sandbox left in a layer is shown as a link, never with the content of what it names. */
+    @Test
+    void Changes_Shows_A_Link_As_A_Link_And_Never_What_It_Points_At() {
+        sandbox.write(sandbox.home(".bashrc"), "host-bashrc-secret\n");
+        sandbox.chownAll();
+        sandbox.run("--", "sh", "-c", "ln -s ~/.bashrc ~/.cache/lnk").succeeds();
+        sandbox.run("changes").succeeds()
+                .stdoutContains("~/.cache/lnk  (a symbolic link to " + sandbox.home(".bashrc") + ")");
+        sandbox.run("changes", "diff", "~/.cache/lnk").succeeds()
+                .stdoutContains("a symbolic link in the sandboxes' layer, to " + sandbox.home(".bashrc"))
+                .stdoutDoesNotContain("host-bashrc-secret");
+    }
+
     private void hostSeesNothingBut(String taken) {
         for (String rel : PLANTS.keySet()) {
             if (!rel.equals(taken) && !rel.equals(".claude/settings.json")) {

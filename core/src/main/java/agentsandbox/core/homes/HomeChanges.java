@@ -39,7 +39,7 @@ public final class HomeChanges {
      * @param risky    whether it is code or settings that a program would run or obey
      * @param directory whether it is a whole directory the sandboxes made or replaced
      */
-    public record Change(String rel, Kind kind, long size, boolean risky, boolean directory) {}
+    public record Change(String rel, Kind kind, long size, boolean risky, boolean directory, String linkTarget) {}
 
     /** Every change in the layers of {@code env}'s user, in path order. */
     public static List<Change> list(Environment env) {
@@ -95,17 +95,27 @@ public final class HomeChanges {
             boolean onHost = Files.exists(h, LinkOption.NOFOLLOW_LINKS);
             if (LayerMerge.whiteout(l)) {
                 if (onHost) {
-                    out.add(new Change(r, Kind.DELETED, 0, false, Files.isDirectory(h, LinkOption.NOFOLLOW_LINKS)));
+                    out.add(new Change(r, Kind.DELETED, 0, false, Files.isDirectory(h, LinkOption.NOFOLLOW_LINKS),
+                            null));
                 }
             } else if (Files.isDirectory(l, LinkOption.NOFOLLOW_LINKS)) {
                 if (!LayerMerge.opaque(l) && Files.isDirectory(h, LinkOption.NOFOLLOW_LINKS)) {
                     walk(l, h, r, out);
                 } else {
-                    out.add(new Change(r, onHost ? Kind.CHANGED : Kind.ADDED, size(l), risky(l, r), true));
+                    out.add(new Change(r, onHost ? Kind.CHANGED : Kind.ADDED, size(l), risky(l, r), true, null));
                 }
             } else if (!onHost || !same(l, h)) {
-                out.add(new Change(r, onHost ? Kind.CHANGED : Kind.ADDED, size(l), risky(l, r), false));
+                out.add(new Change(r, onHost ? Kind.CHANGED : Kind.ADDED, size(l), risky(l, r), false, linkTarget(l)));
             }
+        }
+    }
+
+    /** Where the symbolic link {@code p} points, as written; null when {@code p} is no link. */
+    public static String linkTarget(Path p) {
+        try {
+            return Files.isSymbolicLink(p) ? Files.readSymbolicLink(p).toString() : null;
+        } catch (IOException e) {
+            return "(unreadable)";
         }
     }
 
