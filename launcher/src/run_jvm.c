@@ -201,18 +201,10 @@ void run_jvm(const char *java, char *const java_argv[], int status_pipe[2], pid_
     if (reported) {
         _exit(status);
     }
-    if (WIFEXITED(how)) {
-        _exit(WEXITSTATUS(how));
+    if (WIFSIGNALED(how)) {
+        /* ended by a signal: end by the same one, without a core file of the launcher's own */
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
     }
-    /* ended by a signal: end by the same one (without a core file of the launcher's own) */
-    int signal_number = WTERMSIG(how);
-    struct rlimit no_core = {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    signal(signal_number, SIG_DFL);
-    sigset_t only;
-    sigemptyset(&only);
-    sigaddset(&only, signal_number);
-    sigprocmask(SIG_UNBLOCK, &only, NULL);
-    raise(signal_number);
-    _exit(128 + signal_number);
+    end_like(how);
 }

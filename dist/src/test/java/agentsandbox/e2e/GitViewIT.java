@@ -115,14 +115,19 @@ class GitViewIT {
         sandbox.git("fsck", "--no-dangling");
     }
 
+    /** On the host: a new branch, checked out, with a commit of its own; that commit's id. */
+    private String commitOnNewBranch(String branch) {
+        sandbox.git("switch", "-q", "-c", branch);
+        sandbox.write(branch + ".txt", branch + "\n");
+        sandbox.git("add", branch + ".txt");
+        sandbox.git("commit", "-q", "-m", "only on " + branch);
+        return hostHead();
+    }
+
     @Test
     void A_Merged_Branch_Deleted_Inside_Goes_And_One_With_Commits_Of_Its_Own_Stays() {
         sandbox.git("branch", "merged");
-        sandbox.git("switch", "-q", "-c", "keep");
-        sandbox.write("k.txt", "k\n");
-        sandbox.git("add", "k.txt");
-        sandbox.git("commit", "-q", "-m", "only on keep");
-        String keep = hostHead();
+        String keep = commitOnNewBranch("keep");
         sandbox.git("switch", "-q", "-");
         Result r = inside("git branch -d merged && rm .git/refs/heads/keep && git pack-refs --all");
         r.succeeds().stderrContains("the sandbox deleted refs/heads/keep; the host keeps it");
@@ -138,11 +143,7 @@ class GitViewIT {
     @Test
     void A_Ref_The_Sandbox_Made_Never_Vouches_For_Deleting_A_Host_Branch() {
         String main = hostHead();
-        sandbox.git("switch", "-q", "-c", "feature");
-        sandbox.write("f.txt", "f\n");
-        sandbox.git("add", "f.txt");
-        sandbox.git("commit", "-q", "-m", "only on feature");
-        String feature = hostHead();
+        String feature = commitOnNewBranch("feature");
         sandbox.git("switch", "-q", "main");
         inside("git tag keep feature && sleep 3 && rm .git/refs/heads/feature && sleep 3 && rm .git/refs/tags/keep"
                 + " && rm .git/refs/heads/main").succeeds();
