@@ -28,6 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "git_snapshot.h"
 #include "guard.h"
 #include "util.h"
 
@@ -367,44 +368,207 @@ struct view_record {
     const char *fields[4];
 };
 
-/*
- * Mounts a git dir's view and its object stores' (RECORDS, COUNT of them, the first the git
- * dir's). The stores' lower dirs are the host's directories: opened before the git dir's
- * overlay covers their paths, and named to the overlay by those descriptors. When one
- * cannot be mounted, the git dir's view goes too (a view without its objects is no git dir).
- */
-static int mount_git_view(const struct view_record *records, int count, char *reason, size_t capacity)
+/* Overlays mounted so far in this run, against GIT_VIEWS_MAX. */
+static int overlays;
+
+/* Makes DIR/REL and the directories on the way (0755), or returns -1. */
+static int make_dirs(const char *dir, const char *rel)
 {
-    const char *target = records[0].fields[0];
-    int fds[GIT_VIEWS_MAX];
-    int opened = 0;
-    for (int i = 1; i < count; i++) {
-        fds[i] = open(records[i].fields[0], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fds[i] < 0) {
-            fprintf(stderr, "agent-sandbox: git: no copy-on-write view of %s (cannot open %s: %s); its config and"
-                    " hooks stay protected path by path\n", target, records[i].fields[0], strerror(errno));
-            for (int k = 1; k < i; k++) {
-                close(fds[k]);
-            }
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s", dir, rel);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *slash = path + strlen(dir) + 1;; slash++) {
+        slash = strchr(slash, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+        }
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+            return -1;
+        }
+        if (slash == NULL) {
             return 0;
         }
-        opened = i;
+        *slash = '/';
     }
-    int status = mount_view(VIEW_GIT, target, records[0].fields[1], records[0].fields[2], records[0].fields[3],
-                            reason, capacity);
-    for (int i = 1; i < count && status == 1; i++) {
-        char lower[64];
-        char options[3 * PATH_MAX + 64];
-        snprintf(lower, sizeof lower, "/proc/self/fd/%d", fds[i]);
+}
+
+/* Writes LENGTH bytes to the new file DIR/NAME (the user's alone), or returns -1. */
+static int write_new(const char *dir, const char *name, const char *bytes, size_t length)
+{
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return -1;
+    }
+    int status = write_all(fd, bytes, length);
+    int error = errno;
+    close(fd);
+    errno = error;
+    return status;
+}
+
+/* The snapshot's files the host's apply reads, beside its lower dir LAYER/lower: the loose
+ * refs, and packed-refs as the copy has it. */
+static int write_base(const char *layer, const char *lower, const struct git_snapshot *snapshot)
+{
+    if (write_new(layer, GIT_BASE_REFS, snapshot->refs == NULL ? "" : snapshot->refs, snapshot->refs_length) != 0) {
+        return -1;
+    }
+    char packed[PATH_MAX];
+    char copy[PATH_MAX];
+    int n = snprintf(packed, sizeof packed, "%s/packed-refs", lower);
+    int m = snprintf(copy, sizeof copy, "%s/%s", layer, GIT_BASE_PACKED_REFS);
+    if (n < 0 || (size_t)n >= sizeof packed || m < 0 || (size_t)m >= sizeof copy) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int in = open(packed, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (in < 0) {
+        return errno == ENOENT ? 0 : -1;
+    }
+    int out = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int status = out < 0 ? -1 : 0;
+    char buffer[65536];
+    while (status == 0) {
+        ssize_t got = read(in, buffer, sizeof buffer);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            status = got < 0 ? -1 : 0;
+            break;
+        }
+        status = write_all(out, buffer, (size_t)got);
+    }
+    int error = errno;
+    close(in);
+    if (out >= 0) {
+        close(out);
+    }
+    errno = error;
+    return status;
+}
+
+/*
+ * Mounts a git dir's view: a memory file system of the sandbox's own at its lower dir,
+ * the git dir copied into it without its object stores (git_snapshot.c), the overlay, and
+ * each object store's overlay over the host's live directory, opened before the git dir's
+ * overlay covers its path. FIELDS: the git dir, its lower, upper and work dir. When a store
+ * cannot be mounted, the git dir's view goes too (a view without its objects is no git
+ * dir). -1 with the reason when the run cannot go on.
+ */
+static int mount_git_view(const char *const fields[4], char *reason, size_t capacity)
+{
+    const char *target = fields[0];
+    const char *lower = fields[1];
+    const char *upper = fields[2];
+    const char *work = fields[3];
+    char layer[PATH_MAX];
+    snprintf(layer, sizeof layer, "%s", work);
+    strip_last_component(layer);
+    char options[64];
+    snprintf(options, sizeof options, "mode=0700,size=%llu,nr_inodes=%d",
+             (unsigned long long)GIT_SNAPSHOT_MAX_BYTES + (unsigned long long)GIT_SNAPSHOT_MAX_ENTRIES * 4096ULL,
+             GIT_SNAPSHOT_MAX_ENTRIES + 16);
+    if (mount("tmpfs", lower, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) != 0) {
+        snprintf(reason, capacity, "cannot make the copy of %s for this run's view of it (%s); run with "
+                 "AGENT_SANDBOX_GIT_VIEW=off for the fallback, which protects the git dir path by path",
+                 target, strerror(errno));
+        return -1;
+    }
+    struct git_snapshot snapshot;
+    char why[PATH_MAX + 128];
+    if (git_snapshot_copy(target, lower, &snapshot, why, sizeof why) != 0) {
+        snprintf(reason, capacity, "cannot copy %s for this run's view of it (%s); run with "
+                 "AGENT_SANDBOX_GIT_VIEW=off for the fallback, which protects the git dir path by path",
+                 target, why);
+        git_snapshot_free(&snapshot);
+        return -1;
+    }
+    int count = snapshot.store_count;
+    if (overlays + 1 + count > GIT_VIEWS_MAX) {
+        snprintf(reason, capacity, "the views of the project's git dirs need more than %d mounts (each git dir"
+                 " and each of its submodules' object stores); run with AGENT_SANDBOX_GIT_VIEW=off for the"
+                 " fallback, which protects the git dirs path by path", GIT_VIEWS_MAX);
+        git_snapshot_free(&snapshot);
+        return -1;
+    }
+    if (write_base(layer, lower, &snapshot) != 0) {
+        snprintf(reason, capacity, "cannot write the refs of %s for the host's apply: %s", target, strerror(errno));
+        git_snapshot_free(&snapshot);
+        return -1;
+    }
+    int *fds = calloc((size_t)count + 1, sizeof *fds);
+    if (fds == NULL) {
+        snprintf(reason, capacity, "out of memory");
+        git_snapshot_free(&snapshot);
+        return -1;
+    }
+    int opened = 0;
+    int status = 1;
+    for (int k = 0; k < count && status == 1; k++) {
+        char store[PATH_MAX];
+        char store_work[PATH_MAX];
+        int a = snprintf(store, sizeof store, "%s/%s", target, snapshot.stores[k]);
+        int b = snprintf(store_work, sizeof store_work, "%s/work-%d", layer, k);
+        if (a < 0 || (size_t)a >= sizeof store || b < 0 || (size_t)b >= sizeof store_work) {
+            snprintf(reason, capacity, "a path below %s is too long for its view", target);
+            status = -1;
+            break;
+        }
+        if (make_dirs(upper, snapshot.stores[k]) != 0 || (mkdir(store_work, 0700) != 0 && errno != EEXIST)) {
+            snprintf(reason, capacity, "cannot make the layer of %s: %s", store, strerror(errno));
+            status = -1;
+            break;
+        }
+        fds[k] = open(store, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fds[k] < 0) {
+            fprintf(stderr, "agent-sandbox: git: no copy-on-write view of %s (cannot open %s: %s); its config and"
+                    " hooks stay protected path by path\n", target, store, strerror(errno));
+            status = 0;
+            break;
+        }
+        opened = k + 1;
+    }
+    if (status == 1) {
+        status = mount_view(VIEW_GIT, target, lower, upper, work, reason, capacity);
+    }
+    if (status == 1) {
+        overlays++;
+    }
+    for (int k = 0; k < count && status == 1; k++) {
+        char store[PATH_MAX];
+        char store_upper[PATH_MAX];
+        char store_work[PATH_MAX];
+        char fd_path[64];
+        int a = snprintf(store, sizeof store, "%s/%s", target, snapshot.stores[k]);
+        int b = snprintf(store_upper, sizeof store_upper, "%s/%s", upper, snapshot.stores[k]);
+        int c = snprintf(store_work, sizeof store_work, "%s/work-%d", layer, k);
+        snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fds[k]);
+        if (a < 0 || (size_t)a >= sizeof store || b < 0 || (size_t)b >= sizeof store_upper || c < 0
+            || (size_t)c >= sizeof store_work) {
+            snprintf(reason, capacity, "a path below %s is too long for its view", target);
+            status = -1;
+            break;
+        }
+        char overlay[3 * PATH_MAX + 64];
         const char *problem = NULL;
-        if (overlay_options(options, sizeof options, lower, records[i].fields[1], records[i].fields[2]) != 0) {
+        if (overlay_options(overlay, sizeof overlay, fd_path, store_upper, store_work) != 0) {
             problem = "its path has a character an overlay cannot take";
-        } else if (mount("overlay", records[i].fields[0], "overlay", MS_NOSUID | MS_NODEV, options) != 0) {
+        } else if (mount("overlay", store, "overlay", MS_NOSUID | MS_NODEV, overlay) != 0) {
             problem = strerror(errno);
         }
         if (problem != NULL) {
             fprintf(stderr, "agent-sandbox: git: no copy-on-write view of %s (its object store %s: %s); its config"
-                    " and hooks stay protected path by path\n", target, records[i].fields[0], problem);
+                    " and hooks stay protected path by path\n", target, store, problem);
             if (umount2(target, MNT_DETACH) != 0) {
                 snprintf(reason, capacity, "cannot take back the view of %s: %s", target, strerror(errno));
                 status = -1;
@@ -413,11 +577,14 @@ static int mount_git_view(const struct view_record *records, int count, char *re
             }
             break;
         }
-        own_work(records[i].fields[2]);
+        overlays++;
+        own_work(store_work);
     }
-    for (int i = 1; i <= opened; i++) {
-        close(fds[i]);
+    for (int k = 0; k < opened; k++) {
+        close(fds[k]);
     }
+    free(fds);
+    git_snapshot_free(&snapshot);
     return status < 0 ? -1 : 0;
 }
 
@@ -453,10 +620,7 @@ int git_views_mount(const char *file, char *reason, size_t capacity)
     const char *kind;
     while ((kind = field(&cursor, end)) != NULL) {
         int fields = kind[0] == VIEW_GIT ? 4 : 3;
-        int ok = count < GIT_VIEWS_MAX
-                 && (kind[0] == VIEW_GIT || kind[0] == VIEW_HOME
-                     || (kind[0] == VIEW_LIVE && count > 0 && records[count - 1].kind != VIEW_HOME))
-                 && kind[1] == '\0';
+        int ok = count < GIT_VIEWS_MAX && (kind[0] == VIEW_GIT || kind[0] == VIEW_HOME) && kind[1] == '\0';
         for (int f = 0; ok && f < fields; f++) {
             records[count].fields[f] = field(&cursor, end);
             ok = records[count].fields[f] != NULL;
@@ -478,12 +642,7 @@ int git_views_mount(const char *file, char *reason, size_t capacity)
             status = mount_view(VIEW_HOME, target, lowers, records[i].fields[1], records[i].fields[2], reason,
                                 capacity) < 0 ? -1 : 0;
         } else {
-            int group = 1;
-            while (i + group < count && records[i + group].kind == VIEW_LIVE) {
-                group++;
-            }
-            status = mount_git_view(records + i, group, reason, capacity);
-            i += group - 1;
+            status = mount_git_view(records[i].fields, reason, capacity);
         }
     }
     free(records);

@@ -161,26 +161,35 @@
 
 /* The copy-on-write views of the project's git dirs (git_view.c, GitViews.java): the
  * host writes RUNTIME_GIT_VIEWS, read-only inside: the user's uid and gid, then one record
- * per overlay, every field ended by a NUL byte. The lower, upper and work dirs are below
+ * per view, every field ended by a NUL byte. The lower, upper and work dirs are below
  * GIT_LAYERS, a host directory of the run bound there, which the first program unmounts
  * once the overlays are mounted. bwrap starts the first program as uid 0 with
  * GIT_VIEW_CAPS; it mounts the overlays, then enters a user namespace of its own in which
  * it is the user again, with no capability, before the command runs. */
 #define RUNTIME_GIT_VIEWS "git-views"
 #define GIT_LAYERS "/run/agent-sandbox-git"
-/* At most this many records (GitViews.MAX_RECORDS). */
+/* At most this many overlays in one run (GitViews.MAX_RECORDS). */
 #define GIT_VIEWS_MAX 512
 /* A record's kind, its first field:
- * - VIEW_GIT, a git dir: its path, then its lower dir (the run's copy of it, GitSnapshot.java),
- *   upper and work dir;
- * - VIEW_LIVE, one of its object stores, right after it: the store's path, its upper and work
- *   dir; the lower dir is the host's live directory at that path, opened before the git
- *   dir's overlay covers it;
+ * - VIEW_GIT, a git dir: its path, then its lower dir, upper and work dir. The lower dir
+ *   is where the first program mounts a memory file system of the sandbox's own and
+ *   copies the git dir into it without its object stores (git_snapshot.c); each store is
+ *   an overlay of its own over the host's live directory (opened before the git dir's
+ *   overlay covers it), whose upper dir is the store's path in the git dir's upper dir and
+ *   whose work dir is "work-N" beside the git dir's. Beside the lower dir, the first
+ *   program writes for the host's apply GIT_BASE_REFS (the copy's loose refs: per ref its
+ *   name, a NUL, its content if at most GIT_BASE_REF_BYTES, a NUL) and GIT_BASE_PACKED_REFS
+ *   (the copy's packed-refs), before the command runs;
  * - VIEW_HOME, a directory of the home that a preset grants: its lower dirs (the user's
  *   layer, then the host's dir, which is also where it is mounted), upper and work dir.
  *   The home layers are bound at HOME_LAYERS, unmounted like GIT_LAYERS. */
 #define VIEW_GIT 'g'
-#define VIEW_LIVE 'o'
+#define GIT_BASE_REFS "base-refs"
+#define GIT_BASE_PACKED_REFS "base-packed-refs"
+#define GIT_BASE_REF_BYTES 4096
+/* A git dir with more than this outside its object stores has no view: the run stops. */
+#define GIT_SNAPSHOT_MAX_BYTES (256 << 20)
+#define GIT_SNAPSHOT_MAX_ENTRIES 100000
 #define VIEW_HOME 'h'
 #define HOME_LAYERS "/run/agent-sandbox-homes"
 #define MOUNT_BIND 'b'

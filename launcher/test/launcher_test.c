@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../src/git_guard.h"
+#include "../src/git_snapshot.h"
 #include "../src/guard.h"
 #include "../src/guard_client.h"
 #include "../src/net_filter.h"
@@ -513,6 +514,151 @@ static void test_dns_filter(void)
     }
 }
 
+
+/* Writes TEXT to BASE/REL, making the directories on the way. */
+static void put(const char *base, const char *rel, const char *text)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", base, rel);
+    for (char *slash = path + strlen(base) + 1; (slash = strchr(slash, '/')) != NULL; slash++) {
+        *slash = '\0';
+        CHECK(mkdir(path, 0755) == 0 || errno == EEXIST);
+        *slash = '/';
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+        close(fd);
+    }
+}
+
+/* Whether BASE/REL holds exactly TEXT. */
+static int holds(const char *base, const char *rel, const char *text)
+{
+    char path[PATH_MAX];
+    char got[256];
+    snprintf(path, sizeof path, "%s/%s", base, rel);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        return 0;
+    }
+    ssize_t n = read(fd, got, sizeof got - 1);
+    close(fd);
+    return n >= 0 && (size_t)n == strlen(text) && memcmp(got, text, (size_t)n) == 0;
+}
+
+static int is_empty_dir(const char *base, const char *rel)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", base, rel);
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && rmdir(path) == 0 && mkdir(path, 0755) == 0;
+}
+
+static int has_store(const struct git_snapshot *s, const char *rel)
+{
+    for (int i = 0; i < s->store_count; i++) {
+        if (strcmp(s->stores[i], rel) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The lower layer of a git view: everything but locks, sample hooks and object stores
+ * (left empty and listed), modes and times kept; the loose refs recorded for the host. */
+static void test_git_snapshot(void)
+{
+    char base[] = "/tmp/launcher-test-XXXXXX";
+    CHECK(mkdtemp(base) != NULL);
+    char git[64];
+    char copy[64];
+    char path[PATH_MAX];
+    snprintf(git, sizeof git, "%s/git", base);
+    snprintf(copy, sizeof copy, "%s/copy", base);
+    CHECK(mkdir(git, 0700) == 0);
+    put(git, "HEAD", "ref: refs/heads/main\n");
+    put(git, "refs/heads/main", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n");
+    put(git, "refs/heads/main.lock", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\n");
+    put(git, "refs/tags/v1", "cccccccccccccccccccccccccccccccccccccccc\n");
+    put(git, "index.lock", "");
+    put(git, "packed-refs", "# pack-refs\n");
+    put(git, "hooks/pre-commit", "#!/bin/sh\n");
+    snprintf(path, sizeof path, "%s/hooks/pre-commit", git);
+    CHECK(chmod(path, 0755) == 0);
+    put(git, "hooks/pre-commit.sample", "#!/bin/sh\n");
+    put(git, "info/exclude.sample", "kept: not a hook\n");
+    put(git, "index", "DIRC");
+    snprintf(path, sizeof path, "%s/index", git);
+    struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+    CHECK(utimensat(AT_FDCWD, path, times, 0) == 0);
+    put(git, "objects/ab/cdef", "object");
+    put(git, "lfs/objects/x", "large");
+    snprintf(path, sizeof path, "%s/link", git);
+    CHECK(symlink("refs", path) == 0);
+    /* a submodule's git dir: its objects are a store of its own; a linked worktree's is not a git dir */
+    put(git, "modules/sub/HEAD", "ref: refs/heads/main\n");
+    put(git, "modules/sub/objects/12/3456", "object");
+    put(git, "modules/sub/config", "[core]\n");
+    put(git, "modules/sub/refs/heads/main", "dddddddddddddddddddddddddddddddddddddddd\n");
+    put(git, "worktrees/wt/HEAD", "ref: refs/heads/wt\n");
+    put(git, "worktrees/wt/objects", "not a directory");
+    CHECK(mkdir(copy, 0700) == 0);
+
+    struct git_snapshot s;
+    char reason[512];
+    CHECK(git_snapshot_copy(git, copy, &s, reason, sizeof reason) == 0);
+    CHECK(s.store_count == 3 && has_store(&s, "objects") && has_store(&s, "lfs") && has_store(&s, "modules/sub/objects"));
+    CHECK(holds(copy, "refs/heads/main", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"));
+    snprintf(path, sizeof path, "%s/refs/heads/main.lock", copy);
+    CHECK(!exists_here(path));
+    snprintf(path, sizeof path, "%s/index.lock", copy);
+    CHECK(!exists_here(path));
+    CHECK(holds(copy, "packed-refs", "# pack-refs\n"));
+    snprintf(path, sizeof path, "%s/hooks/pre-commit", copy);
+    CHECK(access(path, X_OK) == 0);
+    snprintf(path, sizeof path, "%s/hooks/pre-commit.sample", copy);
+    CHECK(!exists_here(path));
+    CHECK(holds(copy, "info/exclude.sample", "kept: not a hook\n"));
+    struct stat st;
+    snprintf(path, sizeof path, "%s/index", copy);
+    CHECK(lstat(path, &st) == 0 && st.st_mtim.tv_sec == 1000000000);
+    char link[64];
+    snprintf(path, sizeof path, "%s/link", copy);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    CHECK(n == 4 && memcmp(link, "refs", 4) == 0);
+    CHECK(is_empty_dir(copy, "objects") && is_empty_dir(copy, "lfs") && is_empty_dir(copy, "modules/sub/objects"));
+    CHECK(holds(copy, "modules/sub/config", "[core]\n"));
+    CHECK(holds(copy, "worktrees/wt/objects", "not a directory"));
+    /* the top git dir's loose refs, named and with their content, for the host's apply;
+     * not a lock, not a submodule's */
+    const char *main_ref = "refs/heads/main\0aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n";
+    const char *tag_ref = "refs/tags/v1\0cccccccccccccccccccccccccccccccccccccccc\n";
+    CHECK(memmem(s.refs, s.refs_length, main_ref, 16 + 41 + 1) != NULL);
+    CHECK(memmem(s.refs, s.refs_length, tag_ref, 13 + 41 + 1) != NULL);
+    CHECK(s.refs_length == 16 + 41 + 1 + 13 + 41 + 1);
+    git_snapshot_free(&s);
+
+    /* beyond the limits: a reason that says which */
+    snprintf(copy, sizeof copy, "%s/copy2", base);
+    CHECK(mkdir(copy, 0700) == 0);
+    char *big = malloc((GIT_SNAPSHOT_MAX_BYTES >> 1) + 1);
+    CHECK(big != NULL);
+    if (big != NULL) {
+        memset(big, 'x', GIT_SNAPSHOT_MAX_BYTES >> 1);
+        big[GIT_SNAPSHOT_MAX_BYTES >> 1] = '\0';
+        put(git, "logs/HEAD", big);
+        put(git, "logs/refs/heads/main", big);
+        put(git, "logs/refs/heads/other", "x");
+        free(big);
+    }
+    CHECK(git_snapshot_copy(git, copy, &s, reason, sizeof reason) != 0);
+    CHECK(strcmp(reason, "more than 256 MiB outside its objects") == 0);
+    git_snapshot_free(&s);
+    CHECK(remove_tree(base) == 0);
+}
+
 int main(void)
 {
     test_dns_filter();
@@ -528,6 +674,7 @@ int main(void)
     test_split_strings();
     test_remove_tree();
     test_term_filter();
+    test_git_snapshot();
     if (failures > 0) {
         fprintf(stderr, "launcher tests: %d failed\n", failures);
         return 1;

@@ -163,7 +163,11 @@ class GuardContractTest {
         rows.put("GIT_LAYERS", is(Inside.GIT_LAYERS.toString()));
         rows.put("GIT_VIEWS_MAX", is(Integer.toString(GitViews.MAX_RECORDS)));
         rows.put("VIEW_GIT", is(GitViews.KIND));
-        rows.put("VIEW_LIVE", is(GitViews.LIVE_KIND));
+        rows.put("GIT_BASE_REFS", is(agentsandbox.core.git.BaseRefs.LOOSE));
+        rows.put("GIT_BASE_PACKED_REFS", is(agentsandbox.core.git.BaseRefs.PACKED));
+        rows.put("GIT_BASE_REF_BYTES", is(Integer.toString(agentsandbox.core.git.BaseRefs.REF_BYTES)));
+        rows.put("GIT_SNAPSHOT_MAX_BYTES", launcherOnly());
+        rows.put("GIT_SNAPSHOT_MAX_ENTRIES", launcherOnly());
         rows.put("VIEW_HOME", is(agentsandbox.core.homes.HomeViews.KIND));
         rows.put("HOME_LAYERS", is(Inside.HOME_LAYERS.toString()));
         rows.put("MOUNT_BIND", is(MountChecks.BIND));

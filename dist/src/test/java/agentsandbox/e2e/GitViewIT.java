@@ -197,6 +197,24 @@ class GitViewIT {
         sandbox.git("fsck");
     }
 
+    /**
+     * The view's copy of the git dir (made inside, in memory of the sandbox's own) has a
+     * bound: a git dir beyond it is one line and nothing runs, and the fallback still works.
+     */
+    @Test
+    void A_Git_Dir_Too_Large_For_The_View_s_Copy_Is_One_Line_And_Nothing_Runs() throws Exception {
+        try (java.io.RandomAccessFile big = new java.io.RandomAccessFile(sandbox.project(".git/big").toFile(), "rw")) {
+            big.setLength((256L << 20) + 1); // sparse: the copy reads its zeros
+        }
+        Path ran = sandbox.project("ran");
+        sandbox.command("--", "touch", ran.toString()).run().failsWithOneLineError()
+                .stderrContains("cannot copy " + sandbox.project(".git"), "more than 256 MiB outside its objects",
+                        "AGENT_SANDBOX_GIT_VIEW=off");
+        assertThat(ran).doesNotExist();
+        sandbox.command("--", "touch", ran.toString()).env("AGENT_SANDBOX_GIT_VIEW", "off").run().succeeds();
+        assertThat(ran).exists();
+    }
+
     @Test
     void Without_The_View_The_Git_Dir_Is_Protected_Path_By_Path_And_Debug_Says_Which() {
         sandbox.command("--debug", "--", "true").run().succeeds()

@@ -673,8 +673,8 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
 
     /**
      * A shell command that makes what a real run creates for the git dir's copy-on-write view
-     * in {@code runDir} (the layer, its lower dir copied from the git dir without its objects,
-     * and what the first program mounts), for a pasted
+     * in {@code runDir} (the layer's lower, upper and work dirs, where the first program copies
+     * the git dir and mounts the view, and the record of what it mounts), for a pasted
      * {@code --dry-run} line; harmless for a line without a view.
      */
     public String gitViewFiles(String runDir) {
@@ -686,12 +686,9 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
         }
         String layer = runDir + "/git-layers/0";
         String inside = "/run/agent-sandbox-git/0";
-        return "mkdir -p -m 700 " + layer + "/upper/objects " + layer + "/work " + layer + "/work-0"
-                + " && { [ ! -d '" + gitDir + "' ] || { cp -a '" + gitDir + "' " + layer + "/lower && rm -rf " + layer
-                + "/lower/objects && mkdir " + layer + "/lower/objects; }; }"
-                + " && printf '%s\\0%s\\0g\\0%s\\0%s\\0%s\\0%s\\0o\\0%s\\0%s\\0%s\\0' \"$(id -u)\" \"$(id -g)\" '"
-                + gitDir + "' " + inside + "/lower " + inside + "/upper " + inside + "/work '" + gitDir + "/objects' "
-                + inside + "/upper/objects " + inside + "/work-0 > " + runDir + "/git-views";
+        return "mkdir -p -m 700 " + layer + "/lower " + layer + "/upper " + layer + "/work"
+                + " && printf '%s\\0%s\\0g\\0%s\\0%s\\0%s\\0%s\\0' \"$(id -u)\" \"$(id -g)\" '"
+                + gitDir + "' " + inside + "/lower " + inside + "/upper " + inside + "/work > " + runDir + "/git-views";
     }
 
     private Map<String, String> baseEnvironment() {

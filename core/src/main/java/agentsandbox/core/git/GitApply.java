@@ -43,7 +43,7 @@ public final class GitApply {
     static final String KEPT = "refs/agent-sandbox/";
 
     private final Path gitDir;
-    private final Path lower;
+    private final BaseRefs base;
     private final Path upper;
     /** With {@code @git-strict}: the one branch the host takes (refs/heads/...); null for every ref. */
     private final String onlyBranch;
@@ -67,17 +67,17 @@ public final class GitApply {
      *                   ({@code refs/heads/NAME}): the only ref the host takes; null for all
      */
     public GitApply(Path gitDir, Path upper, Map<String, String> hostEnv, String onlyBranch) {
-        this(gitDir, gitDir, upper, hostEnv, onlyBranch);
+        this(gitDir, BaseRefs.NONE, upper, hostEnv, onlyBranch);
     }
 
     /**
-     * @param lower the view's lower layer: the run's copy of the git dir when it started
-     *              ({@link GitSnapshot}), which git inside saw below its own changes
+     * @param base the refs of the view's lower layer, the run's copy of the git dir when it
+     *             started, which git inside saw below its own changes
      */
-    public GitApply(Path gitDir, Path lower, Path upper, Map<String, String> hostEnv, String onlyBranch) {
+    public GitApply(Path gitDir, BaseRefs base, Path upper, Map<String, String> hostEnv, String onlyBranch) {
         this.onlyBranch = onlyBranch;
         this.gitDir = gitDir;
-        this.lower = lower;
+        this.base = base;
         this.upper = upper;
         this.host = new HostGit(gitDir, hostEnv);
     }
@@ -270,7 +270,7 @@ public final class GitApply {
      * {@code packed-refs} (a {@code git gc}, say), every packed ref of either file. The view
      * is what git inside saw: the layer's loose ref, else the lower layer's loose ref (unless
      * the layer deleted it, or hid its directory), else the packed value of the layer's
-     * {@code packed-refs} when it has one, else of the lower layer's.
+     * {@code packed-refs} when it has one, else of the lower layer's ({@link BaseRefs}).
      */
     private Map<String, String> changedRefs() throws IOException {
         Map<String, String> out = new LinkedHashMap<>();
@@ -281,10 +281,10 @@ public final class GitApply {
         touched.addAll(lastApplied.keySet());
         Path upperPacked = upper.resolve("packed-refs");
         boolean repacked = Files.exists(upperPacked, LinkOption.NOFOLLOW_LINKS);
-        Map<String, String> packed = packedRefs(repacked ? upperPacked : lower.resolve("packed-refs"));
+        Map<String, String> packed = packedRefs(repacked ? upperPacked : base.packedRefs());
         if (repacked) {
             touched.addAll(packed.keySet());
-            touched.addAll(packedRefs(lower.resolve("packed-refs")).keySet());
+            touched.addAll(packedRefs(base.packedRefs()).keySet());
         }
         for (String ref : touched) {
             out.put(ref, viewValue(ref, packed));
@@ -326,8 +326,8 @@ public final class GitApply {
             return packed.get(ref); // the overlay's mark of a deleted file: the packed value shows
         }
         if (!hiddenBelow(ref)) {
-            Path below = lower.resolve(ref);
-            if (Files.isRegularFile(below, LinkOption.NOFOLLOW_LINKS)) {
+            String below = base.loose(ref);
+            if (below != null) {
                 return looseValue(below);
             }
         }
@@ -358,10 +358,15 @@ public final class GitApply {
 
     /** A loose ref's object id; null for a symbolic ref or anything else. */
     private static String looseValue(Path file) throws IOException {
-        if (Files.size(file) > 4096) {
+        if (Files.size(file) > BaseRefs.REF_BYTES) {
             return null;
         }
-        String text = Files.readString(file, StandardCharsets.US_ASCII).strip();
+        return looseValue(Files.readString(file, StandardCharsets.US_ASCII));
+    }
+
+    /** The object id a loose ref's content names; null for a symbolic ref or anything else. */
+    private static String looseValue(String content) {
+        String text = content.strip();
         return ObjectIds.isObjectId(text) ? text : null;
     }
 

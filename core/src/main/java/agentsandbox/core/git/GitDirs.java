@@ -302,6 +302,11 @@ public final class GitDirs {
                     + ": its gitlinks (the repositories git status looks into) were not read"));
         }
         paths.addAll(read.gitlinks());
+        if (read.extension() != null) {
+            limit(new GitLimit(index, "is written with the index extension " + read.extension() + ", with which git"
+                    + " may read other entries than agent-sandbox does: the repositories at its gitlinks may not all"
+                    + " have been looked at"));
+        }
         byte[] modules = HostRead.bytes(gitmodules, MAX_SMALL);
         if (modules != null) {
             for (GitConfigScan.Setting s : GitConfigFile.parse(modules).entries()) {
@@ -348,11 +353,13 @@ public final class GitDirs {
     /**
      * An index read earlier in this process, and the file state it was read at.
      *
-     * @param tooLarge the index's size when it was too large to read, else -1
+     * @param tooLarge  the index's size when it was too large to read, else -1
+     * @param extension an extension with which git may read other entries than the gitlinks
+     *                  were read from ({@link GitIndex#entryReadingExtension}), or null
      */
-    private record Read(Object state, List<String> gitlinks, long tooLarge) {}
+    private record Read(Object state, List<String> gitlinks, long tooLarge, String extension) {}
 
-    private static final Read NONE = new Read(null, List.of(), -1);
+    private static final Read NONE = new Read(null, List.of(), -1, null);
 
     /** One start looks several times (policy, its comparison, the snapshot): the index is read once. */
     private static final java.util.Map<Path, Read> INDEXES = new java.util.concurrent.ConcurrentHashMap<>();
@@ -374,8 +381,14 @@ public final class GitDirs {
             return cached;
         }
         long size = (Long) state.get("size");
-        Read read = size > MAX_INDEX ? new Read(state, List.of(), size)
-                : new Read(state, List.copyOf(GitIndex.gitlinks(HostRead.bytes(index, MAX_INDEX), Integer.MAX_VALUE)), -1);
+        Read read;
+        if (size > MAX_INDEX) {
+            read = new Read(state, List.of(), size, null);
+        } else {
+            byte[] bytes = HostRead.bytes(index, MAX_INDEX);
+            read = new Read(state, List.copyOf(GitIndex.gitlinks(bytes, Integer.MAX_VALUE)), -1,
+                    GitIndex.entryReadingExtension(bytes));
+        }
         if (INDEXES.size() < MAX_DIRS) {
             INDEXES.put(index, read);
         }

@@ -172,6 +172,47 @@ public final class GitIndex {
         return b.toString();
     }
 
+    /**
+     * The extensions with which git reads other entries than one after the other, as
+     * {@link #gitlinks} reads them: EOIE with IEOT, whose offsets git's threads follow (git
+     * finds EOIE at a fixed place before the checksum, not in the sequence), {@code link},
+     * which takes entries from a shared index, and {@code sdir}, whose directory entries
+     * stand for what is below them.
+     */
+    private static final java.util.Set<String> ENTRY_READING = java.util.Set.of("EOIE", "IEOT", "link", "sdir");
+
+    /**
+     * The first extension of {@code data} with which git may read other entries (and so
+     * other gitlinks) than {@link #gitlinks} reads ({@link #ENTRY_READING}); null when it has
+     * none, or when its entries do not read at all (git refuses such an index).
+     */
+    public static String entryReadingExtension(byte[] data) {
+        int pos = entriesEnd(data);
+        if (pos < 0) {
+            return null;
+        }
+        // EOIE, where git looks for it: its header 32 bytes (4 offset, 20 or 32 hash) before a
+        // SHA-1 or SHA-256 checksum
+        for (int[] sizes : new int[][] {{20, 20}, {32, 32}}) {
+            int at = data.length - sizes[0] - 8 - 4 - sizes[1];
+            if (at >= pos && data[at] == 'E' && data[at + 1] == 'O' && data[at + 2] == 'I' && data[at + 3] == 'E') {
+                return "EOIE";
+            }
+        }
+        while (pos + 8 <= data.length - 20) {
+            String signature = new String(data, pos, 4, StandardCharsets.ISO_8859_1);
+            if (ENTRY_READING.contains(signature)) {
+                return signature;
+            }
+            long size = int32(data, pos + 4) & 0xffffffffL;
+            if (pos + 8 + size > data.length - 20) {
+                break;
+            }
+            pos += 8 + (int) size;
+        }
+        return null;
+    }
+
     /** Where the entries end (the first extension, or the checksum); -1 when they do not read. */
     static int entriesEnd(byte[] data) {
         if (data == null || data.length < 12 || data[0] != 'D' || data[1] != 'I' || data[2] != 'R' || data[3] != 'C') {

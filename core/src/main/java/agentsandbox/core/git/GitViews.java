@@ -17,8 +17,8 @@ import java.util.Optional;
  * {@link GitApply} allows (new objects, ref updates that lose no commit, HEAD, the index).
  * What a sandbox writes to the git dir's config, hooks, {@code commondir} or anything
  * else never reaches the host. Its lower layer is the run's own copy of the git dir, with
- * the object stores as overlays of the host's live directories ({@link GitSnapshot}, which
- * says why).
+ * the object stores as overlays of the host's live directories (launcher/src/git_snapshot.c,
+ * which makes the copy in memory of the sandbox's own and says why a copy).
  *
  * <p>It needs the launcher (the first program mounts it), a kernel that lets a user
  * namespace mount an overlay (5.11 and later), and a run outside any sandbox (a nested run
@@ -32,17 +32,11 @@ public final class GitViews {
     /** At most this many views in one run (GIT_VIEWS_MAX in guard.h). */
     public static final int MAX = 64;
 
-    /** At most this many records in what the first program mounts (GIT_VIEWS_MAX in guard.h). */
+    /** At most this many overlays in what the first program mounts (GIT_VIEWS_MAX in guard.h). */
     public static final int MAX_RECORDS = 512;
 
     /** The kind of a git dir's record among the views the first program mounts (VIEW_GIT in guard.h). */
     public static final char KIND = 'g';
-
-    /**
-     * The kind of an object store's record (VIEW_LIVE in guard.h): an overlay over the host's
-     * live directory, mounted on the view of the git dir before it ({@link GitSnapshot}).
-     */
-    public static final char LIVE_KIND = 'o';
 
     /** The variable that turns the view off ({@code off}). */
     public static final String OFF_VARIABLE = "AGENT_SANDBOX_GIT_VIEW";

@@ -14,7 +14,7 @@ import java.util.Set;
  * at an object the host lacks (and one that would is not taken, see {@link GitApply}).
  * After each git command the guard lets run ({@link #nudge()}) the layers are looked at
  * more often for a while. The host's ref updates take their locks in the host's git dir,
- * which the view never shows ({@link GitSnapshot}): applies as often as these cannot make
+ * which the view never shows (launcher/src/git_snapshot.c): applies as often as these cannot make
  * the sandbox's git meet a lock of the host's.
  * {@link #finish()} stops the watch and applies once more, last.
  */

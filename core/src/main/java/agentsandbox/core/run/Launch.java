@@ -17,7 +17,7 @@ import agentsandbox.core.host.Preflight;
 import agentsandbox.core.SandboxException;
 import agentsandbox.core.aftercheck.StateWatch;
 import agentsandbox.core.git.GitApply;
-import agentsandbox.core.git.GitSnapshot;
+import agentsandbox.core.git.BaseRefs;
 import agentsandbox.core.plan.Inside;
 
 import java.io.IOException;
@@ -201,10 +201,10 @@ public final class Launch {
     /**
      * The layers of the run's copy-on-write views (owner-only, empty), and what the sandbox's
      * first program mounts: the user's uid and gid, then each view's record as the first
-     * program sees it (guard.h, RUNTIME_GIT_VIEWS). A git dir's lower dir is the run's copy
-     * of it ({@link GitSnapshot}), its upper dir the run's own, and each of its object stores
-     * follows as a record of its own (the host's live directory, with an upper dir within the
-     * git dir's); a home directory's lower dirs are the user's layer of it, then the host's
+     * program sees it (guard.h, RUNTIME_GIT_VIEWS). A git dir's lower dir is where the first
+     * program copies it, in memory of the sandbox's own, and its object stores are overlays
+     * of the host's live directories (launcher/src/git_snapshot.c); its upper dir is the
+     * run's own. A home directory's lower dirs are the user's layer of it, then the host's
      * directory, and its upper dir is the run's, merged into that layer at the end.
      */
     private static void writeViews(RunDir run, Plan plan, Environment env) throws IOException {
@@ -216,43 +216,25 @@ public final class Launch {
         List<Path> gitDirs = plan.gitViews();
         if (!gitDirs.isEmpty()) {
             Path layers = RunDir.privateDir(RunLayout.gitLayers(run.path()));
-            int records = 0;
+            if (gitDirs.size() + plan.homeViews().size() > GitViews.MAX_RECORDS) {
+                throw new SandboxException("the views of " + gitDirs.get(0) + " need more than "
+                        + GitViews.MAX_RECORDS + " mounts", "run with " + GitViews.OFF_VARIABLE
+                                + "=off for the fallback, which protects the git dirs path by path");
+            }
             for (int i = 0; i < gitDirs.size(); i++) {
                 Path gitDir = gitDirs.get(i);
+                // the lower dir: where the first program copies the git dir, in memory of the
+                // sandbox's own (launcher/src/git_snapshot.c), and beside it the refs it started from
                 Path layer = RunDir.privateDir(layers.resolve(Integer.toString(i)));
-                Path upper = RunDir.privateDir(layer.resolve("upper"));
+                RunDir.privateDir(layer.resolve("lower"));
+                RunDir.privateDir(layer.resolve("upper"));
                 RunDir.privateDir(layer.resolve("work"));
-                List<String> live;
-                try {
-                    live = GitSnapshot.copy(gitDir, layer.resolve("lower"));
-                } catch (IOException e) {
-                    throw new SandboxException("cannot copy " + gitDir + " for this run's view of it ("
-                            + ToolHomes.reason(e) + ")", "run with " + GitViews.OFF_VARIABLE
-                            + "=off for the fallback, which protects the git dir path by path");
-                }
                 Path inside = Inside.GIT_LAYERS.resolve(Integer.toString(i));
                 field(bytes, String.valueOf(GitViews.KIND));
                 field(bytes, gitDir.toString());
                 field(bytes, inside.resolve("lower").toString());
                 field(bytes, inside.resolve("upper").toString());
                 field(bytes, inside.resolve("work").toString());
-                records += 1 + live.size();
-                if (records + plan.homeViews().size() > GitViews.MAX_RECORDS) {
-                    throw new SandboxException("the views of " + gitDirs.get(0) + " need more than "
-                            + GitViews.MAX_RECORDS + " mounts (a git dir and each of its submodules' object stores)",
-                            "run with " + GitViews.OFF_VARIABLE
-                                    + "=off for the fallback, which protects the git dirs path by path");
-                }
-                // each object store, an overlay of the host's live directory on top of the view;
-                // its new files land in the view's layer where the apply reads them
-                for (int k = 0; k < live.size(); k++) {
-                    Files.createDirectories(upper.resolve(live.get(k)));
-                    RunDir.privateDir(layer.resolve("work-" + k));
-                    field(bytes, String.valueOf(GitViews.LIVE_KIND));
-                    field(bytes, gitDir.resolve(live.get(k)).toString());
-                    field(bytes, inside.resolve("upper").resolve(live.get(k)).toString());
-                    field(bytes, inside.resolve("work-" + k).toString());
-                }
             }
         }
         if (!plan.homeViews().isEmpty()) {
@@ -330,7 +312,7 @@ public final class Launch {
         for (int i = 0; i < plan.gitViews().size(); i++) {
             Path layer = RunLayout.gitLayers(plan.runtimeDir()).resolve(Integer.toString(i));
             // @git-strict names the project's branch: nested repositories keep the allow-list alone
-            out.add(new GitApply(plan.gitViews().get(i), layer.resolve("lower"), layer.resolve("upper"),
+            out.add(new GitApply(plan.gitViews().get(i), BaseRefs.in(layer), layer.resolve("upper"),
                     env.hostEnv(), i == 0 ? plan.gitOnlyBranch() : null));
         }
         return out;

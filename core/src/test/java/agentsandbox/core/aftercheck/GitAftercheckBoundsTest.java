@@ -111,6 +111,33 @@ class GitAftercheckBoundsTest {
         assertThat(settings(after(check))).containsExactly("config core.fsmonitor");
     }
 
+    /**
+     * An index the run rewrote with an offset table (with which git's threads read entries
+     * from where its offsets say, not one after the other) or as a split index: the gitlinks
+     * this check reads may not be the ones git reads, so it is a bound, said and refusing the
+     * next run; the same extension before the run is the user's own and no finding.
+     */
+    @Test
+    void An_Index_Rewritten_With_Extensions_That_Change_Which_Entries_Git_Reads_Is_A_Limit() throws IOException {
+        Path r = repo("r");
+        nested(r, "zz");
+        GitAftercheck check = GitAftercheck.before(r);
+        git(r, "-c", "index.recordEndOfIndexEntries=true", "-c", "index.recordOffsetTable=true", "-c",
+                "index.threads=4", "update-index", "--force-write-index");
+        List<GitAftercheck.Finding> found = after(check);
+        assertThat(found).filteredOn(GitAftercheck.Finding::refusesNextRun).singleElement().satisfies(f -> {
+            assertThat(f.file()).isEqualTo(r.resolve(".git/index"));
+            assertThat(f.message()).contains("index extension EOIE");
+        });
+
+        Path split = repo("split");
+        git(split, "update-index", "--split-index");
+        check = GitAftercheck.before(split);
+        Files.writeString(split.resolve("g"), "y");
+        git(split, "add", "g");
+        assertThat(after(check)).as("a split index the user made before the run").isEmpty();
+    }
+
     @Test
     void A_Named_Hook_Among_400_Filler_Files_Is_Reported() throws IOException {
         Path r = repo("r");

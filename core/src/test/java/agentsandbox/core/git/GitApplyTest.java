@@ -82,6 +82,32 @@ class GitApplyTest {
                 "HOME", dir.toString())).apply();
     }
 
+    /**
+     * The refs the sandbox's first program records of {@code gitDir} when the view is
+     * mounted (launcher/src/git_snapshot.c), in its format: each loose ref's name and
+     * content, NUL-ended, and packed-refs as it is.
+     */
+    private BaseRefs base(Path gitDir) throws IOException {
+        Path layer = Files.createDirectories(dir.resolve("layer"));
+        java.io.ByteArrayOutputStream loose = new java.io.ByteArrayOutputStream();
+        try (Stream<Path> files = Files.walk(gitDir.resolve("refs"))) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                if (Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                        && !f.getFileName().toString().endsWith(".lock")) {
+                    loose.writeBytes(gitDir.relativize(f).toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    loose.write(0);
+                    loose.writeBytes(Files.readAllBytes(f));
+                    loose.write(0);
+                }
+            }
+        }
+        Files.write(layer.resolve(BaseRefs.LOOSE), loose.toByteArray());
+        if (Files.exists(gitDir.resolve("packed-refs"))) {
+            Files.copy(gitDir.resolve("packed-refs"), layer.resolve(BaseRefs.PACKED));
+        }
+        return BaseRefs.in(layer);
+    }
+
     @Test
     void A_Commit_Made_Inside_Moves_The_Host_Branch_Forward() throws Exception {
         String tip = commitInside("second");
@@ -279,9 +305,7 @@ class GitApplyTest {
     void A_Branch_Created_Taken_And_Deleted_Inside_Goes_On_The_Host_Too() throws Exception {
         // the view's lower layer is the run's copy of the git dir from before the branch: its
         // deletion inside leaves nothing in the layer, and the host still knows it gave it
-        Path lower = dir.resolve("lower");
-        assertThat(GitSnapshot.copy(host.resolve(".git"), lower)).containsExactly("objects");
-        GitApply apply = new GitApply(host.resolve(".git"), lower, upper,
+        GitApply apply = new GitApply(host.resolve(".git"), base(host.resolve(".git")), upper,
                 Map.of("PATH", System.getenv("PATH"), "HOME", dir.toString()), null);
         String tip = commitInside("second");
         Files.writeString(upper.resolve("refs/heads/topic"), tip + "\n");

@@ -86,4 +86,22 @@ class GitIndexTest {
         more[11] = (byte) (more[11] + 1); // one entry more than there are
         assertThat(GitIndex.refusal(more, 20)).isEqualTo("not readable to its end");
     }
+
+    @Test
+    void The_Check_After_The_Run_Names_The_Extensions_With_Which_Git_Reads_Other_Entries() throws Exception {
+        assertThat(GitIndex.entryReadingExtension(index())).isNull();
+        git("-c", "index.version=4", "update-index", "--index-version", "4");
+        assertThat(GitIndex.entryReadingExtension(index())).isNull();
+        git("-c", "index.recordEndOfIndexEntries=true", "-c", "index.recordOffsetTable=true", "-c", "index.threads=4",
+                "update-index", "--force-write-index");
+        // EOIE first: git finds it at its fixed place before the checksum, and IEOT through it
+        assertThat(GitIndex.entryReadingExtension(index())).isEqualTo("EOIE");
+        git("-c", "index.recordEndOfIndexEntries=false", "-c", "index.recordOffsetTable=false", "-c",
+                "index.threads=1", "update-index", "--force-write-index");
+        assertThat(GitIndex.entryReadingExtension(index())).isNull();
+        git("update-index", "--split-index");
+        assertThat(GitIndex.entryReadingExtension(index())).isEqualTo("link");
+        // a damaged index: git reads none of it
+        assertThat(GitIndex.entryReadingExtension(Arrays.copyOf(index(), 200))).isNull();
+    }
 }
