@@ -139,6 +139,7 @@ static char **names_of(int fd, int *count)
         errno = error;
         return NULL;
     }
+    rewinddir(dir); /* a duplicate shares its offset: from the start, whoever read it before */
     int room = 16;
     int n = 0;
     int packed = -1;
@@ -394,22 +395,15 @@ static int copy_dir(int source, int target, const char *rel, int depth, struct g
     return status;
 }
 
-int git_snapshot_copy(const char *source, const char *target, struct git_snapshot *snapshot, char *reason,
+int git_snapshot_copy(int source, const char *target, struct git_snapshot *snapshot, char *reason,
                       size_t capacity)
 {
     memset(snapshot, 0, sizeof *snapshot);
-    int from = open(source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (from < 0) {
-        return fail(reason, capacity, "cannot read", source, errno);
-    }
     int to = open(target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (to < 0) {
-        int error = errno;
-        close(from);
-        return fail(reason, capacity, "cannot open", target, error);
+        return fail(reason, capacity, "cannot open", target, errno);
     }
-    int status = copy_dir(from, to, "", 0, snapshot, reason, capacity);
-    close(from);
+    int status = copy_dir(source, to, "", 0, snapshot, reason, capacity);
     close(to);
     return status;
 }

@@ -27,12 +27,12 @@ struct git_snapshot {
     unsigned long entries;
 };
 
-/* Copies the git dir SOURCE into the empty directory TARGET: every directory, file and
+/* Copies the git dir open at SOURCE (a descriptor it reads, never closes) into the empty directory TARGET: every directory, file and
  * link as it is (mode and times), but no lock file, no sample hook, no socket, FIFO or
  * device, and of each git dir in it (a directory with a HEAD file and an objects
  * directory) not its object stores (objects, lfs, annex), which are left empty and listed
  * in SNAPSHOT. 0 when copied; -1 with the reason (the limits say which was passed). */
-int git_snapshot_copy(const char *source, const char *target, struct git_snapshot *snapshot, char *reason,
+int git_snapshot_copy(int source, const char *target, struct git_snapshot *snapshot, char *reason,
                       size_t capacity);
 
 /* Frees what a copy found. */

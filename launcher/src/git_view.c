@@ -26,10 +26,12 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "git_snapshot.h"
 #include "guard.h"
+#include "mount_check.h"
 #include "util.h"
 
 /* The whole file, ended by a NUL byte; NULL when it does not exist. */
@@ -323,8 +325,8 @@ static void own_work(const char *work)
 /* Mounts one view: the overlay of LOWERS over TARGET, the mounts below it kept on top for a
  * home directory's. 1 when mounted, 0 when not (said on stderr: the run goes on with the
  * fallback), -1 with the reason when the run cannot go on. */
-static int mount_view(char kind, const char *target, const char *lowers, const char *upper, const char *work,
-                      char *reason, size_t capacity)
+static int mount_view(char kind, const char *target, const char *mount_at, const char *lowers, const char *upper,
+                      const char *work, char *reason, size_t capacity)
 {
     const char *what = kind == VIEW_HOME ? "home" : "git";
     const char *otherwise = kind == VIEW_HOME ? "it stays read-only in this run"
@@ -348,7 +350,7 @@ static int mount_view(char kind, const char *target, const char *lowers, const c
         free(kept);
         return -1;
     }
-    if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, options) != 0) {
+    if (mount("overlay", mount_at, "overlay", MS_NOSUID | MS_NODEV, options) != 0) {
         fprintf(stderr, "agent-sandbox: %s: no copy-on-write view of %s (%s); %s\n", what, target, strerror(errno),
                 otherwise);
         drop_kept(kept);
@@ -365,7 +367,7 @@ static int mount_view(char kind, const char *target, const char *lowers, const c
 /* One record of the views file: its kind and up to four fields. */
 struct view_record {
     char kind;
-    const char *fields[4];
+    const char *fields[5];
 };
 
 /* Overlays mounted so far in this run, against GIT_VIEWS_MAX. */
@@ -457,15 +459,57 @@ static int write_base(const char *layer, const char *lower, const struct git_sna
     return status;
 }
 
+/* The directory REL below the directory DIR (names separated by '/', none of them "..",
+ * no link followed), as FLAGS opens it; -1 with errno. */
+static int open_below(int dir, const char *rel, int flags)
+{
+    char name[NAME_MAX + 1];
+    int at = dup(dir);
+    const char *p = rel;
+    while (at >= 0) {
+        const char *end = strchr(p, '/');
+        size_t length = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (length == 0 || length > NAME_MAX || (length == 2 && p[0] == '.' && p[1] == '.')) {
+            close(at);
+            errno = EINVAL;
+            return -1;
+        }
+        memcpy(name, p, length);
+        name[length] = '\0';
+        int next = openat(at, name, (end != NULL ? O_PATH : flags) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int error = errno;
+        close(at);
+        errno = error;
+        if (end == NULL) {
+            return next;
+        }
+        at = next;
+        p = end + 1;
+    }
+    return -1;
+}
+
+#define OVERLAY_FILE_SYSTEM 0x794c7630 /* OVERLAYFS_SUPER_MAGIC */
+
+/* What a git dir's message says when it is not the directory the host planned (a concurrent
+ * process renamed something on the way to it). */
+#define GIT_DIR_CHANGED \
+    "%s changed while the sandbox was being set up (%s): a concurrent process replaced it or a directory" \
+    " above it; nothing ran, start again"
+
 /*
  * Mounts a git dir's view: a memory file system of the sandbox's own at its lower dir,
  * the git dir copied into it without its object stores (git_snapshot.c), the overlay, and
- * each object store's overlay over the host's live directory, opened before the git dir's
- * overlay covers its path. FIELDS: the git dir, its lower, upper and work dir. When a store
- * cannot be mounted, the git dir's view goes too (a view without its objects is no git
- * dir). -1 with the reason when the run cannot go on.
+ * each object store's overlay over the host's live directory. FIELDS: the git dir, its
+ * lower, upper and work dir, and the git dir's identity as the host planned it
+ * ("device:inode"). Everything is done on descriptors of the directory the host planned,
+ * reached through no link, never by its path again: a concurrent process (another sandbox
+ * of the same project) that renames a directory on the way meanwhile makes the run stop,
+ * never the view land on another directory. When a store cannot be mounted, the git dir's
+ * view goes too (a view without its objects is no git dir). -1 with the reason when the
+ * run cannot go on.
  */
-static int mount_git_view(const char *const fields[4], char *reason, size_t capacity)
+static int mount_git_view(const char *const fields[5], char *reason, size_t capacity)
 {
     const char *target = fields[0];
     const char *lower = fields[1];
@@ -474,102 +518,141 @@ static int mount_git_view(const char *const fields[4], char *reason, size_t capa
     char layer[PATH_MAX];
     snprintf(layer, sizeof layer, "%s", work);
     strip_last_component(layer);
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", target);
+    strip_last_component(parent);
+    const char *base = strrchr(target, '/');
+    base = base == NULL ? target : base + 1;
+    unsigned long long device = 0;
+    unsigned long long inode = 0;
+    char extra;
+    if (sscanf(fields[4], "%llu:%llu%c", &device, &inode, &extra) != 2 || base[0] == '\0') {
+        snprintf(reason, capacity, "malformed view of %s", target);
+        return -1;
+    }
+    int parent_fd = open_without_links(parent);
+    int git_fd = parent_fd < 0 ? -1 : openat(parent_fd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat planned;
+    if (git_fd < 0 || fstat(git_fd, &planned) != 0 || (unsigned long long)planned.st_dev != device
+        || (unsigned long long)planned.st_ino != inode) {
+        snprintf(reason, capacity, GIT_DIR_CHANGED, target,
+                 git_fd < 0 ? strerror(errno) : "another directory is there now");
+        if (git_fd >= 0) {
+            close(git_fd);
+        }
+        if (parent_fd >= 0) {
+            close(parent_fd);
+        }
+        return -1;
+    }
     char options[64];
     snprintf(options, sizeof options, "mode=0700,size=%llu,nr_inodes=%d",
              (unsigned long long)GIT_SNAPSHOT_MAX_BYTES + (unsigned long long)GIT_SNAPSHOT_MAX_ENTRIES * 4096ULL,
              GIT_SNAPSHOT_MAX_ENTRIES + 16);
+    struct git_snapshot snapshot;
+    memset(&snapshot, 0, sizeof snapshot);
+    int status = 1;
+    char why[PATH_MAX + 128];
     if (mount("tmpfs", lower, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) != 0) {
         snprintf(reason, capacity, "cannot make the copy of %s for this run's view of it (%s); run with "
                  "AGENT_SANDBOX_GIT_VIEW=off for the fallback, which protects the git dir path by path",
                  target, strerror(errno));
-        return -1;
-    }
-    struct git_snapshot snapshot;
-    char why[PATH_MAX + 128];
-    if (git_snapshot_copy(target, lower, &snapshot, why, sizeof why) != 0) {
+        status = -1;
+    } else if (git_snapshot_copy(git_fd, lower, &snapshot, why, sizeof why) != 0) {
         snprintf(reason, capacity, "cannot copy %s for this run's view of it (%s); run with "
                  "AGENT_SANDBOX_GIT_VIEW=off for the fallback, which protects the git dir path by path",
                  target, why);
-        git_snapshot_free(&snapshot);
-        return -1;
-    }
-    int count = snapshot.store_count;
-    if (overlays + 1 + count > GIT_VIEWS_MAX) {
+        status = -1;
+    } else if (overlays + 1 + snapshot.store_count > GIT_VIEWS_MAX) {
         snprintf(reason, capacity, "the views of the project's git dirs need more than %d mounts (each git dir"
                  " and each of its submodules' object stores); run with AGENT_SANDBOX_GIT_VIEW=off for the"
                  " fallback, which protects the git dirs path by path", GIT_VIEWS_MAX);
-        git_snapshot_free(&snapshot);
-        return -1;
-    }
-    if (write_base(layer, lower, &snapshot) != 0) {
+        status = -1;
+    } else if (write_base(layer, lower, &snapshot) != 0) {
         snprintf(reason, capacity, "cannot write the refs of %s for the host's apply: %s", target, strerror(errno));
-        git_snapshot_free(&snapshot);
-        return -1;
+        status = -1;
     }
+    int count = status == 1 ? snapshot.store_count : 0;
     int *fds = calloc((size_t)count + 1, sizeof *fds);
     if (fds == NULL) {
         snprintf(reason, capacity, "out of memory");
-        git_snapshot_free(&snapshot);
-        return -1;
+        status = -1;
+        count = 0;
     }
     int opened = 0;
-    int status = 1;
+    /* each store, the host's live directory: opened below the git dir before its overlay covers it */
     for (int k = 0; k < count && status == 1; k++) {
-        char store[PATH_MAX];
         char store_work[PATH_MAX];
-        int a = snprintf(store, sizeof store, "%s/%s", target, snapshot.stores[k]);
         int b = snprintf(store_work, sizeof store_work, "%s/work-%d", layer, k);
-        if (a < 0 || (size_t)a >= sizeof store || b < 0 || (size_t)b >= sizeof store_work) {
+        if (b < 0 || (size_t)b >= sizeof store_work) {
             snprintf(reason, capacity, "a path below %s is too long for its view", target);
             status = -1;
             break;
         }
         if (make_dirs(upper, snapshot.stores[k]) != 0 || (mkdir(store_work, 0700) != 0 && errno != EEXIST)) {
-            snprintf(reason, capacity, "cannot make the layer of %s: %s", store, strerror(errno));
+            snprintf(reason, capacity, "cannot make the layer of %s/%s: %s", target, snapshot.stores[k],
+                     strerror(errno));
             status = -1;
             break;
         }
-        fds[k] = open(store, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        fds[k] = open_below(git_fd, snapshot.stores[k], O_PATH);
         if (fds[k] < 0) {
-            fprintf(stderr, "agent-sandbox: git: no copy-on-write view of %s (cannot open %s: %s); its config and"
-                    " hooks stay protected path by path\n", target, store, strerror(errno));
+            fprintf(stderr, "agent-sandbox: git: no copy-on-write view of %s (cannot open %s/%s: %s); its config and"
+                    " hooks stay protected path by path\n", target, target, snapshot.stores[k], strerror(errno));
             status = 0;
             break;
         }
         opened = k + 1;
     }
+    char at[64];
+    snprintf(at, sizeof at, "/proc/self/fd/%d", git_fd);
     if (status == 1) {
-        status = mount_view(VIEW_GIT, target, lower, upper, work, reason, capacity);
+        status = mount_view(VIEW_GIT, target, at, lower, upper, work, reason, capacity);
     }
+    /* the overlay, reached from the same parent: the view's root, whose stores get theirs */
+    int root = -1;
+    struct statfs kind;
     if (status == 1) {
         overlays++;
+        root = openat(parent_fd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (root < 0 || fstatfs(root, &kind) != 0 || kind.f_type != OVERLAY_FILE_SYSTEM) {
+            snprintf(reason, capacity, GIT_DIR_CHANGED, target, "its view is not where it was mounted");
+            status = -1;
+        }
     }
     for (int k = 0; k < count && status == 1; k++) {
-        char store[PATH_MAX];
         char store_upper[PATH_MAX];
         char store_work[PATH_MAX];
-        char fd_path[64];
-        int a = snprintf(store, sizeof store, "%s/%s", target, snapshot.stores[k]);
+        char lower_at[64];
         int b = snprintf(store_upper, sizeof store_upper, "%s/%s", upper, snapshot.stores[k]);
         int c = snprintf(store_work, sizeof store_work, "%s/work-%d", layer, k);
-        snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fds[k]);
-        if (a < 0 || (size_t)a >= sizeof store || b < 0 || (size_t)b >= sizeof store_upper || c < 0
-            || (size_t)c >= sizeof store_work) {
+        if (b < 0 || (size_t)b >= sizeof store_upper || c < 0 || (size_t)c >= sizeof store_work) {
             snprintf(reason, capacity, "a path below %s is too long for its view", target);
             status = -1;
             break;
         }
+        snprintf(lower_at, sizeof lower_at, "/proc/self/fd/%d", fds[k]);
+        int in_view = open_below(root, snapshot.stores[k], O_PATH);
+        char store_at[64];
+        snprintf(store_at, sizeof store_at, "/proc/self/fd/%d", in_view);
         char overlay[3 * PATH_MAX + 64];
         const char *problem = NULL;
-        if (overlay_options(overlay, sizeof overlay, fd_path, store_upper, store_work) != 0) {
-            problem = "its path has a character an overlay cannot take";
-        } else if (mount("overlay", store, "overlay", MS_NOSUID | MS_NODEV, overlay) != 0) {
+        if (in_view < 0) {
             problem = strerror(errno);
+        } else if (overlay_options(overlay, sizeof overlay, lower_at, store_upper, store_work) != 0) {
+            problem = "its path has a character an overlay cannot take";
+        } else if (mount("overlay", store_at, "overlay", MS_NOSUID | MS_NODEV, overlay) != 0) {
+            problem = strerror(errno);
+        }
+        if (in_view >= 0) {
+            close(in_view);
         }
         if (problem != NULL) {
             fprintf(stderr, "agent-sandbox: git: no copy-on-write view of %s (its object store %s: %s); its config"
-                    " and hooks stay protected path by path\n", target, store, problem);
-            if (umount2(target, MNT_DETACH) != 0) {
+                    " and hooks stay protected path by path\n", target, snapshot.stores[k], problem);
+            char root_at[64];
+            snprintf(root_at, sizeof root_at, "/proc/self/fd/%d", root);
+            if (umount2(root_at, MNT_DETACH) != 0) {
                 snprintf(reason, capacity, "cannot take back the view of %s: %s", target, strerror(errno));
                 status = -1;
             } else {
@@ -584,6 +667,11 @@ static int mount_git_view(const char *const fields[4], char *reason, size_t capa
         close(fds[k]);
     }
     free(fds);
+    if (root >= 0) {
+        close(root);
+    }
+    close(git_fd);
+    close(parent_fd);
     git_snapshot_free(&snapshot);
     return status < 0 ? -1 : 0;
 }
@@ -619,7 +707,7 @@ int git_views_mount(const char *file, char *reason, size_t capacity)
     int count = 0;
     const char *kind;
     while ((kind = field(&cursor, end)) != NULL) {
-        int fields = kind[0] == VIEW_GIT ? 4 : 3;
+        int fields = kind[0] == VIEW_GIT ? 5 : 3;
         int ok = count < GIT_VIEWS_MAX && (kind[0] == VIEW_GIT || kind[0] == VIEW_HOME) && kind[1] == '\0';
         for (int f = 0; ok && f < fields; f++) {
             records[count].fields[f] = field(&cursor, end);
@@ -639,8 +727,8 @@ int git_views_mount(const char *file, char *reason, size_t capacity)
             const char *lowers = records[i].fields[0];
             const char *target = strrchr(lowers, ':');
             target = target == NULL ? lowers : target + 1;
-            status = mount_view(VIEW_HOME, target, lowers, records[i].fields[1], records[i].fields[2], reason,
-                                capacity) < 0 ? -1 : 0;
+            status = mount_view(VIEW_HOME, target, target, lowers, records[i].fields[1], records[i].fields[2],
+                                reason, capacity) < 0 ? -1 : 0;
         } else {
             status = mount_git_view(records[i].fields, reason, capacity);
         }

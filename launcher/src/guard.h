@@ -141,6 +141,8 @@
 /* The program in the runtime's bin/ that starts the tool's JVM in-process (jvm_start.c),
  * in place of the runtime's java, which the launcher uses when it is missing. */
 #define JVM_START "agent-sandbox-jvm"
+/* The class whose native methods JVM_START registers before main (Native.java). */
+#define NATIVE_CLASS "agentsandbox/core/Native"
 /* After bwrap's end the starter removes the run's directories on request:
  * "remove <paths> <bytes>\n", then that many bytes of NUL-ended absolute paths. */
 #define STARTER_REMOVE "remove"
@@ -171,7 +173,9 @@
 /* At most this many overlays in one run (GitViews.MAX_RECORDS). */
 #define GIT_VIEWS_MAX 512
 /* A record's kind, its first field:
- * - VIEW_GIT, a git dir: its path, then its lower dir, upper and work dir. The lower dir
+ * - VIEW_GIT, a git dir: its path, then its lower dir, upper and work dir, and its identity
+ *   ("device:inode", decimal), which the first program checks before it copies and mounts
+ *   anything, all of it through descriptors of that directory. The lower dir
  *   is where the first program mounts a memory file system of the sandbox's own and
  *   copies the git dir into it without its object stores (git_snapshot.c); each store is
  *   an overlay of its own over the host's live directory (opened before the git dir's

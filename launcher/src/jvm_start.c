@@ -15,6 +15,10 @@
  * `java` makes them (their bytes decoded as UTF-8, the launcher's locale, a byte that
  * is not UTF-8 becoming U+FFFD).
  *
+ * Before main runs it registers the tool's native methods (NATIVE_CLASS, Native.java):
+ * a SHA-1 (sha1.c), which the interpreted JVM computes far more slowly, and the opening
+ * of a directory through no symbolic link (openat2), which the JDK cannot do.
+ *
  * agent-sandbox's main method ends the JVM itself (Runtime.halt); a main method that
  * returns, or a JVM that cannot be created, ends this program with status 1 after one
  * line on stderr.
@@ -22,13 +26,20 @@
  * Linked dynamically with the C library (it loads libjvm), unlike the launcher.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jni.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "guard.h"
+#include "sha1.h"
 
 typedef jint(JNICALL *CreateJavaVM)(JavaVM **, void **, void *);
 
@@ -63,6 +74,83 @@ static jstring decoded(JNIEnv *env, jclass string_class, jmethodID from_bytes, j
     return out;
 }
 
+/* Native.sha1(byte[] data, int offset, int length): the SHA-1 of those bytes (sha1.c). */
+static jbyteArray JNICALL native_sha1(JNIEnv *env, jclass owner, jbyteArray data, jint offset, jint length) {
+    (void)owner;
+    jsize size = data == NULL ? 0 : (*env)->GetArrayLength(env, data);
+    if (data == NULL || offset < 0 || length < 0 || offset > size - length) {
+        jclass bounds = (*env)->FindClass(env, "java/lang/IndexOutOfBoundsException");
+        if (bounds != NULL) {
+            (*env)->ThrowNew(env, bounds, "sha1: no such range of the array");
+        }
+        return NULL;
+    }
+    unsigned char digest[SHA1_LENGTH];
+    jbyte *bytes = (*env)->GetPrimitiveArrayCritical(env, data, NULL);
+    if (bytes == NULL) {
+        return NULL; /* OutOfMemoryError thrown */
+    }
+    sha1((const unsigned char *)bytes + offset, (size_t)length, digest);
+    (*env)->ReleasePrimitiveArrayCritical(env, data, bytes, JNI_ABORT);
+    jbyteArray out = (*env)->NewByteArray(env, SHA1_LENGTH);
+    if (out != NULL) {
+        (*env)->SetByteArrayRegion(env, out, 0, SHA1_LENGTH, (const jbyte *)digest);
+    }
+    return out;
+}
+
+/* Native.openDirectory(byte[] path): a descriptor of that directory, opened as a path only,
+ * never through a symbolic link on the way, closed on exec; the negated errno otherwise. */
+static jint JNICALL native_open_directory(JNIEnv *env, jclass owner, jbyteArray path) {
+    (void)owner;
+    char name[PATH_MAX];
+    jsize length = path == NULL ? 0 : (*env)->GetArrayLength(env, path);
+    if (path == NULL || length <= 0 || length >= PATH_MAX) {
+        return -ENAMETOOLONG;
+    }
+    (*env)->GetByteArrayRegion(env, path, 0, length, (jbyte *)name);
+    name[length] = '\0';
+    if (strlen(name) != (size_t)length) {
+        return -EINVAL; /* a NUL inside */
+    }
+    struct open_how how;
+    memset(&how, 0, sizeof how);
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    long fd = syscall(SYS_openat2, AT_FDCWD, name, &how, sizeof how);
+    return fd >= 0 ? (jint)fd : -errno;
+}
+
+/* A JNI method of the function FUNCTION, which JNI takes as a data pointer: copied, as ISO C
+ * allows no cast between the two. */
+#define METHOD(entry, method_name, method_signature, function)                   \
+    do {                                                                         \
+        void *pointer_;                                                          \
+        memcpy(&pointer_, &(function), sizeof pointer_);                          \
+        (entry).name = (char *)(method_name);                                    \
+        (entry).signature = (char *)(method_signature);                          \
+        (entry).fnPtr = pointer_;                                                \
+    } while (0)
+
+/* The tool's native methods (NATIVE_CLASS), registered before main runs; a class path
+ * without that class (a JVM started for something else) goes on without them. */
+static void register_natives(JNIEnv *env) {
+    jclass owner = (*env)->FindClass(env, NATIVE_CLASS);
+    if (owner == NULL) {
+        (*env)->ExceptionClear(env);
+        return;
+    }
+    jbyteArray(JNICALL *sha1_function)(JNIEnv *, jclass, jbyteArray, jint, jint) = native_sha1;
+    jint(JNICALL *open_function)(JNIEnv *, jclass, jbyteArray) = native_open_directory;
+    JNINativeMethod methods[2];
+    METHOD(methods[0], "sha1", "([BII)[B", sha1_function);
+    METHOD(methods[1], "openDirectory", "([B)I", open_function);
+    if ((*env)->RegisterNatives(env, owner, methods, 2) != 0) {
+        (*env)->ExceptionClear(env);
+    }
+    (*env)->DeleteLocalRef(env, owner);
+}
+
 static void *run(void *argument) {
     struct start *start = argument;
     JavaVM *vm = NULL;
@@ -70,6 +158,7 @@ static void *run(void *argument) {
     if (start->create(&vm, (void **)&env, &start->args) != JNI_OK) {
         fail("the JVM could not be created", NULL);
     }
+    register_natives(env);
     jclass main_class = (*env)->FindClass(env, start->main_class);
     jclass string_class = (*env)->FindClass(env, "java/lang/String");
     jclass charsets = (*env)->FindClass(env, "java/nio/charset/StandardCharsets");

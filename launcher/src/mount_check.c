@@ -69,9 +69,7 @@ static int fail(char *reason, size_t capacity, const char *format, ...)
     return -1;
 }
 
-/* The file at an absolute path, as O_PATH, reached without following any link; -1
- * with errno set otherwise (ELOOP: a link on the way). */
-static int open_without_links(const char *path)
+int open_without_links(const char *path)
 {
     struct how_to_open how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .mode = 0,
                               .resolve = NO_SYMLINKS | NO_MAGICLINKS};

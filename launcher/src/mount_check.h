@@ -30,4 +30,8 @@ int mount_identify(const char *run_dir, char *reason, size_t capacity);
 /* Checks every record of the identities file at path. 0, or -1 with a reason. */
 int mount_verify(const char *path, char *reason, size_t capacity);
 
+/* The file at an absolute path, as O_PATH, reached without following any link; -1
+ * with errno set otherwise (ELOOP: a link on the way). */
+int open_without_links(const char *path);
+
 #endif

@@ -20,6 +20,7 @@
 #include "../src/guard_client.h"
 #include "../src/net_filter.h"
 #include "../src/remove_tree.h"
+#include "../src/sha1.h"
 #include "../src/starter_request.h"
 #include "../src/term_relay.h"
 #include "../src/tool.h"
@@ -608,7 +609,9 @@ static void test_git_snapshot(void)
 
     struct git_snapshot s;
     char reason[512];
-    CHECK(git_snapshot_copy(git, copy, &s, reason, sizeof reason) == 0);
+    int source = open(git, O_RDONLY | O_DIRECTORY);
+    CHECK(source >= 0);
+    CHECK(git_snapshot_copy(source, copy, &s, reason, sizeof reason) == 0);
     CHECK(s.store_count == 3 && has_store(&s, "objects") && has_store(&s, "lfs") && has_store(&s, "modules/sub/objects"));
     CHECK(holds(copy, "refs/heads/main", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"));
     snprintf(path, sizeof path, "%s/refs/heads/main.lock", copy);
@@ -653,10 +656,49 @@ static void test_git_snapshot(void)
         put(git, "logs/refs/heads/other", "x");
         free(big);
     }
-    CHECK(git_snapshot_copy(git, copy, &s, reason, sizeof reason) != 0);
+    CHECK(git_snapshot_copy(source, copy, &s, reason, sizeof reason) != 0);
     CHECK(strcmp(reason, "more than 256 MiB outside its objects") == 0);
     git_snapshot_free(&s);
+    close(source);
     CHECK(remove_tree(base) == 0);
+}
+
+/* SHA-1 against the examples of FIPS 180 and git's own object names. */
+static void test_sha1(void)
+{
+    static const struct {
+        const char *text;
+        const char *hex;
+    } cases[] = {
+        {"", "da39a3ee5e6b4b0d3255bfef95601890afd80709"},
+        {"abc", "a9993e364706816aba3e25717850c26c9cd0d89d"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"},
+        /* an empty blob as git names it: "blob 0" and a NUL */
+        {"blob 0", "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned char digest[SHA1_LENGTH];
+        size_t length = strlen(cases[i].text) + (strncmp(cases[i].text, "blob", 4) == 0 ? 1 : 0);
+        sha1((const unsigned char *)cases[i].text, length, digest);
+        char hex[2 * SHA1_LENGTH + 1];
+        for (int k = 0; k < SHA1_LENGTH; k++) {
+            snprintf(hex + 2 * k, 3, "%02x", digest[k]);
+        }
+        CHECK(strcmp(hex, cases[i].hex) == 0);
+    }
+    /* a million 'a's: many blocks, and every length of the last one around the padding */
+    size_t million = 1000000;
+    unsigned char *a = malloc(million);
+    CHECK(a != NULL);
+    if (a != NULL) {
+        memset(a, 'a', million);
+        unsigned char digest[SHA1_LENGTH];
+        sha1(a, million, digest);
+        static const unsigned char expected[SHA1_LENGTH] = {0x34, 0xaa, 0x97, 0x3c, 0xd4, 0xc4, 0xda, 0xa4, 0xf6, 0x1e,
+                                                            0xeb, 0x2b, 0xdb, 0xad, 0x27, 0x31, 0x65, 0x34, 0x01, 0x6f};
+        CHECK(memcmp(digest, expected, SHA1_LENGTH) == 0);
+        free(a);
+    }
 }
 
 int main(void)
@@ -675,6 +717,7 @@ int main(void)
     test_remove_tree();
     test_term_filter();
     test_git_snapshot();
+    test_sha1();
     if (failures > 0) {
         fprintf(stderr, "launcher tests: %d failed\n", failures);
         return 1;

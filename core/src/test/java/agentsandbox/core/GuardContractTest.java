@@ -154,6 +154,7 @@ class GuardContractTest {
         rows.put("TRAIN_FLAG", readByTheImageBuild("TRAIN_FLAG"));
         rows.put("TRAIN_CLASS", isCliClass());
         rows.put("JVM_START", readByTheImageBuild("JVM_START"));
+        rows.put("NATIVE_CLASS", is(Native.class.getName().replace('.', '/')));
         // the mount checks
         rows.put("MOUNT_CHECKS", is(RunLayout.MOUNT_CHECKS));
         rows.put("MOUNT_IDENTITIES", is(RunLayout.MOUNT_IDENTITIES));

@@ -569,4 +569,29 @@ class GitViewIT {
         sandbox.git("-C", "clone", "status");
         assertThat(marker).doesNotExist();
     }
+
+    /**
+     * A nested repository's parent is the sandbox's to rename: one put aside and replaced by
+     * a link to a repository the sandbox wrote (with a hook that runs on every ref update)
+     * leads neither the host's apply nor the host's git there; the sandbox's commit lands in
+     * the repository the view showed, wherever it now lies.
+     */
+    @Test
+    void A_Nested_Repository_Swapped_For_A_Link_Leads_The_Host_s_Apply_Nowhere_Else() throws Exception {
+        sandbox.write(".gitignore", "tool/\ntool.orig/\ndeep/\n");
+        sandbox.git("add", ".gitignore");
+        sandbox.git("commit", "-q", "-m", "ignore");
+        sandbox.mkdirs("tool");
+        sandbox.git("-C", "tool", "init", "-q");
+        sandbox.git("-C", "tool", "commit", "-q", "--allow-empty", "-m", "tool");
+        inside("E=deep/evil/.git && mkdir -p $E/objects $E/refs/heads $E/hooks"
+                + " && echo 'ref: refs/heads/main' > $E/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n' > $E/config"
+                + " && printf '#!/bin/sh\\ntouch " + marker + "\\n' > $E/hooks/reference-transaction"
+                + " && chmod +x $E/hooks/reference-transaction"
+                + " && mv tool tool.orig && ln -s deep/evil tool"
+                + " && cd tool.orig && " + GIT + " commit -q --allow-empty -m inside").succeeds();
+        assertThat(marker).doesNotExist();
+        assertThat(sandbox.git("-C", "tool.orig", "log", "--format=%s").stdout()).isEqualTo("inside\ntool\n");
+        assertThat(sandbox.project("deep/evil/.git/refs/heads")).isEmptyDirectory();
+    }
 }

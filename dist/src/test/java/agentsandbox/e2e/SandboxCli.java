@@ -687,8 +687,9 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
         String layer = runDir + "/git-layers/0";
         String inside = "/run/agent-sandbox-git/0";
         return "mkdir -p -m 700 " + layer + "/lower " + layer + "/upper " + layer + "/work"
-                + " && printf '%s\\0%s\\0g\\0%s\\0%s\\0%s\\0%s\\0' \"$(id -u)\" \"$(id -g)\" '"
-                + gitDir + "' " + inside + "/lower " + inside + "/upper " + inside + "/work > " + runDir + "/git-views";
+                + " && printf '%s\\0%s\\0g\\0%s\\0%s\\0%s\\0%s\\0%s\\0' \"$(id -u)\" \"$(id -g)\" '"
+                + gitDir + "' " + inside + "/lower " + inside + "/upper " + inside + "/work \"$(stat -c %d:%i '"
+                + gitDir + "' 2>/dev/null)\" > " + runDir + "/git-views";
     }
 
     private Map<String, String> baseEnvironment() {

@@ -75,11 +75,49 @@ public final class GitApply {
      *             started, which git inside saw below its own changes
      */
     public GitApply(Path gitDir, BaseRefs base, Path upper, Map<String, String> hostEnv, String onlyBranch) {
+        this(gitDir, null, base, upper, hostEnv, onlyBranch);
+    }
+
+    /**
+     * @param pinned a name of the git dir that goes on naming it whatever the sandbox renames
+     *               on the way to it ({@link agentsandbox.core.Native#pinned}), which every
+     *               step of the apply uses; null when there is none, and then each apply first
+     *               checks that {@code gitDir} is still the directory it was, reached through no
+     *               link (a nested repository's parent is the sandbox's to rename: a link put in
+     *               its place would lead the apply, and the host's git with its hooks, into a
+     *               repository the sandbox wrote or one it cannot even see)
+     */
+    public GitApply(Path gitDir, Path pinned, BaseRefs base, Path upper, Map<String, String> hostEnv,
+            String onlyBranch) {
         this.onlyBranch = onlyBranch;
-        this.gitDir = gitDir;
+        this.shown = gitDir;
+        this.gitDir = pinned != null ? pinned : gitDir;
+        this.pinned = pinned != null;
         this.base = base;
         this.upper = upper;
-        this.host = new HostGit(gitDir, hostEnv);
+        this.host = new HostGit(this.gitDir, hostEnv);
+        this.key = pinned != null ? null : key(gitDir);
+    }
+
+    /** The git dir as the user knows it, for what is said. */
+    private final Path shown;
+    /** Whether {@link #gitDir} is a pinned name. */
+    private final boolean pinned;
+    /** Without a pinned name: the git dir's identity when the run began. */
+    private final Object key;
+
+    private static Object key(Path dir) {
+        try {
+            return Files.readAttributes(dir, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** Without a pinned name: whether {@link #gitDir} is still the directory it was, reached through no link. */
+    private boolean samePlace() {
+        Object now = key(gitDir);
+        return now != null && now.equals(key) && gitDir.equals(agentsandbox.core.rules.Resolver.realPath(gitDir));
     }
 
     /** Why {@code deflated} is not the object {@code id}; null when it is (see {@link ObjectImport}). */
@@ -120,6 +158,11 @@ public final class GitApply {
             if (!hasFiles(upper)) {
                 return List.of();
             }
+            if (!pinned && !samePlace()) {
+                out.add("git: " + shown + " is not the git dir the sandbox's view showed any more (it was renamed or"
+                        + " replaced while the sandbox ran): nothing of the view was applied to it");
+                return out;
+            }
             int objects = new ObjectImport(gitDir, upper, host, out).run(objectFormatSha256());
             if (objects < 0) {
                 return out; // what failed is said; no ref may point at what is not there
@@ -128,7 +171,7 @@ public final class GitApply {
             refs();
             head();
         } catch (IOException | RuntimeException e) {
-            out.add("git: the changes of the sandbox to " + gitDir + " could not all be applied (" + e.getMessage()
+            out.add("git: the changes of the sandbox to " + shown + " could not all be applied (" + e.getMessage()
                     + "); the host's git dir has what was applied before, in order");
         }
         return out;
@@ -177,6 +220,13 @@ public final class GitApply {
         if (problem == null) {
             problem = GitIndex.refusal(bytes, objectFormatSha256() ? 32 : 20);
         }
+        if (problem == null) {
+            String path = GitIndex.refusedPath(bytes);
+            if (path != null) {
+                problem = "holding a path git never writes there (" + printablePath(path) + "), which your next"
+                        + " git checkout would write into the git dir or outside the project";
+            }
+        }
         if (problem != null) {
             out.add("git: the sandbox's index is " + problem + "; the host keeps its own");
             return;
@@ -199,7 +249,7 @@ public final class GitApply {
                     + " keeps its index; add submodules outside the sandbox");
             return;
         }
-        if (hostIndex != null && java.util.Arrays.equals(hostIndex, bytes)) {
+        if (hostIndex != null && sameIndex(hostIndex, bytes)) {
             return; // taken already
         }
         Path temp = Files.createTempFile(gitDir, "index.agent-sandbox", "");
@@ -210,6 +260,33 @@ public final class GitApply {
         } finally {
             Files.deleteIfExists(temp);
         }
+    }
+
+    /** A path of the sandbox's as one printable line: control characters as {@code ?}, at most 200 characters. */
+    private static String printablePath(String path) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < path.length() && b.length() < 200; i++) {
+            char c = path.charAt(i);
+            b.append(c < ' ' || c == 0x7f ? '?' : c);
+        }
+        return b.toString();
+    }
+
+    /**
+     * Whether the host's index is the sandbox's, checked: by their checksums (the last 20
+     * bytes, a hash of all the rest) where both have one, else byte by byte, which the
+     * interpreter does slowly for a large index.
+     */
+    private static boolean sameIndex(byte[] host, byte[] sandbox) {
+        int n = host.length;
+        if (n != sandbox.length || n < 20) {
+            return false;
+        }
+        boolean zero = true;
+        for (int i = n - 20; i < n; i++) {
+            zero &= sandbox[i] == 0;
+        }
+        return zero ? java.util.Arrays.equals(host, sandbox) : java.util.Arrays.equals(host, n - 20, n, sandbox, n - 20, n);
     }
 
     /** Why {@code bytes} is not an index file git would read; null when it is one. */
@@ -223,21 +300,26 @@ public final class GitApply {
         if (version < 2 || version > 4) {
             return "of an index version git does not write (" + version + ")";
         }
-        try {
-            MessageDigest digest = MessageDigest.getInstance(sha256 ? "SHA-256" : "SHA-1");
-            digest.update(bytes, 0, bytes.length - hash);
-            byte[] sum = digest.digest();
-            boolean zero = true;
-            for (int i = 0; i < hash; i++) {
-                zero &= bytes[bytes.length - hash + i] == 0;
+        byte[] sum;
+        if (sha256) {
+            try {
+                MessageDigest digest = MessageDigest.getInstance("SHA-256");
+                digest.update(bytes, 0, bytes.length - hash);
+                sum = digest.digest();
+            } catch (NoSuchAlgorithmException e) {
+                return "not checkable here";
             }
-            for (int i = 0; i < hash && !zero; i++) {
-                if (sum[i] != bytes[bytes.length - hash + i]) {
-                    return "not whole (its checksum does not match)";
-                }
+        } else {
+            sum = agentsandbox.core.Native.sha1(bytes, bytes.length - hash);
+        }
+        boolean zero = true;
+        for (int i = 0; i < hash; i++) {
+            zero &= bytes[bytes.length - hash + i] == 0;
+        }
+        for (int i = 0; i < hash && !zero; i++) {
+            if (sum[i] != bytes[bytes.length - hash + i]) {
+                return "not whole (its checksum does not match)";
             }
-        } catch (NoSuchAlgorithmException e) {
-            return "not checkable here";
         }
         return null;
     }
@@ -388,13 +470,24 @@ public final class GitApply {
         return out;
     }
 
+    /**
+     * A ref the host takes has at most this many components and characters: a deeper one
+     * would make the next run's copy of the git dir (which stops at 200 levels) refuse to start.
+     */
+    static final int MAX_REF_COMPONENTS = 64;
+    static final int MAX_REF_LENGTH = 1024;
+
     /** Whether the host takes refs of this name from a sandbox at all. */
     static boolean applicable(String ref) {
         if (!(ref.startsWith("refs/heads/") || ref.startsWith("refs/tags/") || ref.startsWith("refs/remotes/")
                 || ref.startsWith("refs/notes/") || ref.equals("refs/stash"))) {
             return false;
         }
-        for (String part : ref.split("/", -1)) {
+        String[] parts = ref.split("/", -1);
+        if (parts.length > MAX_REF_COMPONENTS || ref.length() > MAX_REF_LENGTH) {
+            return false;
+        }
+        for (String part : parts) {
             if (part.isEmpty() || part.startsWith(".") || part.endsWith(".lock") || part.contains("..")) {
                 return false;
             }
@@ -432,6 +525,15 @@ public final class GitApply {
         }
         if (sandboxTip == null) {
             delete(ref, hostTip);
+            return;
+        }
+        if (ref.startsWith("refs/tags/") && hostTip != null && !hostTip.equals(lastApplied.get(ref))) {
+            // a tag the host had names one commit for good (git itself moves none without
+            // --force, and the guard refuses that): the sandbox's is kept beside it
+            String kept = keepAside(ref, sandboxTip);
+            out.add("git: the sandbox moved the tag " + ref.substring("refs/tags/".length()) + " to "
+                    + shortId(sandboxTip) + ": the host keeps its own at " + shortId(hostTip)
+                    + (kept != null ? "; the sandbox's is kept at " + kept : ""));
             return;
         }
         if (!hostHas(sandboxTip)) {
@@ -651,7 +753,41 @@ public final class GitApply {
     }
 
     private boolean isAncestor(String ancestor, String descendant) {
-        return git("merge-base", "--is-ancestor", ancestor, descendant).status() == 0;
+        return reachedThroughLooseCommits(ancestor, descendant)
+                || git("merge-base", "--is-ancestor", ancestor, descendant).status() == 0;
+    }
+
+    /** At most this many commits are read by {@link #reachedThroughLooseCommits} before git is asked. */
+    static final int LOOSE_WALK = 64;
+
+    /**
+     * Whether {@code ancestor} is reached from {@code descendant} through the parents of at
+     * most {@link #LOOSE_WALK} loose commits of the host's git dir: the usual case, where the
+     * sandbox's new commits (just brought in, loose) sit on the host's tip, answered without
+     * starting the host's git. Only a yes is sure: a commit that is not loose (packed, or
+     * missing in a shallow clone), or a longer walk, leaves the answer to git.
+     */
+    private boolean reachedThroughLooseCommits(String ancestor, String descendant) {
+        java.util.ArrayDeque<String> next = new java.util.ArrayDeque<>();
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        next.add(descendant);
+        seen.add(descendant);
+        for (int read = 0; !next.isEmpty() && read < LOOSE_WALK; read++) {
+            String id = next.poll();
+            if (id.equals(ancestor)) {
+                return true;
+            }
+            List<String> parents = ObjectImport.looseCommitParents(gitDir, id);
+            if (parents == null) {
+                return false;
+            }
+            for (String p : parents) {
+                if (seen.add(p)) {
+                    next.add(p);
+                }
+            }
+        }
+        return next.contains(ancestor);
     }
 
     // ------------------------------------------------------------------ small things

@@ -163,6 +163,123 @@ public final class GitIndex {
         return pos == stop ? null : "not readable to its end";
     }
 
+    /**
+     * The first entry of {@code data} whose path git itself would never put in an index
+     * (its {@code verify_path}, with the NTFS and HFS+ protections git applies by default):
+     * empty, absolute, with an empty, {@code .} or {@code ..} component, a backslash, or a
+     * component git reads as {@code .git} ({@code .GIT}, {@code .git.}, {@code git~1},
+     * {@code .g\u200cit}, {@code .git::$INDEX_ALLOCATION}). Such an index, taken by the host,
+     * would make the user's next {@code git checkout -- .} write into the git dir (a hook)
+     * or outside the work tree. Null when every path is one git writes.
+     */
+    public static String refusedPath(byte[] data) {
+        if (data == null || data.length < 12 || data[0] != 'D' || data[1] != 'I' || data[2] != 'R' || data[3] != 'C') {
+            return null;
+        }
+        int version = int32(data, 4);
+        long count = int32(data, 8) & 0xffffffffL;
+        if (version < 2 || version > 4) {
+            return null;
+        }
+        int pos = 12;
+        byte[] previous = new byte[0];
+        for (long n = 0; n < count; n++) {
+            int start = pos;
+            if (pos + 62 > data.length) {
+                return null;
+            }
+            int flags = ((data[pos + 60] & 0xff) << 8) | (data[pos + 61] & 0xff);
+            pos += (flags & 0x4000) != 0 ? 64 : 62;
+            if (version == 4) {
+                int[] varint = varint(data, pos);
+                int end = varint == null ? -1 : nul(data, varint[1]);
+                if (end < 0 || varint[0] > previous.length) {
+                    return null;
+                }
+                int keep = previous.length - varint[0];
+                byte[] name = new byte[keep + (end - varint[1])];
+                System.arraycopy(previous, 0, name, 0, keep);
+                System.arraycopy(data, varint[1], name, keep, end - varint[1]);
+                pos = end + 1;
+                previous = name;
+                if (!gitWouldWrite(name, 0, name.length)) {
+                    return new String(name, StandardCharsets.UTF_8);
+                }
+            } else {
+                // the name in place, not copied: a large repository's index holds hundreds of
+                // thousands, each looked at in the interpreter
+                int length12 = flags & 0xfff;
+                int end = length12 < 0xfff ? pos + length12 : nul(data, pos);
+                if (end < 0 || end >= data.length) {
+                    return null;
+                }
+                if (!gitWouldWrite(data, pos, end)) {
+                    return new String(data, pos, end - pos, StandardCharsets.UTF_8);
+                }
+                pos = start + ((end - start + 1 + 7) & ~7);
+            }
+        }
+        return null;
+    }
+
+    /** Whether git's {@code verify_path} takes {@code path} (see {@link #refusedPath}). */
+    static boolean gitWouldWrite(byte[] path) {
+        return gitWouldWrite(path, 0, path.length);
+    }
+
+    /** {@link #gitWouldWrite(byte[])} for the bytes {@code from} up to {@code to} of {@code data}. */
+    static boolean gitWouldWrite(byte[] data, int from, int to) {
+        if (to == from || data[from] == '/' || data[to - 1] == '/') {
+            return false;
+        }
+        int start = from;
+        for (int i = from; i <= to; i++) {
+            byte b = i == to ? (byte) '/' : data[i];
+            if (b == '/') {
+                int length = i - start;
+                byte first = data[start];
+                // only a component that starts with '.', 'g' or a byte beyond ASCII (one of what
+                // HFS+ ignores) can be one git reads as .git
+                if (length == 0 || first == '.' || first == 'g' || first == 'G' || first < 0) {
+                    if (!componentGitWouldWrite(new String(data, start, length, StandardCharsets.UTF_8))) {
+                        return false;
+                    }
+                }
+                start = i + 1;
+            } else if (b == '\\') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean componentGitWouldWrite(String c) {
+        if (c.isEmpty() || c.equals(".") || c.equals("..")) {
+            return false;
+        }
+        // what HFS+ ignores in a name, then what NTFS ignores: an alternate stream, trailing dots and spaces
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < c.length(); i++) {
+            char ch = c.charAt(i);
+            boolean ignorable = (ch >= '\u200c' && ch <= '\u200f') || (ch >= '\u202a' && ch <= '\u202e')
+                    || (ch >= '\u206a' && ch <= '\u206f') || ch == '\ufeff';
+            if (!ignorable) {
+                b.append(Character.toLowerCase(ch));
+            }
+        }
+        String name = b.toString();
+        int colon = name.indexOf(':');
+        if (colon >= 0) {
+            name = name.substring(0, colon);
+        }
+        int end = name.length();
+        while (end > 0 && (name.charAt(end - 1) == ' ' || name.charAt(end - 1) == '.')) {
+            end--;
+        }
+        name = name.substring(0, end);
+        return !name.equals(".git") && !name.equals("git~1");
+    }
+
     /** A signature as one printable word: anything but a letter is {@code ?}. */
     private static String printable(String signature) {
         StringBuilder b = new StringBuilder();

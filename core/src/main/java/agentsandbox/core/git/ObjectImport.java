@@ -161,13 +161,80 @@ final class ObjectImport {
         if (size != bytes.length - nul - 1) {
             return "of another size than its header says";
         }
-        try {
-            MessageDigest digest = MessageDigest.getInstance(sha256 ? "SHA-256" : "SHA-1");
-            String actual = HexFormat.of().formatHex(digest.digest(bytes));
-            return actual.equals(id) ? null : "not what its name says (its content hashes to " + actual + ")";
-        } catch (NoSuchAlgorithmException e) {
-            return "not checkable here (" + e.getMessage() + ")";
+        byte[] sum;
+        if (sha256) {
+            try {
+                sum = MessageDigest.getInstance("SHA-256").digest(bytes);
+            } catch (NoSuchAlgorithmException e) {
+                return "not checkable here (" + e.getMessage() + ")";
+            }
+        } else {
+            sum = agentsandbox.core.Native.sha1(bytes, bytes.length);
         }
+        String actual = HexFormat.of().formatHex(sum);
+        return actual.equals(id) ? null : "not what its name says (its content hashes to " + actual + ")";
+    }
+
+    /** A commit read by {@link #looseCommitParents} is at most this large (a larger one is left to git). */
+    static final int MAX_COMMIT = 64 * 1024;
+
+    /**
+     * The parents of commit {@code id}, read from its loose object in {@code gitDir}; null when
+     * it is not there as a loose commit of at most {@link #MAX_COMMIT} bytes (packed, missing,
+     * another type, or not readable as one).
+     */
+    static List<String> looseCommitParents(Path gitDir, String id) {
+        if (!ObjectIds.isObjectId(id)) {
+            return null;
+        }
+        Path file = gitDir.resolve("objects").resolve(id.substring(0, 2)).resolve(id.substring(2));
+        byte[] deflated;
+        try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
+            deflated = in.readNBytes(MAX_COMMIT);
+        } catch (IOException e) {
+            return null;
+        }
+        Inflater inflater = new Inflater();
+        byte[] bytes = new byte[MAX_COMMIT];
+        int length;
+        try {
+            inflater.setInput(deflated);
+            length = inflater.inflate(bytes);
+            if (!inflater.finished()) {
+                return null; // larger, or cut short
+            }
+        } catch (DataFormatException e) {
+            return null;
+        } finally {
+            inflater.end();
+        }
+        int nul = indexOf(bytes, (byte) 0, 0);
+        String header = nul < 0 || nul > 32 ? "" : new String(bytes, 0, nul, StandardCharsets.US_ASCII);
+        if (!header.startsWith("commit ")) {
+            return null;
+        }
+        // the header lines up to the first empty one: tree, then parents, author, committer...
+        List<String> parents = new java.util.ArrayList<>();
+        String text = new String(bytes, nul + 1, length - nul - 1, StandardCharsets.ISO_8859_1);
+        int start = 0;
+        while (start < text.length()) {
+            int end = text.indexOf('\n', start);
+            if (end < 0 || end == start) {
+                break;
+            }
+            String line = text.substring(start, end);
+            if (line.startsWith("parent ")) {
+                String parent = line.substring("parent ".length());
+                if (!ObjectIds.isObjectId(parent)) {
+                    return null;
+                }
+                parents.add(parent);
+            } else if (!line.startsWith("tree ")) {
+                break; // the parents come right after the tree
+            }
+            start = end + 1;
+        }
+        return parents;
     }
 
     /** Indexes one pack with the host's git and moves it in; false (said) when git refuses it. */

@@ -121,6 +121,8 @@ public final class Launch {
                 RunDir.createFile(RunLayout.mountChecks(run.path()), "r--------",
                         MountChecks.render(plan.mounts(), plan.checkedWorkDir()));
             }
+            // the git dirs held before anything of the sandbox runs
+            List<GitApply> applies = gitApplies(plan, env);
             Bwrap bwrap = startBwrap(plan, env, run, argv, setupLog != null, in, out, err);
             if (guard != null) {
                 guard.listen();
@@ -129,7 +131,7 @@ public final class Launch {
                 proxy.listen();
             }
             Execution execution = new Execution(bwrap, plan, run, guard, proxy, setupLog, env.procSys(), state,
-                    env.uid(), git, gitApplies(plan, env),
+                    env.uid(), git, applies,
                     plan.homeViews().isEmpty() ? null : HomeLayers.root(env));
             execution.closesAlso(agent);
             execution.readsNetworkRefusals(netRefused);
@@ -235,6 +237,10 @@ public final class Launch {
                 field(bytes, inside.resolve("lower").toString());
                 field(bytes, inside.resolve("upper").toString());
                 field(bytes, inside.resolve("work").toString());
+                // what the first program checks it mounts on: this very directory, not one a
+                // concurrent process renamed into its place
+                field(bytes, Files.getAttribute(gitDir, "unix:dev", LinkOption.NOFOLLOW_LINKS) + ":"
+                        + Files.getAttribute(gitDir, "unix:ino", LinkOption.NOFOLLOW_LINKS));
             }
         }
         if (!plan.homeViews().isEmpty()) {
@@ -306,14 +312,27 @@ public final class Launch {
         bytes.write(0);
     }
 
-    /** What the host applies from each git view after the run ({@link GitApply}). */
+    /**
+     * What the host applies from each git view after the run ({@link GitApply}), each on its
+     * git dir held from now on by a descriptor ({@link agentsandbox.core.Native#pinned}): a
+     * nested repository's parent is the sandbox's to rename, and a link put in its place must
+     * not lead the apply, or the host's git and its hooks, anywhere else.
+     */
     private static List<GitApply> gitApplies(Plan plan, Environment env) {
         List<GitApply> out = new ArrayList<>();
         for (int i = 0; i < plan.gitViews().size(); i++) {
+            Path gitDir = plan.gitViews().get(i);
             Path layer = RunLayout.gitLayers(plan.runtimeDir()).resolve(Integer.toString(i));
+            Path pinned;
+            try {
+                pinned = agentsandbox.core.Native.pinned(gitDir);
+            } catch (IOException e) {
+                throw new SandboxException(gitDir + " changed while the sandbox was being set up (" + e.getMessage()
+                        + "): a concurrent process replaced it or a directory above it; nothing ran", "start again");
+            }
             // @git-strict names the project's branch: nested repositories keep the allow-list alone
-            out.add(new GitApply(plan.gitViews().get(i), BaseRefs.in(layer), layer.resolve("upper"),
-                    env.hostEnv(), i == 0 ? plan.gitOnlyBranch() : null));
+            out.add(new GitApply(gitDir, pinned, BaseRefs.in(layer), layer.resolve("upper"), env.hostEnv(),
+                    i == 0 ? plan.gitOnlyBranch() : null));
         }
         return out;
     }

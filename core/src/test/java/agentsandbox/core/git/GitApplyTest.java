@@ -223,6 +223,31 @@ class GitApplyTest {
         assertThat(GitApply.checkIndex("DIRX".getBytes(StandardCharsets.US_ASCII), false)).isNotNull();
     }
 
+    /**
+     * An index whose entry names a path in the git dir or outside the work tree (a hook, the
+     * user's ~/.bashrc) is never taken, though its checksum is right: the user's next
+     * {@code git checkout -- .} would write there.
+     */
+    @Test
+    void An_Index_With_A_Path_Git_Never_Writes_Is_Not_Taken() throws Exception {
+        Files.createDirectories(upper);
+        byte[] hostIndex = Files.readAllBytes(host.resolve(".git/index"));
+        for (String name : new String[] {"../ab", ".git/", ".GIT/", "/a.tx", ".git.", "git~1"}) {
+            byte[] index = hostIndex.clone();
+            // the one entry, a.txt: its name right after 62 bytes of stat data, hash and flags
+            byte[] bytes = name.getBytes(StandardCharsets.US_ASCII);
+            System.arraycopy(bytes, 0, index, 12 + 62, 5);
+            byte[] sum = java.security.MessageDigest.getInstance("SHA-1").digest(
+                    java.util.Arrays.copyOf(index, index.length - 20));
+            System.arraycopy(sum, 0, index, index.length - 20, 20);
+            Files.write(upper.resolve("index"), index);
+            GitApply apply = new GitApply(host.resolve(".git"), upper, Map.of("PATH", System.getenv("PATH"),
+                    "HOME", dir.toString()));
+            assertThat(apply.apply()).as(name).singleElement().asString().contains("a path git never writes there");
+            assertThat(Files.readAllBytes(host.resolve(".git/index"))).as(name).isEqualTo(hostIndex);
+        }
+    }
+
     @Test
     void Only_Branches_Tags_Remotes_Notes_And_The_Stash_Are_Taken() {
         assertThat(GitApply.applicable("refs/heads/feature/x")).isTrue();
@@ -232,6 +257,9 @@ class GitApplyTest {
         assertThat(GitApply.applicable("refs/agent-sandbox/heads/main")).isFalse();
         assertThat(GitApply.applicable("refs/heads/../../config")).isFalse();
         assertThat(GitApply.applicable("refs/heads/x.lock")).isFalse();
+        assertThat(GitApply.applicable("refs/heads/" + "d/".repeat(61) + "x")).isTrue();
+        assertThat(GitApply.applicable("refs/heads/" + "d/".repeat(62) + "x")).as("65 components").isFalse();
+        assertThat(GitApply.applicable("refs/heads/" + "x".repeat(1014))).isFalse();
         assertThat(GitApply.applicable("refs/heads/a b")).isFalse();
         assertThat(GitApply.applicable("HEAD")).isFalse();
     }
@@ -383,5 +411,51 @@ class GitApplyTest {
         assertThat(git(host, "symbolic-ref", "refs/remotes/origin/HEAD")).isEqualTo("refs/remotes/origin/main");
         assertThat(git(host, "symbolic-ref", "HEAD")).isEqualTo("refs/heads/main");
         git(host, "fsck");
+    }
+
+    /**
+     * The apply's own walk of loose commits (the fast way to say a move loses nothing) reads
+     * parents as git writes them: none for a root, two for a merge, and nothing for what is
+     * not a loose commit, which it leaves to the host's git.
+     */
+    @Test
+    void Parents_Are_Read_From_Loose_Commits_Only() throws Exception {
+        Path gitDir = host.resolve(".git");
+        String root = git(host, "rev-parse", "HEAD");
+        assertThat(ObjectImport.looseCommitParents(gitDir, root)).isEmpty();
+        git(host, "checkout", "-q", "-b", "side");
+        Files.writeString(host.resolve("b.txt"), "b\n");
+        git(host, "add", "b.txt");
+        git(host, "commit", "-q", "-m", "side");
+        String side = git(host, "rev-parse", "HEAD");
+        git(host, "checkout", "-q", "main");
+        Files.writeString(host.resolve("c.txt"), "c\n");
+        git(host, "add", "c.txt");
+        git(host, "commit", "-q", "-m", "main");
+        String main = git(host, "rev-parse", "HEAD");
+        git(host, "merge", "-q", "--no-edit", "side");
+        String merge = git(host, "rev-parse", "HEAD");
+        assertThat(ObjectImport.looseCommitParents(gitDir, merge)).containsExactly(main, side);
+        assertThat(ObjectImport.looseCommitParents(gitDir, git(host, "rev-parse", "HEAD^{tree}"))).isNull();
+        assertThat(ObjectImport.looseCommitParents(gitDir, "0".repeat(40))).isNull();
+        git(host, "gc", "-q");
+        assertThat(ObjectImport.looseCommitParents(gitDir, merge)).as("packed").isNull();
+    }
+
+    /** A tag the host had is never moved, not even forward: the sandbox's is kept beside it, and said. */
+    @Test
+    void A_Tag_The_Host_Had_Is_Never_Moved() throws Exception {
+        git(host, "tag", "v1");
+        String tagged = git(host, "rev-parse", "v1");
+        String tip = commitInside("second");
+        Files.createDirectories(upper.resolve("refs/tags"));
+        Files.writeString(upper.resolve("refs/tags/v1"), tip + "\n");
+        Files.writeString(upper.resolve("refs/tags/v2"), tip + "\n");
+        assertThat(apply()).singleElement().asString().contains("moved the tag v1")
+                .contains("kept at refs/agent-sandbox/tags/v1");
+        assertThat(git(host, "rev-parse", "v1")).isEqualTo(tagged);
+        assertThat(git(host, "rev-parse", "refs/agent-sandbox/tags/v1")).isEqualTo(tip);
+        assertThat(git(host, "rev-parse", "v2")).as("a new tag is taken").isEqualTo(tip);
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(tip);
     }
 }

@@ -99,9 +99,24 @@ class GitIndexTest {
         git("-c", "index.recordEndOfIndexEntries=false", "-c", "index.recordOffsetTable=false", "-c",
                 "index.threads=1", "update-index", "--force-write-index");
         assertThat(GitIndex.entryReadingExtension(index())).isNull();
+        // a damaged index (its entries cut short): git reads none of it
+        assertThat(GitIndex.entryReadingExtension(Arrays.copyOf(index(), 200))).isNull();
         git("update-index", "--split-index");
         assertThat(GitIndex.entryReadingExtension(index())).isEqualTo("link");
-        // a damaged index: git reads none of it
-        assertThat(GitIndex.entryReadingExtension(Arrays.copyOf(index(), 200))).isNull();
+    }
+
+    @Test
+    void Paths_Are_Judged_As_Git_s_Verify_Path_Judges_Them() {
+        for (String fine : new String[] {"a", "a/b.txt", "src/.github/x", ".gitignore", ".gitmodules", "a.git/x",
+                "git~2", "..a", "a..b/c"}) {
+            assertThat(GitIndex.gitWouldWrite(fine.getBytes(java.nio.charset.StandardCharsets.UTF_8))).as(fine)
+                    .isTrue();
+        }
+        for (String refused : new String[] {"", "/a", "a/", "a//b", "./a", "a/../b", "..", ".git/hooks/x",
+                "sub/.git/config", ".GIT/x", ".Git/x", ".git./x", ".git /x", "git~1/x", "GIT~1/x",
+                ".git::$INDEX_ALLOCATION/x", ".g\u200cit/x", "\ufeff.git/x", "a\\b"}) {
+            assertThat(GitIndex.gitWouldWrite(refused.getBytes(java.nio.charset.StandardCharsets.UTF_8))).as(refused)
+                    .isFalse();
+        }
     }
 }

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+package agentsandbox.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.HexFormat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Where no native method is registered (a test's JVM): the JDK's digest answers SHA-1 on the
+ * part of the array asked for, and no directory is pinned. The native methods are checked by
+ * the launcher's own tests (launcher/test/launcher_test.c) and by the built image's
+ * end-to-end tests (every apply, and GitViewIT's renamed nested repository).
+ */
+class NativeTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void Without_The_Native_Methods_The_JDK_Answers_And_Nothing_Is_Pinned() throws Exception {
+        byte[] data = "abcdef".getBytes(StandardCharsets.US_ASCII);
+        assertThat(HexFormat.of().formatHex(Native.sha1(data, 3))).isEqualTo("a9993e364706816aba3e25717850c26c9cd0d89d");
+        assertThat(Native.isNative()).isFalse();
+        assertThat(Native.pinned(dir)).isNull();
+    }
+}
