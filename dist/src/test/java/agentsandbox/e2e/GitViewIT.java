@@ -36,6 +36,16 @@ class GitViewIT {
         marker = sandbox.tmp().resolve("host-git-ran-it");
     }
 
+    /** A repository right below the project that the project ignores (as .gitignore says), with one commit named after it. */
+    private void ignoredClone(String name, String gitignore) {
+        sandbox.write(".gitignore", gitignore);
+        sandbox.git("add", ".gitignore");
+        sandbox.git("commit", "-q", "-m", "ignore");
+        sandbox.mkdirs(name);
+        sandbox.git("-C", name, "init", "-q");
+        sandbox.git("-C", name, "commit", "-q", "--allow-empty", "-m", name);
+    }
+
     private String hostHead() {
         return sandbox.git("rev-parse", "HEAD").stdout().strip();
     }
@@ -549,12 +559,7 @@ class GitViewIT {
     void An_Ignored_Clone_Below_The_Project_Is_A_View_Too() throws Exception {
         // a repository the project's index does not know (ignored), where the user or an IDE
         // runs git as readily as in the project
-        sandbox.write(".gitignore", "clone/\n");
-        sandbox.git("add", ".gitignore");
-        sandbox.git("commit", "-q", "-m", "ignore");
-        sandbox.mkdirs("clone");
-        sandbox.git("-C", "clone", "init", "-q");
-        sandbox.git("-C", "clone", "commit", "-q", "--allow-empty", "-m", "c");
+        ignoredClone("clone", "clone/\n");
         String config = sandbox.read(sandbox.project("clone/.git/config"));
         Path planted = sandbox.project("planted");
         SandboxCli.Started run = sandbox.command("--", "sh", "-c", "cd clone && printf '[core]\\n\\tfsmonitor = \"touch "
@@ -578,12 +583,7 @@ class GitViewIT {
      */
     @Test
     void A_Nested_Repository_Swapped_For_A_Link_Leads_The_Host_s_Apply_Nowhere_Else() throws Exception {
-        sandbox.write(".gitignore", "tool/\ntool.orig/\ndeep/\n");
-        sandbox.git("add", ".gitignore");
-        sandbox.git("commit", "-q", "-m", "ignore");
-        sandbox.mkdirs("tool");
-        sandbox.git("-C", "tool", "init", "-q");
-        sandbox.git("-C", "tool", "commit", "-q", "--allow-empty", "-m", "tool");
+        ignoredClone("tool", "tool/\ntool.orig/\ndeep/\n");
         inside("E=deep/evil/.git && mkdir -p $E/objects $E/refs/heads $E/hooks"
                 + " && echo 'ref: refs/heads/main' > $E/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n' > $E/config"
                 + " && printf '#!/bin/sh\\ntouch " + marker + "\\n' > $E/hooks/reference-transaction"

@@ -97,7 +97,14 @@ public final class GitApply {
         this.upper = upper;
         this.host = new HostGit(this.gitDir, hostEnv);
         this.key = pinned != null ? null : key(gitDir);
+        this.headAtStart = hostHead();
     }
+
+    /** The gitlinks of the host's index before this run wrote one; null until the first index is applied. */
+    private List<String> gitlinksAtStart;
+
+    /** What the host's HEAD file said when the run began (its branch is never deleted). */
+    private final String headAtStart;
 
     /** The git dir as the user knows it, for what is said. */
     private final Path shown;
@@ -240,7 +247,13 @@ public final class GitApply {
         } catch (IOException e) {
             // none yet: every gitlink is new
         }
+        if (gitlinksAtStart == null) {
+            // the host's before this run wrote any index: one the sandbox emptied for a while
+            // (a switch to an orphan branch, taken in passing) may have them back
+            gitlinksAtStart = GitIndex.gitlinks(hostIndex, Integer.MAX_VALUE);
+        }
         List<String> added = new ArrayList<>(GitIndex.gitlinks(bytes, Integer.MAX_VALUE));
+        added.removeAll(gitlinksAtStart);
         added.removeAll(GitIndex.gitlinks(hostIndex, Integer.MAX_VALUE));
         if (!added.isEmpty()) {
             out.add("git: the sandbox's index adds the gitlink" + (added.size() == 1 ? " " : "s ")
@@ -249,6 +262,8 @@ public final class GitApply {
                     + " keeps its index; add submodules outside the sandbox");
             return;
         }
+        // its caches dropped: git rebuilds them from the entries, which were checked
+        bytes = GitIndex.withoutCaches(bytes, objectFormatSha256() ? 32 : 20);
         if (hostIndex != null && sameIndex(hostIndex, bytes)) {
             return; // taken already
         }
@@ -545,6 +560,12 @@ public final class GitApply {
                     + ", an object it did not leave in its git dir: not taken");
             return;
         }
+        if (!ref.startsWith("refs/tags/") && !"commit".equals(objectType(sandboxTip))) {
+            // a branch, remote-tracking ref, note or stash names a commit: the host's git log
+            // fails on notes that name a blob, say
+            out.add("git: the sandbox's " + ref + " points at " + shortId(sandboxTip) + ", which is no commit: not taken");
+            return;
+        }
         // What may not be lost is what the host had: its tip before this run's first update
         // of the ref, while the host's tip is still the one this run set (a commit the sandbox
         // amends after it was taken in passing is its own work, kept recoverable below); the
@@ -552,6 +573,10 @@ public final class GitApply {
         // reflog, which the host keeps: any new entry is taken.
         boolean ours = hostTip != null && hostTip.equals(lastApplied.get(ref));
         String base = ours ? before.get(ref) : hostTip;
+        if (hostTip == null && before.get(ref) != null) {
+            // a ref the host had, deleted by this run: made again, it must still hold the tip it had
+            base = before.get(ref);
+        }
         if (base == null || base.isEmpty() || ref.equals("refs/stash") || isAncestor(base, sandboxTip)) {
             if (ours && !isAncestor(hostTip, sandboxTip)) {
                 // the sandbox rewrote what it had given (an amend, a rebase): still recoverable
@@ -580,8 +605,14 @@ public final class GitApply {
             return;
         }
         String kept = keepAside(ref, sandboxTip);
+        if (hostTip == null) {
+            out.add("git: the sandbox made " + ref + " again at " + shortId(sandboxTip) + ", which does not hold "
+                    + shortId(base) + ", its tip when the sandbox deleted it: not taken"
+                    + (kept != null ? "; both tips are in the reflog of " + kept + " (git reflog " + kept + ")" : ""));
+            return;
+        }
         out.add("git: the sandbox moved " + ref + " to " + shortId(sandboxTip) + ", which would lose commits of "
-                + shortId(hostTip) + ": the host keeps " + shortId(hostTip)
+                + shortId(base) + ": the host keeps " + shortId(hostTip)
                 + (kept != null ? "; the sandbox's tip is kept at " + kept : ""));
     }
 
@@ -601,20 +632,23 @@ public final class GitApply {
                 return;
             }
         }
-        // A deletion loses nothing where a ref the host had before this run (not one the sandbox
-        // made, which it can delete next) holds the same commits: `git branch -d` after a merge.
-        // The host's checked-out branch stays, and the deleted tip is kept aside all the same.
+        // A deletion loses nothing where a ref the host had before this run, and that this run
+        // has not moved (the sandbox may still rewind one it moved, or delete one it made),
+        // holds the same commits: `git branch -d` after a merge. A tag the host had is never
+        // deleted, nor the branch checked out on the host (now or when the run began); the
+        // deleted tip is kept aside, and a later ref of the same name is judged against it.
         HostGit.Result containing = git("for-each-ref", "--contains", hostTip, "--format=%(refname)", "refs/heads",
                 "refs/tags", "refs/remotes");
         boolean elsewhere = false;
         for (String line : containing.output().split("\n")) {
             String other = line.strip();
             elsewhere |= containing.status() == 0 && !other.isEmpty() && !other.equals(ref)
-                    && !"".equals(before.get(other));
+                    && !before.containsKey(other);
         }
-        boolean checkedOut = ("ref: " + ref).equals(hostHead());
-        if (!ref.equals("refs/stash") && elsewhere && !checkedOut && keepAside(ref, hostTip) != null
-                && git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
+        boolean checkedOut = ("ref: " + ref).equals(hostHead()) || ("ref: " + ref).equals(headAtStart);
+        if (!ref.equals("refs/stash") && !ref.startsWith("refs/tags/") && elsewhere && !checkedOut
+                && keepAside(ref, hostTip) != null && git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
+            before.putIfAbsent(ref, hostTip);
             lastApplied.remove(ref);
             return;
         }
@@ -744,6 +778,16 @@ public final class GitApply {
         } catch (IOException e) {
             return null;
         }
+    }
+
+    /** The type of object {@code id} on the host: from its loose file, else the host's git is asked. */
+    private String objectType(String id) {
+        String type = ObjectImport.looseType(gitDir, id);
+        if (type != null) {
+            return type;
+        }
+        HostGit.Result r = git("cat-file", "-t", id);
+        return r.status() == 0 ? r.firstLine() : null;
     }
 
     /** Whether the host has object {@code id}: its loose file, else the host's git is asked. */

@@ -67,6 +67,13 @@ public final class GitDirs {
     private int refused;
     /** The home for {@code ~/} in includes; null when unknown. */
     private final Path home;
+    /**
+     * Where the git dirs of nested repositories belong: the top repository's work tree and
+     * common dir (a submodule's under {@code modules/}). One a {@code .git} file names
+     * elsewhere is watched, never offered for protection (see {@link #forged}): a read-only
+     * rule for it would show a later sandbox a git dir it cannot otherwise see.
+     */
+    private final List<Path> homes = new ArrayList<>();
 
     private GitDirs(Path home) {
         this.home = home;
@@ -166,6 +173,8 @@ public final class GitDirs {
         g.watched.add(work.resolve(".git"));
         if (top.isPresent()) {
             GitLayout t = top.get();
+            g.homes.add(t.workTree() != null ? t.workTree() : work);
+            g.homes.add(t.commonDir());
             // the shared dir git itself takes: a commondir planted in the git dir is obeyed too
             Path common = GitLayout.followedCommonDir(t.gitDir());
             if (!common.equals(t.commonDir())) {
@@ -173,6 +182,7 @@ public final class GitDirs {
             }
             g.repo(t.workTree(), t.gitDir(), common, 0);
         } else {
+            g.homes.add(work);
             g.childRepos(work);
         }
         if (g.refused > 0) {
@@ -407,6 +417,13 @@ public final class GitDirs {
                 return;
             }
             gitDir = workTree.resolve(s.substring("gitdir:".length()).strip()).normalize();
+            boolean belongs = false;
+            for (Path h : homes) {
+                belongs |= gitDir.startsWith(h);
+            }
+            if (!belongs) {
+                forged.add(gitDir);
+            }
         } else if (!Resolver.isRealDirectory(dotGit)) {
             return;
         }
@@ -415,7 +432,7 @@ public final class GitDirs {
         }
         // git follows a commondir in any git dir, made by git or not
         Path common = GitLayout.followedCommonDir(gitDir);
-        if (!common.equals(gitDir) && !GitLayout.isWorktreeOf(workTree, gitDir, common)) {
+        if (!common.equals(gitDir) && (forged.contains(gitDir) || !GitLayout.isWorktreeOf(workTree, gitDir, common))) {
             forged.add(common);
         }
         repo(workTree, gitDir, common, depth);

@@ -213,8 +213,11 @@ public final class GitIndex {
                 if (end < 0 || end >= data.length) {
                     return null;
                 }
-                if (!gitWouldWrite(data, pos, end)) {
-                    return new String(data, pos, end - pos, StandardCharsets.UTF_8);
+                // git reads the name as a C string, up to its first NUL: one inside the length
+                // the flags give would make git see another name than this one
+                int firstNul = nul(data, pos);
+                if ((firstNul >= 0 && firstNul < end) || !gitWouldWrite(data, pos, end)) {
+                    return new String(data, pos, end - pos, StandardCharsets.UTF_8).replace('\0', '?');
                 }
                 pos = start + ((end - start + 1 + 7) & ~7);
             }
@@ -278,6 +281,56 @@ public final class GitIndex {
         }
         name = name.substring(0, end);
         return !name.equals(".git") && !name.equals("git~1");
+    }
+
+    /**
+     * The extensions the host drops from an index it takes: caches git rebuilds from the
+     * entries when it needs them, which nothing checks against the entries here. A cache-tree
+     * (TREE) that names a tree other than the entries make would be what the user's next
+     * {@code git commit} records for the directories it did not touch; an untracked cache
+     * (UNTR) could hide files from {@code git status}.
+     */
+    private static final java.util.Set<String> DROPPED = java.util.Set.of("TREE", "UNTR");
+
+    /**
+     * {@code data} (an index {@link #refusal} took, whose checksum of {@code hash} bytes was
+     * checked) without its {@link #DROPPED} extensions, with a new checksum; {@code data}
+     * itself when it has none of them.
+     */
+    public static byte[] withoutCaches(byte[] data, int hash) {
+        int end = entriesEnd(data);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(data.length);
+        out.write(data, 0, end);
+        boolean dropped = false;
+        int pos = end;
+        int stop = data.length - hash;
+        while (pos + 8 <= stop) {
+            long size = int32(data, pos + 4) & 0xffffffffL;
+            int next = (int) Math.min(stop, pos + 8 + size);
+            if (DROPPED.contains(new String(data, pos, 4, StandardCharsets.ISO_8859_1))) {
+                dropped = true;
+            } else {
+                out.write(data, pos, next - pos);
+            }
+            pos = next;
+        }
+        if (!dropped) {
+            return data;
+        }
+        byte[] body = out.toByteArray();
+        byte[] sum;
+        if (hash == 20) {
+            sum = agentsandbox.core.Native.sha1(body, body.length);
+        } else {
+            try {
+                sum = java.security.MessageDigest.getInstance("SHA-256").digest(body);
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException("no SHA-256 in this runtime", e);
+            }
+        }
+        byte[] whole = java.util.Arrays.copyOf(body, body.length + sum.length);
+        System.arraycopy(sum, 0, whole, body.length, sum.length);
+        return whole;
     }
 
     /** A signature as one printable word: anything but a letter is {@code ?}. */

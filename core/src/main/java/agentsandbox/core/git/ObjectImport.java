@@ -137,6 +137,9 @@ final class ObjectImport {
                     return "larger than " + MAX_OBJECT + " bytes";
                 }
             }
+            if (inflater.getRemaining() > 0) {
+                return "followed by bytes after its compressed data"; // git calls such an object corrupt
+            }
         } catch (DataFormatException e) {
             return "not compressed as git compresses objects";
         } finally {
@@ -173,6 +176,33 @@ final class ObjectImport {
         }
         String actual = HexFormat.of().formatHex(sum);
         return actual.equals(id) ? null : "not what its name says (its content hashes to " + actual + ")";
+    }
+
+    /** The type of loose object {@code id} in {@code gitDir} ("commit", "tree", ...); null when it is not loose there. */
+    static String looseType(Path gitDir, String id) {
+        if (!ObjectIds.isObjectId(id)) {
+            return null;
+        }
+        Path file = gitDir.resolve("objects").resolve(id.substring(0, 2)).resolve(id.substring(2));
+        byte[] head;
+        try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
+            head = in.readNBytes(64);
+        } catch (IOException e) {
+            return null;
+        }
+        Inflater inflater = new Inflater();
+        byte[] bytes = new byte[32];
+        int length;
+        try {
+            inflater.setInput(head);
+            length = inflater.inflate(bytes);
+        } catch (DataFormatException e) {
+            return null;
+        } finally {
+            inflater.end();
+        }
+        int space = indexOf(java.util.Arrays.copyOf(bytes, length), (byte) ' ', 0);
+        return space <= 0 ? null : new String(bytes, 0, space, StandardCharsets.US_ASCII);
     }
 
     /** A commit read by {@link #looseCommitParents} is at most this large (a larger one is left to git). */

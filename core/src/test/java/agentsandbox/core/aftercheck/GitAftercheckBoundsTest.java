@@ -276,6 +276,33 @@ class GitAftercheckBoundsTest {
                 .doesNotContain(secret.resolve("config"), secret.resolve("hooks"));
     }
 
+    /**
+     * A nested repository's {@code .git} file that names a git dir outside the project: that
+     * git dir is watched, never offered for protection (a read-only rule would show a later
+     * sandbox a git dir it cannot otherwise see), and gets no view.
+     */
+    @Test
+    void A_Git_File_Naming_A_Git_Dir_Outside_The_Project_Is_Watched_But_Never_Offered_For_Protection()
+            throws IOException {
+        Path r = repo("r");
+        Path secret = repo("secret").resolve(".git");
+        String sha = nested(r, "lib");
+        assertThat(sha).isNotEmpty();
+        Path inside = r.resolve("lib/.git");
+        // the submodule's own git dir moved under the project's modules/: there, it belongs
+        Path modules = Files.createDirectories(r.resolve(".git/modules"));
+        Files.move(inside, modules.resolve("lib"));
+        Files.writeString(inside, "gitdir: ../.git/modules/lib\n");
+        agentsandbox.core.git.GitDirs dirs = agentsandbox.core.git.GitDirs.find(r);
+        assertThat(dirs.protectable()).contains(modules.resolve("lib/config"));
+        // pointed outside the project
+        Files.writeString(inside, "gitdir: " + secret + "\n");
+        dirs = agentsandbox.core.git.GitDirs.find(r);
+        assertThat(dirs.watched).contains(secret.resolve("config"), secret.resolve("hooks"));
+        assertThat(dirs.protectable()).contains(r.resolve(".git/config"))
+                .doesNotContain(secret.resolve("config"), secret.resolve("hooks"));
+    }
+
     @Test
     void A_Bound_Recorded_After_A_Run_Refuses_The_Next_Until_The_Record_Is_Removed() throws IOException {
         Path state = Files.createDirectories(dir.resolve("state"));

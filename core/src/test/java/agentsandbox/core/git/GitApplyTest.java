@@ -87,6 +87,12 @@ class GitApplyTest {
      * mounted (launcher/src/git_snapshot.c), in its format: each loose ref's name and
      * content, NUL-ended, and packed-refs as it is.
      */
+    /** An apply as a run makes one: the refs its view started from are the host's now. */
+    private GitApply viewApply() throws IOException {
+        return new GitApply(host.resolve(".git"), base(host.resolve(".git")), upper,
+                Map.of("PATH", System.getenv("PATH"), "HOME", dir.toString()), null);
+    }
+
     private BaseRefs base(Path gitDir) throws IOException {
         Path layer = Files.createDirectories(dir.resolve("layer"));
         java.io.ByteArrayOutputStream loose = new java.io.ByteArrayOutputStream();
@@ -209,6 +215,9 @@ class GitApplyTest {
         assertThat(GitApply.checkObject(java.util.Arrays.copyOf(deflated, deflated.length / 2), id, false))
                 .isNotNull();
         assertThat(GitApply.checkObject("garbage".getBytes(StandardCharsets.US_ASCII), id, false)).isNotNull();
+        byte[] trailing = java.util.Arrays.copyOf(deflated, deflated.length + 4);
+        assertThat(GitApply.checkObject(trailing, id, false)).as("git calls it corrupt")
+                .contains("bytes after its compressed data");
     }
 
     @Test
@@ -333,8 +342,7 @@ class GitApplyTest {
     void A_Branch_Created_Taken_And_Deleted_Inside_Goes_On_The_Host_Too() throws Exception {
         // the view's lower layer is the run's copy of the git dir from before the branch: its
         // deletion inside leaves nothing in the layer, and the host still knows it gave it
-        GitApply apply = new GitApply(host.resolve(".git"), base(host.resolve(".git")), upper,
-                Map.of("PATH", System.getenv("PATH"), "HOME", dir.toString()), null);
+        GitApply apply = viewApply();
         String tip = commitInside("second");
         Files.writeString(upper.resolve("refs/heads/topic"), tip + "\n");
         assertThat(apply.apply()).isEmpty();
@@ -457,5 +465,132 @@ class GitApplyTest {
         assertThat(git(host, "rev-parse", "refs/agent-sandbox/tags/v1")).isEqualTo(tip);
         assertThat(git(host, "rev-parse", "v2")).as("a new tag is taken").isEqualTo(tip);
         assertThat(git(host, "rev-parse", "main")).isEqualTo(tip);
+    }
+
+    /**
+     * A branch deleted inside whose commits only a branch this run moved holds (which the
+     * sandbox may rewind next) stays on the host, and a line says so.
+     */
+    @Test
+    void A_Deletion_Resting_On_A_Branch_This_Run_Moved_Is_Not_Taken() throws Exception {
+        String first = git(host, "rev-parse", "main");
+        git(host, "switch", "-q", "-c", "release");
+        Files.writeString(host.resolve("r.txt"), "r\n");
+        git(host, "add", "r.txt");
+        git(host, "commit", "-q", "-m", "release");
+        String release = git(host, "rev-parse", "release");
+        git(host, "switch", "-q", "main");
+        git(host, "pack-refs", "--all");
+        GitApply apply = viewApply();
+        // inside: main fast-forwarded onto release, then release deleted (packed-refs rewritten)
+        Files.createDirectories(upper.resolve("refs/heads"));
+        Files.writeString(upper.resolve("refs/heads/main"), release + "\n");
+        assertThat(apply.apply(false)).isEmpty();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(release);
+        Files.writeString(upper.resolve("packed-refs"), "# pack-refs with: peeled fully-peeled sorted \n" + first
+                + " refs/heads/main\n");
+        assertThat(apply.apply()).singleElement().asString().contains("the sandbox deleted refs/heads/release; the"
+                + " host keeps it");
+        assertThat(git(host, "rev-parse", "release")).isEqualTo(release);
+    }
+
+    /**
+     * A branch the host had, deleted inside where another holds its commits (taken), then
+     * made again at a commit that does not hold them: not taken, as a move that loses them.
+     */
+    @Test
+    void A_Branch_Deleted_And_Made_Again_Elsewhere_Is_Judged_Against_The_Tip_It_Had() throws Exception {
+        git(host, "branch", "feature");
+        String had = git(host, "rev-parse", "feature");
+        git(host, "pack-refs", "--all");
+        GitApply apply = viewApply();
+        Files.writeString(upper.resolve("packed-refs"), "# pack-refs with: peeled fully-peeled sorted \n" + had
+                + " refs/heads/main\n");
+        assertThat(apply.apply(false)).isEmpty(); // main holds its commits: the deletion is taken
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
+        // made again on an unrelated root commit
+        git(inside, "switch", "-q", "--orphan", "evil");
+        git(inside, "commit", "-q", "--allow-empty", "-m", "evil");
+        syncLayer();
+        String evil = git(inside, "rev-parse", "HEAD");
+        Files.writeString(upper.resolve("refs/heads/main"), had + "\n");
+        Files.writeString(upper.resolve("refs/heads/feature"), evil + "\n");
+        assertThat(apply.apply()).singleElement().asString().contains("the sandbox made refs/heads/feature again at")
+                .contains("its tip when the sandbox deleted it: not taken");
+        assertThat(git(host, "reflog", "--format=%H", "refs/agent-sandbox/heads/feature")).contains(had);
+        assertThat(git(host, "rev-parse", "refs/agent-sandbox/heads/feature")).isEqualTo(evil);
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
+    }
+
+    /** A tag the host had is never deleted either. */
+    @Test
+    void A_Tag_The_Host_Had_Is_Never_Deleted() throws Exception {
+        git(host, "tag", "v1");
+        git(host, "pack-refs", "--all");
+        String main = git(host, "rev-parse", "main");
+        GitApply apply = viewApply();
+        Files.writeString(upper.resolve("packed-refs"), "# pack-refs with: peeled fully-peeled sorted \n" + main
+                + " refs/heads/main\n");
+        assertThat(apply.apply()).singleElement().asString().contains("the sandbox deleted refs/tags/v1; the host"
+                + " keeps it");
+        assertThat(git(host, "rev-parse", "v1")).isEqualTo(main);
+    }
+
+    /**
+     * The index's caches (a cache-tree, which the user's next commit would record for the
+     * directories it did not touch, whatever the entries say) are dropped when the host
+     * takes it; its entries are the sandbox's, and git reads it whole.
+     */
+    @Test
+    void An_Index_Is_Taken_Without_Its_Cache_Tree() throws Exception {
+        commitInside("second");
+        byte[] inner = Files.readAllBytes(inside.resolve(".git/index"));
+        assertThat(new String(inner, StandardCharsets.ISO_8859_1)).as("git wrote a cache-tree").contains("TREE");
+        Files.write(upper.resolve("index"), inner);
+        assertThat(apply()).isEmpty();
+        byte[] taken = Files.readAllBytes(host.resolve(".git/index"));
+        assertThat(new String(taken, StandardCharsets.ISO_8859_1)).doesNotContain("TREE");
+        assertThat(GitApply.checkIndex(taken, false)).isNull();
+        assertThat(git(host, "ls-files", "-s")).isEqualTo(git(inside, "ls-files", "-s"));
+        assertThat(apply()).as("taken already").isEmpty();
+    }
+
+    /** A note, branch or remote-tracking ref that names no commit is not taken (the host's git log would fail). */
+    @Test
+    void A_Ref_Other_Than_A_Tag_Naming_No_Commit_Is_Not_Taken() throws Exception {
+        commitInside("second");
+        String blob = git(inside, "rev-parse", "HEAD:a.txt");
+        Files.createDirectories(upper.resolve("refs/notes"));
+        Files.writeString(upper.resolve("refs/notes/commits"), blob + "\n");
+        Files.createDirectories(upper.resolve("refs/tags"));
+        Files.writeString(upper.resolve("refs/tags/blob"), blob + "\n");
+        assertThat(apply()).singleElement().asString().contains("refs/notes/commits points at")
+                .contains("which is no commit: not taken");
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/notes")).isEmpty();
+        assertThat(git(host, "rev-parse", "refs/tags/blob")).as("a tag may name any object").isEqualTo(blob);
+        git(host, "log", "-1");
+    }
+
+    /**
+     * An index that drops the host's gitlinks for a while (a switch to an orphan branch inside,
+     * taken in passing) may bring them back: gitlinks are new only against the host's index
+     * before the run.
+     */
+    @Test
+    void A_Gitlink_The_Host_Had_Before_The_Run_May_Come_Back() throws Exception {
+        String head = git(host, "rev-parse", "HEAD");
+        git(host, "update-index", "--add", "--cacheinfo", "160000," + head + ",sub");
+        byte[] withLink = Files.readAllBytes(host.resolve(".git/index"));
+        git(host, "rm", "--cached", "-q", "sub");
+        byte[] withoutLink = Files.readAllBytes(host.resolve(".git/index"));
+        Files.write(host.resolve(".git/index"), withLink);
+        GitApply apply = new GitApply(host.resolve(".git"), upper, Map.of("PATH", System.getenv("PATH"),
+                "HOME", dir.toString()));
+        Files.write(upper.resolve("index"), withoutLink);
+        assertThat(apply.apply(false)).isEmpty();
+        assertThat(git(host, "ls-files", "-s")).doesNotContain("sub");
+        Files.write(upper.resolve("index"), withLink);
+        assertThat(apply.apply()).isEmpty();
+        assertThat(git(host, "ls-files", "-s")).contains("160000 " + head + " 0\tsub");
     }
 }
