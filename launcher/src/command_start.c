@@ -399,9 +399,20 @@ void start_command(int argc, char *argv[])
     /* the working directory entered again with the user's own rights: with the views, bwrap
      * entered it with capabilities that read past its permissions */
     char cwd[PATH_MAX];
-    if (getcwd(cwd, sizeof cwd) != NULL && chdir(cwd) != 0) {
-        fprintf(stderr, "Can't chdir to %s: %s\n", cwd, strerror(errno));
-        _exit(1);
+    if (getcwd(cwd, sizeof cwd) != NULL) {
+        /* by its path again (a view mounted over it since is entered), but never through a
+         * link: a concurrent process that swapped a directory on the way for one meanwhile
+         * would have the command run wherever the link points */
+        int here = open_without_links(cwd);
+        if (here < 0 && errno == ELOOP) {
+            die("%s changed while the sandbox was being set up (a symbolic link is on its way now): a concurrent"
+                " process replaced it or a directory above it; nothing ran, start again", cwd);
+        }
+        if (here < 0 || fchdir(here) != 0) {
+            fprintf(stderr, "Can't chdir to %s: %s\n", cwd, strerror(errno));
+            _exit(1);
+        }
+        close(here);
     }
     restore_stderr();
     int alive = take_alive();

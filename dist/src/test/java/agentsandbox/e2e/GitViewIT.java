@@ -585,7 +585,8 @@ class GitViewIT {
     void A_Nested_Repository_Swapped_For_A_Link_Leads_The_Host_s_Apply_Nowhere_Else() throws Exception {
         ignoredClone("tool", "tool/\ntool.orig/\ndeep/\n");
         inside("E=deep/evil/.git && mkdir -p $E/objects $E/refs/heads $E/hooks"
-                + " && echo 'ref: refs/heads/main' > $E/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n' > $E/config"
+                + " && echo 'ref: refs/heads/main' > $E/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n"
+                + "\\tfsmonitor = \"touch " + marker + "; false\"\\n' > $E/config"
                 + " && printf '#!/bin/sh\\ntouch " + marker + "\\n' > $E/hooks/reference-transaction"
                 + " && chmod +x $E/hooks/reference-transaction"
                 + " && mv tool tool.orig && ln -s deep/evil tool"
@@ -593,5 +594,9 @@ class GitViewIT {
         assertThat(marker).doesNotExist();
         assertThat(sandbox.git("-C", "tool.orig", "log", "--format=%s").stdout()).isEqualTo("inside\ntool\n");
         assertThat(sandbox.project("deep/evil/.git/refs/heads")).isEmptyDirectory();
+        // the user's git status where the repository was: what the link leads to runs nothing
+        // (the live watch took it for a new repository and moved its settings and hook aside)
+        sandbox.runOnHost("git", "-C", "tool", "status");
+        assertThat(marker).doesNotExist();
     }
 }

@@ -105,7 +105,12 @@ public final class GitAftercheck {
     private final Map<Path, State> states = new HashMap<>();
     /** Where the live watch looks for repositories a sandbox creates, and those already there. */
     Path top;
-    final Set<Path> reposBefore = new HashSet<>();
+    /**
+     * The repositories right below {@link #top} before the run, each with its identity
+     * ({@link #identity}): one whose path now leads elsewhere (its directory renamed away and
+     * a link or another directory put in its place) is looked at as a new one.
+     */
+    final Map<Path, Object> reposBefore = new HashMap<>();
     /** The bounds already reached before the run: not the run's doing. */
     private final Set<GitLimit> limitsBefore = new HashSet<>();
 
@@ -135,7 +140,9 @@ public final class GitAftercheck {
         GitAftercheck c = new GitAftercheck(workDir, home);
         GitDirs dirs = GitDirs.reuse(found, workDir, home);
         c.top = GitLiveWatch.top(workDir);
-        c.reposBefore.addAll(GitLiveWatch.childRepos(c.top));
+        for (Path repo : GitLiveWatch.childRepos(c.top)) {
+            c.reposBefore.put(repo, identity(repo));
+        }
         c.limitsBefore.addAll(dirs.limits);
         for (Path p : dirs.watched) {
             State s = state(p);
@@ -434,6 +441,18 @@ public final class GitAftercheck {
         List<Path> first = new ArrayList<>(kept);
         first.sort(null);
         return new Others(first, total);
+    }
+
+    /**
+     * What makes repository {@code repo} the one it was: whether its path is a link, its
+     * directory's inode, and its {@code .git} (a directory's inode; a file's whole state,
+     * since what it names may change in place).
+     */
+    static Object identity(Path repo) {
+        State dir = state(repo);
+        State git = state(repo.resolve(".git"));
+        Object gitIdentity = git == null ? "absent" : git.regular() ? git : git.inode();
+        return List.of(Files.isSymbolicLink(repo), dir == null ? "absent" : dir.inode(), gitIdentity);
     }
 
     private static State state(Path p) {

@@ -101,17 +101,26 @@ public final class GitLiveWatch {
     void look() {
         List<GitDirs> found = new ArrayList<>();
         found.add(GitDirs.fresh(check.workDir, check.home));
+        java.util.Set<GitDirs> swapped = new java.util.HashSet<>();
         for (Path repo : childRepos(check.top)) {
-            if (!check.reposBefore.contains(repo)) {
-                found.add(GitDirs.find(repo, GitLayout.discover(repo), check.home));
+            Object was = check.reposBefore.get(repo);
+            if (was == null || !was.equals(GitAftercheck.identity(repo))) {
+                GitDirs dirs = GitDirs.find(repo, GitLayout.discover(repo), check.home);
+                found.add(dirs);
+                if (was != null) {
+                    // a repository that was there, now another one at its path (its directory
+                    // renamed away, a link or a new .git put in its place): what its files hold
+                    // now is the sandbox's, whatever the path held before
+                    swapped.add(dirs);
+                }
             }
         }
         Map<Path, String> moved = new HashMap<>();
         for (GitDirs dirs : found) {
             boolean outside = false;
             for (GitAftercheck.Finding f : check.scan(dirs)) {
-                if (!f.refusesNextRun() && !check.existedBefore(f.file()) && f.file().startsWith(check.top)
-                        && inGitDir(f.file(), dirs)) {
+                if (!f.refusesNextRun() && (swapped.contains(dirs) || !check.existedBefore(f.file()))
+                        && f.file().startsWith(check.top) && inGitDir(f.file(), dirs)) {
                     moveAside(f, moved);
                 } else if (!f.refusesNextRun() && !f.file().startsWith(check.top)) {
                     outside = true;

@@ -100,8 +100,30 @@ public final class GitApply {
         this.headAtStart = hostHead();
     }
 
+    /**
+     * The nested repositories of the work tree that have views of their own (paths relative
+     * to it): no entry of an index the host takes may lie at or below one.
+     */
+    private List<String> nestedRepositories = List.of();
+
+    /** Sets the nested repositories whose paths no entry of a taken index may take ({@link #nestedRepositories}). */
+    public void nestedRepositories(List<String> paths) {
+        this.nestedRepositories = List.copyOf(paths);
+    }
+
     /** The gitlinks of the host's index before this run wrote one; null until the first index is applied. */
     private List<String> gitlinksAtStart;
+    /** The host's entries marked assume-unchanged or skip-worktree before this run wrote an index. */
+    private java.util.Set<String> hiddenAtStart;
+
+    /** The host's index as it is now; null when there is none. */
+    private byte[] hostIndexNow() {
+        try {
+            return Files.readAllBytes(gitDir.resolve("index"));
+        } catch (IOException e) {
+            return null;
+        }
+    }
 
     /** What the host's HEAD file said when the run began (its branch is never deleted). */
     private final String headAtStart;
@@ -227,11 +249,25 @@ public final class GitApply {
         if (problem == null) {
             problem = GitIndex.refusal(bytes, objectFormatSha256() ? 32 : 20);
         }
-        if (problem == null) {
-            String path = GitIndex.refusedPath(bytes);
-            if (path != null) {
-                problem = "holding a path git never writes there (" + printablePath(path) + "), which your next"
-                        + " git checkout would write into the git dir or outside the project";
+        GitIndex.Entries entries = problem == null ? GitIndex.check(bytes, nestedRepositories) : null;
+        if (entries != null && entries.refusedPath() != null) {
+            problem = "holding a path git never writes there (" + printablePath(entries.refusedPath())
+                    + "), which your next git checkout would write into the git dir or outside the project";
+        } else if (entries != null && entries.overRepository() != null) {
+            problem = "holding " + printablePath(entries.overRepository()) + " where a nested repository of the"
+                    + " project is, which your next git checkout -- . would replace, with its history";
+        }
+        if (entries != null && hiddenAtStart == null) {
+            // the host's before this run wrote any index (a sparse checkout marks entries skip-worktree)
+            hiddenAtStart = GitIndex.check(hostIndexNow()).hidden();
+        }
+        if (entries != null && problem == null) {
+            java.util.Set<String> hidden = new java.util.LinkedHashSet<>(entries.hidden());
+            hidden.removeAll(hiddenAtStart);
+            if (!hidden.isEmpty()) {
+                problem = "marking " + printablePath(hidden.iterator().next()) + (hidden.size() > 1 ? " and "
+                        + (hidden.size() - 1) + " more" : "") + " assume-unchanged or skip-worktree, which would hide"
+                        + " changes to them from your git status and git diff";
             }
         }
         if (problem != null) {
@@ -252,7 +288,19 @@ public final class GitApply {
             // (a switch to an orphan branch, taken in passing) may have them back
             gitlinksAtStart = GitIndex.gitlinks(hostIndex, Integer.MAX_VALUE);
         }
-        List<String> added = new ArrayList<>(GitIndex.gitlinks(bytes, Integer.MAX_VALUE));
+        List<String> sandboxLinks = GitIndex.gitlinks(bytes, Integer.MAX_VALUE);
+        List<String> dropped = new ArrayList<>(gitlinksAtStart);
+        dropped.removeAll(sandboxLinks);
+        if (!dropped.isEmpty()) {
+            // your next git checkout -- . would replace the submodule's directory, with its git
+            // dir or its .git file, by what the index has there
+            out.add("git: the sandbox's index drops the gitlink" + (dropped.size() == 1 ? " " : "s ")
+                    + String.join(", ", dropped.subList(0, Math.min(5, dropped.size())))
+                    + (dropped.size() > 5 ? ", …" : "") + ": the host keeps its index; remove submodules outside"
+                    + " the sandbox");
+            return;
+        }
+        List<String> added = new ArrayList<>(sandboxLinks);
         added.removeAll(gitlinksAtStart);
         added.removeAll(GitIndex.gitlinks(hostIndex, Integer.MAX_VALUE));
         if (!added.isEmpty()) {
@@ -521,6 +569,12 @@ public final class GitApply {
         if (!applicable(ref)) {
             return;
         }
+        if (!noLinkOnTheWay(ref) || !noLinkOnTheWay("logs/" + ref) || !noLinkOnTheWay(KEPT + ref.substring(5))
+                || !noLinkOnTheWay("logs/" + KEPT + ref.substring(5))) {
+            out.add("git: the host's git dir holds a symbolic link or a file on the way to " + ref
+                    + " or its reflog: the sandbox's " + ref + " was not taken");
+            return;
+        }
         if (symbolicOnHost(ref)) {
             // the host's own symbolic ref (a clone's refs/remotes/origin/HEAD): git would follow
             // it and move or delete the branch it names, which the sandbox did not touch
@@ -540,6 +594,12 @@ public final class GitApply {
         }
         if (sandboxTip == null) {
             delete(ref, hostTip);
+            return;
+        }
+        if (hostTip == null && before.get(ref) == null && shadows(ref)) {
+            keepAside(ref, sandboxTip);
+            out.add("git: the sandbox made " + ref + ", whose short name is the host's HEAD or one of its branches or"
+                    + " tags (git would take it for that one): not taken; it is kept at " + KEPT + ref.substring(5));
             return;
         }
         if (ref.startsWith("refs/tags/") && hostTip != null && !hostTip.equals(lastApplied.get(ref))) {
@@ -687,6 +747,10 @@ public final class GitApply {
         if (onlyBranch != null) {
             return; // @git-strict: the host's HEAD stays on its branch
         }
+        if (!noLinkOnTheWay("logs/HEAD")) {
+            out.add("git: the host's git dir holds a symbolic link or a file at logs: its HEAD stays");
+            return;
+        }
         Path head = upper.resolve("HEAD");
         if (!Files.isRegularFile(head, LinkOption.NOFOLLOW_LINKS) || Files.size(head) > 4096) {
             return;
@@ -778,6 +842,47 @@ public final class GitApply {
         } catch (IOException e) {
             return null;
         }
+    }
+
+    /**
+     * Whether new ref {@code ref} has the short name of the host's HEAD or of one of its
+     * branches or tags in another namespace: git resolves a short name to the tag first, so
+     * a tag {@code main} would be what the user's next {@code git reset --hard main} takes.
+     */
+    private boolean shadows(String ref) throws IOException {
+        String[] spaces = {"refs/heads/", "refs/tags/", "refs/remotes/"};
+        for (String space : spaces) {
+            if (ref.startsWith(space)) {
+                String name = ref.substring(space.length());
+                if (name.equals("HEAD")) {
+                    return true;
+                }
+                for (String other : spaces) {
+                    if (!other.equals(space) && !other.equals("refs/remotes/") && resolve(other + name) != null) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether every directory on the way to {@code rel} in the host's git dir is a directory
+     * of its own or absent: the host's git, writing a ref or its reflog there, would follow a
+     * link out of the git dir (into another repository, say) that a process able to write
+     * the git dir put there.
+     */
+    private boolean noLinkOnTheWay(String rel) {
+        Path p = gitDir;
+        String[] parts = rel.split("/");
+        for (int i = 0; i < parts.length - 1; i++) {
+            p = p.resolve(parts[i]);
+            if (!ObjectImport.realDirOrAbsent(p)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The type of object {@code id} on the host: from its loose file, else the host's git is asked. */

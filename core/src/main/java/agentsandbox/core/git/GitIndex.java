@@ -164,46 +164,82 @@ public final class GitIndex {
     }
 
     /**
-     * The first entry of {@code data} whose path git itself would never put in an index
-     * (its {@code verify_path}, with the NTFS and HFS+ protections git applies by default):
-     * empty, absolute, with an empty, {@code .} or {@code ..} component, a backslash, or a
-     * component git reads as {@code .git} ({@code .GIT}, {@code .git.}, {@code git~1},
-     * {@code .g\u200cit}, {@code .git::$INDEX_ALLOCATION}). Such an index, taken by the host,
-     * would make the user's next {@code git checkout -- .} write into the git dir (a hook)
-     * or outside the work tree. Null when every path is one git writes.
+     * What {@link #check} found in an index's entries.
+     *
+     * @param refusedPath the first path git itself would never put in an index, or null
+     * @param hidden      the paths of the entries marked assume-unchanged or skip-worktree
+     *                    (git status and git diff then never look at the file)
+     * @param overRepository  the first entry that is no gitlink and lies at or below one of
+     *                        the repositories {@link #check(byte[], List)} was given (the user's
+     *                        next {@code git checkout -- .} would replace the repository), or null
      */
-    public static String refusedPath(byte[] data) {
+    public record Entries(String refusedPath, java.util.Set<String> hidden, String overRepository) {}
+
+    /**
+     * The entries of {@code data}, looked at for what the host cannot take from a sandbox:
+     * a path git itself would never put in an index (its {@code verify_path}, with the NTFS
+     * and HFS+ protections git applies by default: empty, absolute, with an empty, {@code .}
+     * or {@code ..} component, a backslash, a component git reads as {@code .git} such as
+     * {@code .GIT}, {@code .git.}, {@code git~1}, {@code .g\u200cit},
+     * {@code .git::$INDEX_ALLOCATION}, or a NUL inside the length its entry gives), which the
+     * user's next {@code git checkout -- .} would write into the git dir (a hook) or outside
+     * the work tree; and the entries marked so that {@code git status} ignores their file.
+     * Only the first refused path is named; an index that does not read gives nothing.
+     */
+    public static Entries check(byte[] data) {
+        return check(data, List.of());
+    }
+
+    /** {@link #check(byte[])}, with the paths of nested repositories that no entry may replace. */
+    public static Entries check(byte[] data, List<String> repositories) {
+        java.util.Set<String> hidden = new java.util.LinkedHashSet<>();
+        String over = null;
+        byte[][] repos = new byte[repositories.size()][];
+        for (int i = 0; i < repos.length; i++) {
+            repos[i] = repositories.get(i).getBytes(StandardCharsets.UTF_8);
+        }
         if (data == null || data.length < 12 || data[0] != 'D' || data[1] != 'I' || data[2] != 'R' || data[3] != 'C') {
-            return null;
+            return new Entries(null, hidden, null);
         }
         int version = int32(data, 4);
         long count = int32(data, 8) & 0xffffffffL;
         if (version < 2 || version > 4) {
-            return null;
+            return new Entries(null, hidden, null);
         }
         int pos = 12;
         byte[] previous = new byte[0];
         for (long n = 0; n < count; n++) {
             int start = pos;
             if (pos + 62 > data.length) {
-                return null;
+                break;
             }
             int flags = ((data[pos + 60] & 0xff) << 8) | (data[pos + 61] & 0xff);
-            pos += (flags & 0x4000) != 0 ? 64 : 62;
+            boolean gitlink = (data[pos + 26] & 0xf0) == 0xe0; // mode 160000
+            boolean extended = (flags & 0x4000) != 0;
+            // assume-valid in the flags; skip-worktree in the extended flags
+            boolean hides = (flags & 0x8000) != 0 || (extended && pos + 63 < data.length && (data[pos + 62] & 0x40) != 0);
+            pos += extended ? 64 : 62;
+            String refused = null;
+            String name = null;
             if (version == 4) {
                 int[] varint = varint(data, pos);
                 int end = varint == null ? -1 : nul(data, varint[1]);
                 if (end < 0 || varint[0] > previous.length) {
-                    return null;
+                    break;
                 }
                 int keep = previous.length - varint[0];
-                byte[] name = new byte[keep + (end - varint[1])];
-                System.arraycopy(previous, 0, name, 0, keep);
-                System.arraycopy(data, varint[1], name, keep, end - varint[1]);
+                byte[] bytes = new byte[keep + (end - varint[1])];
+                System.arraycopy(previous, 0, bytes, 0, keep);
+                System.arraycopy(data, varint[1], bytes, keep, end - varint[1]);
                 pos = end + 1;
-                previous = name;
-                if (!gitWouldWrite(name, 0, name.length)) {
-                    return new String(name, StandardCharsets.UTF_8);
+                previous = bytes;
+                if (!gitWouldWrite(bytes, 0, bytes.length)) {
+                    refused = new String(bytes, StandardCharsets.UTF_8);
+                } else if (hides) {
+                    name = new String(bytes, StandardCharsets.UTF_8);
+                }
+                if (over == null && !gitlink && under(bytes, 0, bytes.length, repos)) {
+                    over = new String(bytes, StandardCharsets.UTF_8);
                 }
             } else {
                 // the name in place, not copied: a large repository's index holds hundreds of
@@ -211,21 +247,44 @@ public final class GitIndex {
                 int length12 = flags & 0xfff;
                 int end = length12 < 0xfff ? pos + length12 : nul(data, pos);
                 if (end < 0 || end >= data.length) {
-                    return null;
+                    break;
                 }
                 // git reads the name as a C string, up to its first NUL: one inside the length
                 // the flags give would make git see another name than this one
                 int firstNul = nul(data, pos);
                 if ((firstNul >= 0 && firstNul < end) || !gitWouldWrite(data, pos, end)) {
-                    return new String(data, pos, end - pos, StandardCharsets.UTF_8).replace('\0', '?');
+                    refused = new String(data, pos, end - pos, StandardCharsets.UTF_8).replace('\0', '?');
+                } else if (hides) {
+                    name = new String(data, pos, end - pos, StandardCharsets.UTF_8);
+                }
+                if (over == null && !gitlink && under(data, pos, end, repos)) {
+                    over = new String(data, pos, end - pos, StandardCharsets.UTF_8);
                 }
                 pos = start + ((end - start + 1 + 7) & ~7);
             }
+            if (refused != null) {
+                return new Entries(refused, hidden, over);
+            }
+            if (name != null) {
+                hidden.add(name);
+            }
         }
-        return null;
+        return new Entries(null, hidden, over);
     }
 
-    /** Whether git's {@code verify_path} takes {@code path} (see {@link #refusedPath}). */
+    /** Whether the name {@code from} up to {@code to} of {@code data} is one of {@code dirs} or lies below one. */
+    private static boolean under(byte[] data, int from, int to, byte[][] dirs) {
+        for (byte[] dir : dirs) {
+            int n = dir.length;
+            if (to - from >= n && java.util.Arrays.equals(data, from, from + n, dir, 0, n)
+                    && (to - from == n || data[from + n] == '/')) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether git's {@code verify_path} takes {@code path} (see {@link #check}). */
     static boolean gitWouldWrite(byte[] path) {
         return gitWouldWrite(path, 0, path.length);
     }

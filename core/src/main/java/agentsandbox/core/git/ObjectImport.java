@@ -42,11 +42,32 @@ final class ObjectImport {
         this.out = out;
     }
 
+    /**
+     * Whether {@code p} is a directory of its own or absent: never a symbolic link (nor
+     * anything else) that writing below it would follow out of the host's git dir, where a
+     * process that can write the git dir (a sandbox that made the repository in its work
+     * tree, say) may have put one.
+     */
+    static boolean realDirOrAbsent(Path p) {
+        return Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS) || !Files.exists(p, LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** Says that the host's {@code dir} is a link or no directory; false. */
+    private boolean notThere(Path dir) {
+        out.add("git: " + dir.getFileName() + " in the host's git dir is a symbolic link or no directory: the sandbox's"
+                + " objects were not applied");
+        return false;
+    }
+
     /** Imports the new objects; the number imported, or -1 when one was refused (said in {@code out}). */
     int run(boolean sha256) throws IOException {
         Path dir = upper.resolve("objects");
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             return 0;
+        }
+        if (!realDirOrAbsent(gitDir.resolve("objects"))) {
+            notThere(gitDir.resolve("objects"));
+            return -1;
         }
         int hexLength = sha256 ? 64 : 40;
         int imported = 0;
@@ -87,6 +108,9 @@ final class ObjectImport {
     /** Checks one loose object against its name and copies it in; false (said) when it is not one. */
     private boolean looseObject(Path file, String id, boolean sha256) throws IOException {
         Path target = gitDir.resolve("objects").resolve(id.substring(0, 2)).resolve(id.substring(2));
+        if (!realDirOrAbsent(target.getParent())) {
+            return notThere(target.getParent());
+        }
         if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
             return true;
         }
@@ -271,6 +295,9 @@ final class ObjectImport {
     private boolean pack(Path pack) throws IOException {
         if (!Files.isRegularFile(pack, LinkOption.NOFOLLOW_LINKS)) {
             return true; // the overlay's mark of a deleted pack: the host deletes none
+        }
+        if (!realDirOrAbsent(gitDir.resolve("objects").resolve("pack"))) {
+            return notThere(gitDir.resolve("objects").resolve("pack"));
         }
         Path packDir = Files.createDirectories(gitDir.resolve("objects").resolve("pack"));
         if (Files.exists(packDir.resolve(pack.getFileName()), LinkOption.NOFOLLOW_LINKS)) {

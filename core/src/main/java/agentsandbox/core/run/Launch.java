@@ -334,6 +334,18 @@ public final class Launch {
             out.add(new GitApply(gitDir, pinned, BaseRefs.in(layer), layer.resolve("upper"), env.hostEnv(),
                     i == 0 ? plan.gitOnlyBranch() : null));
         }
+        if (!out.isEmpty()) {
+            // the nested repositories with views: the project's index may not put a file in their place
+            Path workTree = plan.gitViews().get(0).getParent();
+            List<String> nested = new ArrayList<>();
+            for (int i = 1; i < plan.gitViews().size(); i++) {
+                Path gitDir = plan.gitViews().get(i);
+                if (workTree != null && gitDir.getFileName().toString().equals(".git") && gitDir.startsWith(workTree)) {
+                    nested.add(workTree.relativize(gitDir.getParent()).toString());
+                }
+            }
+            out.get(0).nestedRepositories(nested);
+        }
         return out;
     }
 

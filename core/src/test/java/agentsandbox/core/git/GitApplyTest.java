@@ -572,12 +572,12 @@ class GitApplyTest {
     }
 
     /**
-     * An index that drops the host's gitlinks for a while (a switch to an orphan branch inside,
-     * taken in passing) may bring them back: gitlinks are new only against the host's index
-     * before the run.
+     * An index that drops a gitlink the host had (the user's next git checkout -- . would
+     * replace the submodule's directory, with its .git) is not taken; once the sandbox's
+     * index has it again, it is.
      */
     @Test
-    void A_Gitlink_The_Host_Had_Before_The_Run_May_Come_Back() throws Exception {
+    void An_Index_Dropping_A_Gitlink_The_Host_Had_Is_Not_Taken() throws Exception {
         String head = git(host, "rev-parse", "HEAD");
         git(host, "update-index", "--add", "--cacheinfo", "160000," + head + ",sub");
         byte[] withLink = Files.readAllBytes(host.resolve(".git/index"));
@@ -587,10 +587,89 @@ class GitApplyTest {
         GitApply apply = new GitApply(host.resolve(".git"), upper, Map.of("PATH", System.getenv("PATH"),
                 "HOME", dir.toString()));
         Files.write(upper.resolve("index"), withoutLink);
-        assertThat(apply.apply(false)).isEmpty();
-        assertThat(git(host, "ls-files", "-s")).doesNotContain("sub");
+        assertThat(apply.apply(false)).singleElement().asString().contains("drops the gitlink sub");
+        assertThat(git(host, "ls-files", "-s")).contains("160000 " + head + " 0\tsub");
         Files.write(upper.resolve("index"), withLink);
         assertThat(apply.apply()).isEmpty();
-        assertThat(git(host, "ls-files", "-s")).contains("160000 " + head + " 0\tsub");
+    }
+
+    /**
+     * An index with a file where a nested repository with a view of its own is: the user's
+     * next git checkout -- . would replace that repository, history and all.
+     */
+    @Test
+    void An_Index_Putting_A_File_Where_A_Nested_Repository_Is_Is_Not_Taken() throws Exception {
+        byte[] before = Files.readAllBytes(host.resolve(".git/index"));
+        Files.writeString(inside.resolve("nested"), "a file\n");
+        git(inside, "add", "nested");
+        Files.write(upper.resolve("index"), Files.readAllBytes(inside.resolve(".git/index")));
+        GitApply apply = new GitApply(host.resolve(".git"), upper, Map.of("PATH", System.getenv("PATH"),
+                "HOME", dir.toString()));
+        apply.nestedRepositories(List.of("nested"));
+        assertThat(apply.apply()).singleElement().asString().contains("holding nested where a nested repository");
+        assertThat(Files.readAllBytes(host.resolve(".git/index"))).isEqualTo(before);
+    }
+
+    /**
+     * A link in the host's git dir on the way to where the apply writes (objects, a ref, its
+     * reflog), which a process that can write that git dir may have put there: nothing is
+     * written through it.
+     */
+    @Test
+    void Nothing_Is_Written_Through_A_Link_In_The_Host_s_Git_Dir() throws Exception {
+        Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
+        Path tags = host.resolve(".git/refs/tags");
+        Files.deleteIfExists(tags);
+        Files.createSymbolicLink(tags, elsewhere);
+        String tip = commitInside("second");
+        Files.createDirectories(upper.resolve("refs/tags"));
+        Files.writeString(upper.resolve("refs/tags/t"), tip + "\n");
+        assertThat(apply()).singleElement().asString().contains("symbolic link or a file on the way to refs/tags/t");
+        assertThat(elsewhere).isEmptyDirectory();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(tip);
+        // the objects themselves
+        Files.delete(tags);
+        Path objects = host.resolve(".git/objects");
+        Path moved = dir.resolve("objects-elsewhere");
+        Files.move(objects, moved);
+        Files.createSymbolicLink(objects, moved);
+        commitInside("third");
+        assertThat(apply()).singleElement().asString().contains("objects in the host's git dir is a symbolic link");
+    }
+
+    /** A new tag or branch with the short name of one the host has in the other namespace, or of HEAD, is not taken. */
+    @Test
+    void A_Ref_Shadowing_A_Branch_Or_HEAD_Is_Not_Taken() throws Exception {
+        String tip = commitInside("second");
+        Files.createDirectories(upper.resolve("refs/tags"));
+        Files.writeString(upper.resolve("refs/tags/main"), tip + "\n");
+        Files.writeString(upper.resolve("refs/heads/HEAD"), tip + "\n");
+        List<String> said = apply();
+        assertThat(said).hasSize(2).allSatisfy(l -> assertThat(l).contains("git would take it for that one"));
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/tags", "refs/heads"))
+                .isEqualTo("refs/heads/main");
+    }
+
+    /**
+     * An index that marks a file assume-unchanged or skip-worktree (so that the user's git
+     * status and git diff never show what the sandbox changed in it) is not taken; marks the
+     * host's index had before the run (a sparse checkout's) are the user's own.
+     */
+    @Test
+    void An_Index_Hiding_A_File_From_Git_Status_Is_Not_Taken() throws Exception {
+        git(host, "update-index", "--skip-worktree", "a.txt");
+        byte[] own = Files.readAllBytes(host.resolve(".git/index"));
+        git(host, "update-index", "--no-skip-worktree", "a.txt");
+        git(host, "update-index", "--assume-unchanged", "a.txt");
+        byte[] hiding = Files.readAllBytes(host.resolve(".git/index"));
+        git(host, "update-index", "--no-assume-unchanged", "a.txt");
+        byte[] before = Files.readAllBytes(host.resolve(".git/index"));
+        Files.write(upper.resolve("index"), hiding);
+        assertThat(apply()).singleElement().asString().contains("marking a.txt assume-unchanged or skip-worktree");
+        assertThat(Files.readAllBytes(host.resolve(".git/index"))).isEqualTo(before);
+        // the user's own mark, there before the run, may stay
+        Files.write(host.resolve(".git/index"), own);
+        Files.write(upper.resolve("index"), own);
+        assertThat(apply()).isEmpty();
     }
 }

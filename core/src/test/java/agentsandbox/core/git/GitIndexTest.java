@@ -119,4 +119,17 @@ class GitIndexTest {
                     .isFalse();
         }
     }
+
+    @Test
+    void Entries_Marked_So_That_Git_Status_Ignores_Their_File_Are_Named() throws Exception {
+        assertThat(GitIndex.check(index()).hidden()).isEmpty();
+        git("update-index", "--assume-unchanged", "f1.txt");
+        git("update-index", "--skip-worktree", "f2.txt");
+        assertThat(GitIndex.check(index()).hidden()).containsExactlyInAnyOrder("f1.txt", "f2.txt");
+        git("-c", "index.version=4", "update-index", "--index-version", "4");
+        assertThat(GitIndex.check(index())).isEqualTo(new GitIndex.Entries(null, java.util.Set.of("f1.txt", "f2.txt"), null));
+        git("update-index", "--no-assume-unchanged", "f1.txt");
+        git("update-index", "--no-skip-worktree", "f2.txt");
+        assertThat(GitIndex.check(index()).hidden()).isEmpty();
+    }
 }
