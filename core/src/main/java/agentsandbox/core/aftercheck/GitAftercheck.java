@@ -148,7 +148,12 @@ public final class GitAftercheck {
             State s = state(p);
             if (s != null) {
                 c.states.put(p, s);
+                State dir = p.getParent() == null ? null : state(p.getParent());
+                if (dir != null) {
+                    c.dirInodes.put(p.getParent(), dir.inode());
+                }
                 if (s.directory() && p.getFileName().toString().equals("hooks")) {
+                    c.dirInodes.put(p, s.inode());
                     for (Path hook : hooks(p)) {
                         State h = state(hook);
                         if (h != null) {
@@ -289,10 +294,28 @@ public final class GitAftercheck {
         return now == null ? states.containsKey(p) : !now.equals(states.get(p));
     }
 
-    /** Whether {@code p} existed when the snapshot was taken. */
+    /**
+     * Whether {@code p} existed when the snapshot was taken, and is still that file or in that
+     * same directory (a git dir's config its user rewrote, say); not when the path now leads
+     * into another directory (a directory on the way renamed away and another, the sandbox's,
+     * put in its place).
+     */
     boolean existedBefore(Path p) {
-        return states.containsKey(p);
+        State was = states.get(p);
+        if (was == null) {
+            return false;
+        }
+        State now = state(p);
+        if (now == null || java.util.Objects.equals(now.inode(), was.inode())) {
+            return true;
+        }
+        Object dirBefore = dirInodes.get(p.getParent());
+        State dirNow = p.getParent() == null ? null : state(p.getParent());
+        return dirBefore != null && dirNow != null && dirBefore.equals(dirNow.inode());
     }
+
+    /** The inode of the directory of each watched file that existed, when the snapshot was taken. */
+    private final Map<Path, Object> dirInodes = new HashMap<>();
 
     /** What changed since the snapshot among the files {@code dirs} watch, one finding each. */
     List<Finding> scan(GitDirs dirs) {

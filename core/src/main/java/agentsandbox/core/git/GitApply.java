@@ -249,13 +249,23 @@ public final class GitApply {
         if (problem == null) {
             problem = GitIndex.refusal(bytes, objectFormatSha256() ? 32 : 20);
         }
-        GitIndex.Entries entries = problem == null ? GitIndex.check(bytes, nestedRepositories) : null;
+        if (problem == null && gitlinksAtStart == null) {
+            // the host's before this run wrote any index: one the sandbox emptied for a while
+            // (a switch to an orphan branch, taken in passing) may have them back
+            gitlinksAtStart = GitIndex.gitlinks(hostIndexNow(), Integer.MAX_VALUE);
+        }
+        List<String> kept = new ArrayList<>(nestedRepositories);
+        if (gitlinksAtStart != null) {
+            kept.addAll(gitlinksAtStart);
+        }
+        GitIndex.Entries entries = problem == null ? GitIndex.check(bytes, kept) : null;
         if (entries != null && entries.refusedPath() != null) {
             problem = "holding a path git never writes there (" + printablePath(entries.refusedPath())
                     + "), which your next git checkout would write into the git dir or outside the project";
         } else if (entries != null && entries.overRepository() != null) {
-            problem = "holding " + printablePath(entries.overRepository()) + " where a nested repository of the"
-                    + " project is, which your next git checkout -- . would replace, with its history";
+            problem = "holding " + printablePath(entries.overRepository()) + " where a nested repository or"
+                    + " submodule of the project is, or a directory above one, which your next git checkout -- ."
+                    + " would replace, with its history";
         }
         if (entries != null && hiddenAtStart == null) {
             // the host's before this run wrote any index (a sparse checkout marks entries skip-worktree)
@@ -282,11 +292,6 @@ public final class GitApply {
             hostIndex = Files.readAllBytes(gitDir.resolve("index"));
         } catch (IOException e) {
             // none yet: every gitlink is new
-        }
-        if (gitlinksAtStart == null) {
-            // the host's before this run wrote any index: one the sandbox emptied for a while
-            // (a switch to an orphan branch, taken in passing) may have them back
-            gitlinksAtStart = GitIndex.gitlinks(hostIndex, Integer.MAX_VALUE);
         }
         List<String> sandboxLinks = GitIndex.gitlinks(bytes, Integer.MAX_VALUE);
         List<String> dropped = new ArrayList<>(gitlinksAtStart);
@@ -858,7 +863,9 @@ public final class GitApply {
                     return true;
                 }
                 for (String other : spaces) {
-                    if (!other.equals(space) && !other.equals("refs/remotes/") && resolve(other + name) != null) {
+                    // git takes a short name for a tag before a branch, and either before a
+                    // remote-tracking ref: a new one of those shadows the host's of that name
+                    if (!other.equals(space) && !space.equals("refs/remotes/") && resolve(other + name) != null) {
                         return true;
                     }
                 }

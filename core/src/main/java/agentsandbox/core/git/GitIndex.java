@@ -272,12 +272,20 @@ public final class GitIndex {
         return new Entries(null, hidden, over);
     }
 
-    /** Whether the name {@code from} up to {@code to} of {@code data} is one of {@code dirs} or lies below one. */
+    /**
+     * Whether the name {@code from} up to {@code to} of {@code data} is one of {@code dirs},
+     * lies below one, or is a directory above one: a file or link there would make git's
+     * checkout remove the directory that holds the repository.
+     */
     private static boolean under(byte[] data, int from, int to, byte[][] dirs) {
+        int length = to - from;
         for (byte[] dir : dirs) {
             int n = dir.length;
-            if (to - from >= n && java.util.Arrays.equals(data, from, from + n, dir, 0, n)
-                    && (to - from == n || data[from + n] == '/')) {
+            if (length >= n && java.util.Arrays.equals(data, from, from + n, dir, 0, n)
+                    && (length == n || data[from + n] == '/')) {
+                return true;
+            }
+            if (length < n && java.util.Arrays.equals(data, from, to, dir, 0, length) && dir[length] == '/') {
                 return true;
             }
         }

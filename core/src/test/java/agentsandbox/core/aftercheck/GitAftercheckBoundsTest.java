@@ -303,6 +303,26 @@ class GitAftercheckBoundsTest {
                 .doesNotContain(secret.resolve("config"), secret.resolve("hooks"));
     }
 
+    /**
+     * A nested repository at a gitlink whose parent directory the sandbox renamed away, with a
+     * repository of its own made at the same path: its config is the sandbox's, though a config
+     * existed at that path before, and the live watch moves it aside.
+     */
+    @Test
+    void A_Repository_Made_Where_A_Nested_One_Was_Is_Looked_At_As_New() throws IOException {
+        Path r = repo("r");
+        nested(r, "src/vendor/deep");
+        GitAftercheck check = GitAftercheck.before(r);
+        Files.move(r.resolve("src"), r.resolve("src_old"));
+        Path deep = Files.createDirectories(r.resolve("src/vendor/deep"));
+        git(deep, "init", "-q");
+        git(deep, "config", "core.fsmonitor", "touch pwned");
+        GitLiveWatch watch = GitLiveWatch.start(check);
+        List<String> lines = watch.stop();
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains("src/vendor/deep/.git/config sets core.fsmonitor"));
+        assertThat(deep.resolve(".git/config")).doesNotExist();
+    }
+
     @Test
     void A_Bound_Recorded_After_A_Run_Refuses_The_Next_Until_The_Record_Is_Removed() throws IOException {
         Path state = Files.createDirectories(dir.resolve("state"));

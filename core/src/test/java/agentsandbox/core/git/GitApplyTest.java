@@ -672,4 +672,30 @@ class GitApplyTest {
         Files.write(upper.resolve("index"), own);
         assertThat(apply()).isEmpty();
     }
+
+    /** A file or link at a directory above a nested repository: git's checkout would remove the directory, repository and all. */
+    @Test
+    void An_Index_Putting_A_File_Above_A_Nested_Repository_Is_Not_Taken() throws Exception {
+        byte[] before = Files.readAllBytes(host.resolve(".git/index"));
+        Files.writeString(inside.resolve("src"), "a file\n");
+        git(inside, "add", "src");
+        Files.write(upper.resolve("index"), Files.readAllBytes(inside.resolve(".git/index")));
+        GitApply apply = new GitApply(host.resolve(".git"), upper, Map.of("PATH", System.getenv("PATH"),
+                "HOME", dir.toString()));
+        apply.nestedRepositories(List.of("src/vendor/deep"));
+        assertThat(apply.apply()).singleElement().asString().contains("holding src where a nested repository")
+                .contains("or a directory above one");
+        assertThat(Files.readAllBytes(host.resolve(".git/index"))).isEqualTo(before);
+    }
+
+    /** A new branch named like a remote-tracking ref of the host's (git takes the branch first) is not taken. */
+    @Test
+    void A_Branch_Shadowing_A_Remote_Tracking_Ref_Is_Not_Taken() throws Exception {
+        git(host, "update-ref", "refs/remotes/origin/main", git(host, "rev-parse", "main"));
+        String tip = commitInside("second");
+        Files.createDirectories(upper.resolve("refs/heads/origin"));
+        Files.writeString(upper.resolve("refs/heads/origin/main"), tip + "\n");
+        assertThat(apply()).singleElement().asString().contains("git would take it for that one");
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
+    }
 }
