@@ -299,20 +299,16 @@ public final class GitApply {
         if (!dropped.isEmpty()) {
             // your next git checkout -- . would replace the submodule's directory, with its git
             // dir or its .git file, by what the index has there
-            out.add("git: the sandbox's index drops the gitlink" + (dropped.size() == 1 ? " " : "s ")
-                    + String.join(", ", dropped.subList(0, Math.min(5, dropped.size())))
-                    + (dropped.size() > 5 ? ", …" : "") + ": the host keeps its index; remove submodules outside"
-                    + " the sandbox");
+            out.add("git: the sandbox's index drops " + gitlinks(dropped) + ": the host keeps its index; remove"
+                    + " submodules outside the sandbox");
             return;
         }
         List<String> added = new ArrayList<>(sandboxLinks);
         added.removeAll(gitlinksAtStart);
         added.removeAll(GitIndex.gitlinks(hostIndex, Integer.MAX_VALUE));
         if (!added.isEmpty()) {
-            out.add("git: the sandbox's index adds the gitlink" + (added.size() == 1 ? " " : "s ")
-                    + String.join(", ", added.subList(0, Math.min(5, added.size())))
-                    + (added.size() > 5 ? ", …" : "") + ", whose repositories your git status would enter: the host"
-                    + " keeps its index; add submodules outside the sandbox");
+            out.add("git: the sandbox's index adds " + gitlinks(added) + ", whose repositories your git status would"
+                    + " enter: the host keeps its index; add submodules outside the sandbox");
             return;
         }
         // its caches dropped: git rebuilds them from the entries, which were checked
@@ -328,6 +324,12 @@ public final class GitApply {
         } finally {
             Files.deleteIfExists(temp);
         }
+    }
+
+    /** "the gitlink a" or "the gitlinks a, b, …" (at most five named). */
+    private static String gitlinks(List<String> paths) {
+        return "the gitlink" + (paths.size() == 1 ? " " : "s ") + String.join(", ", paths.subList(0, Math.min(5,
+                paths.size()))) + (paths.size() > 5 ? ", …" : "");
     }
 
     /** A path of the sandbox's as one printable line: control characters as {@code ?}, at most 200 characters. */

@@ -87,6 +87,12 @@ class GitApplyTest {
      * mounted (launcher/src/git_snapshot.c), in its format: each loose ref's name and
      * content, NUL-ended, and packed-refs as it is.
      */
+    /** The sandbox's packed-refs with main at {@code tip} and no other ref: every other packed ref deleted inside. */
+    private void packedMainOnly(String tip) throws IOException {
+        Files.writeString(upper.resolve("packed-refs"), "# pack-refs with: peeled fully-peeled sorted \n" + tip
+                + " refs/heads/main\n");
+    }
+
     /** An apply as a run makes one: the refs its view started from are the host's now. */
     private GitApply viewApply() throws IOException {
         return new GitApply(host.resolve(".git"), base(host.resolve(".git")), upper,
@@ -487,8 +493,7 @@ class GitApplyTest {
         Files.writeString(upper.resolve("refs/heads/main"), release + "\n");
         assertThat(apply.apply(false)).isEmpty();
         assertThat(git(host, "rev-parse", "main")).isEqualTo(release);
-        Files.writeString(upper.resolve("packed-refs"), "# pack-refs with: peeled fully-peeled sorted \n" + first
-                + " refs/heads/main\n");
+        packedMainOnly(first);
         assertThat(apply.apply()).singleElement().asString().contains("the sandbox deleted refs/heads/release; the"
                 + " host keeps it");
         assertThat(git(host, "rev-parse", "release")).isEqualTo(release);
@@ -504,8 +509,7 @@ class GitApplyTest {
         String had = git(host, "rev-parse", "feature");
         git(host, "pack-refs", "--all");
         GitApply apply = viewApply();
-        Files.writeString(upper.resolve("packed-refs"), "# pack-refs with: peeled fully-peeled sorted \n" + had
-                + " refs/heads/main\n");
+        packedMainOnly(had);
         assertThat(apply.apply(false)).isEmpty(); // main holds its commits: the deletion is taken
         assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
         // made again on an unrelated root commit
@@ -529,8 +533,7 @@ class GitApplyTest {
         git(host, "pack-refs", "--all");
         String main = git(host, "rev-parse", "main");
         GitApply apply = viewApply();
-        Files.writeString(upper.resolve("packed-refs"), "# pack-refs with: peeled fully-peeled sorted \n" + main
-                + " refs/heads/main\n");
+        packedMainOnly(main);
         assertThat(apply.apply()).singleElement().asString().contains("the sandbox deleted refs/tags/v1; the host"
                 + " keeps it");
         assertThat(git(host, "rev-parse", "v1")).isEqualTo(main);
