@@ -100,9 +100,9 @@ void exec_bwrap(const char *log_path, char *const bwrap_argv[], char *const env[
     if (mount_identify(run_dir, reason, sizeof reason) != 0) {
         die("%s", reason);
     }
-    /* the sandbox's own network stack, when the tool asks for one: attached once bwrap has
-     * made the namespaces, before it goes on (its failures go to LOG too) */
-    char *const *argv_to_run = attach_net_stack(bwrap_argv, bwrap_env);
+    /* the sandbox's own network stack, when the tool asks for one: its namespaces entered,
+     * its holder told where to write a failure (into LOG too) */
+    char *const *argv_to_run = attach_net_stack(bwrap_argv, bwrap_env, log_path);
     execve(argv_to_run[0], argv_to_run, bwrap_env);
     /* into LOG: the tool reports it as the reason the sandbox did not start */
     die("cannot run %s: %s", bwrap_argv[0], strerror(errno));

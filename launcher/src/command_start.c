@@ -109,7 +109,7 @@ static int take_alive(void)
 
 /* With the sandbox's own network stack, which starts while bwrap sets the sandbox up: waits
  * until it is ready (net_stack.c opens the gate with one byte). Without that byte the stack
- * failed, and its attacher, which has said why in bwrap's log, is ending the run. */
+ * failed, and its holder, which has said why in bwrap's log, is ending the run. */
 static void wait_for_network(void)
 {
     int gate = take_descriptor(NET_GATE_VARIABLE);

@@ -95,19 +95,6 @@ static const char *field(char **cursor, char *end)
     return start;
 }
 
-/* Writes TEXT to FILE (a /proc/self map), or returns -1. */
-static int write_file(const char *file, const char *text)
-{
-    int fd = open(file, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return -1;
-    }
-    size_t length = strlen(text);
-    int ok = write(fd, text, length) == (ssize_t)length;
-    close(fd);
-    return ok ? 0 : -1;
-}
-
 /* The user again, in a user namespace of its own, without any capability. */
 static int become_user(unsigned long uid, unsigned long gid, char *reason, size_t capacity)
 {
@@ -117,16 +104,16 @@ static int become_user(unsigned long uid, unsigned long gid, char *reason, size_
     }
     char map[64];
     snprintf(map, sizeof map, "%lu 0 1\n", uid);
-    if (write_file("/proc/self/uid_map", map) != 0) {
+    if (write_text("/proc/self/uid_map", map) != 0) {
         snprintf(reason, capacity, "cannot map the user's uid: %s", strerror(errno));
         return -1;
     }
-    if (write_file("/proc/self/setgroups", "deny\n") != 0) {
+    if (write_text("/proc/self/setgroups", "deny\n") != 0) {
         snprintf(reason, capacity, "cannot deny setgroups: %s", strerror(errno));
         return -1;
     }
     snprintf(map, sizeof map, "%lu 0 1\n", gid);
-    if (write_file("/proc/self/gid_map", map) != 0) {
+    if (write_text("/proc/self/gid_map", map) != 0) {
         snprintf(reason, capacity, "cannot map the user's gid: %s", strerror(errno));
         return -1;
     }

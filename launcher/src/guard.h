@@ -146,6 +146,14 @@
 /* After bwrap's end the starter removes the run's directories on request:
  * "remove <paths> <bytes>\n", then that many bytes of NUL-ended absolute paths. */
 #define STARTER_REMOVE "remove"
+/* Before its bwrap request the tool may ask the starter to start the network stack the run
+ * will use, while the tool goes on with the plan: "network <bytes>\n", then that many bytes:
+ * the stack's program and the allow-list (entries joined by ','; empty for none), each
+ * ended by a NUL. No reply: a stack that cannot start is started again, and reported, when
+ * bwrap starts (net_stack.h). */
+#define STARTER_NETWORK "network"
+/* The longest allow-list the launcher takes (its entries joined by ','). */
+#define NET_ALLOW_MAX 65536
 #define STARTER_MAX_REMOVE_PATHS 16
 #define STARTER_MAX_REMOVE_BYTES 65536
 /* A removal moves directories this deep up to the top of the tree it removes and

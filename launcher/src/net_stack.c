@@ -2,45 +2,40 @@
 /*
  * The sandbox's own network stack: see net_stack.h.
  *
- * bwrap makes the sandbox's namespaces, brings the sandbox's loopback up, says the pid of
- * the sandbox's first process on --info-fd and sets the sandbox up. Meanwhile the
- * attacher (this file, a child of the process that becomes bwrap, ended with it) does, in
- * order:
+ * The holder, a child of the starter (or of the process that becomes bwrap, without one),
+ * does, in order:
  *
- *  1. finds the user namespace that owns the sandbox's network namespace (bwrap nests
- *     the sandbox's processes one user namespace deeper, where only the user is mapped;
- *     the owner maps root, which slirp4netns's own sandbox needs to become);
- *  2. starts the anchor, a process in that user and network namespace, with every
- *     capability there: once bwrap has brought the sandbox's loopback up (nothing here
- *     changes the namespace beside bwrap's own setup of it), it adds a "prohibit" route for each address of the host's own
- *     interfaces, for link-local 169.254.0.0/16 (cloud metadata) and for fd00:ec2::254,
- *     so that no connection from inside leaves for them; the sandbox's processes never
- *     get a capability in that namespace to take the routes away;
- *  3. starts the stack, slirp4netns, against the anchor (it enters the anchor's
- *     namespaces, makes tap0, and confines itself: --enable-sandbox --enable-seccomp),
- *     with the host's loopback out of its reach (--disable-host-loopback) and an exit
- *     descriptor whose other end only the attacher holds;
- *  4. once the host's addresses are blocked and the stack says it is ready (and, with an
- *     allow-list, the DNS filter serves), opens the gate: the sandbox's first program,
- *     which bwrap starts meanwhile, waits on it (NET_GATE_VARIABLE) before the command
- *     runs. All of this goes on while bwrap sets the sandbox up.
+ *  1. in the host's namespaces: lists the host's own addresses, opens (with an allow-list) a
+ *     socket to the host's resolver, and forks the stack's process, which waits;
+ *  2. makes the sandbox's user namespace (the user as root there, which bwrap and
+ *     slirp4netns's own sandbox need) and network namespace, brings its loopback up and adds
+ *     a "prohibit" route for each address of the host's own interfaces, for link-local
+ *     169.254.0.0/16 (cloud metadata) and for fd00:ec2::254, so that no connection from
+ *     inside leaves for them; says "ok" (or why not) to the process that becomes bwrap,
+ *     which enters both namespaces and runs bwrap there, as that namespace's root, with
+ *     --unshare-user (so the sandbox's processes never get a capability in the namespace
+ *     that owns the routes) and without --unshare-net;
+ *  3. lets the stack's process become slirp4netns, against the holder (it enters the
+ *     holder's namespaces, makes tap0, and confines itself: --enable-sandbox
+ *     --enable-seccomp), with the host's loopback out of its reach (--disable-host-loopback)
+ *     and an exit descriptor whose other end only the holder holds;
+ *  4. once the stack says it is ready, with an allow-list: replaces the default route by a
+ *     "prohibit" one (and blocks the stack's own resolver and gateway) and becomes the DNS
+ *     filter, on the sandbox's loopback (NET_FILTER_RESOLVER, which the sandbox's
+ *     resolv.conf names): a name on the list is asked of the host's resolver (through the
+ *     socket of step 1) and each IPv4 address of the answer gets a route through the stack
+ *     before the answer goes back (never one the holder blocks: see routable); any other name
+ *     is answered NXDOMAIN and written, once, to the run's record (NET_REFUSED_VARIABLE);
+ *  5. confines itself (an empty root, and no capability but the filter's CAP_NET_ADMIN) and
+ *     opens the gate: the sandbox's first program waits on it (NET_GATE_VARIABLE) before the
+ *     command runs. Only then does anything of the sandbox's reach the holder.
  *
- * With an allow-list (NET_ALLOW_VARIABLE), the anchor stays: once the stack is up, it
- * replaces the default route by a "prohibit" one (and blocks the stack's own resolver and
- * gateway), then serves DNS on the sandbox's loopback (NET_FILTER_RESOLVER, which the
- * sandbox's resolv.conf names) as the DNS filter: a name on the list is asked of the
- * host's resolver (through a socket made in the host's namespace before the anchor left
- * it) and each IPv4 address of the answer gets a route through the stack before the
- * answer goes back (never one the anchor blocks: see routable); any other name is answered NXDOMAIN and written, once, to the run's
- * record (NET_REFUSED_VARIABLE, opened on the host side before). So only the addresses of
- * allowed names are reachable, for every program. Before it reads anything from the
- * sandbox, the anchor confines itself (confine_filter): an empty root, and only
- * CAP_NET_ADMIN of its capabilities.
- *
+ * The starter starts the holder as soon as the tool knows the run's network (STARTER_NETWORK
+ * in guard.h), while the tool still plans the run, so bwrap usually finds the stack ready.
  * The sandbox reaches the host's loopback, its own addresses and link-local addresses
- * through none of this. When a step fails, the attacher writes one line to its stderr
- * (bwrap's setup log, which the tool reports) and kills the sandbox and bwrap without
- * opening the gate: a command never runs with a half-made network.
+ * through none of this. When a step fails, the holder writes one line to bwrap's setup log
+ * (which the tool reports) and kills bwrap without opening the gate: a command never runs
+ * with a half-made network.
  */
 #define _GNU_SOURCE
 
@@ -50,6 +45,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <linux/netlink.h>
 #include <linux/nsfs.h>
@@ -74,6 +70,7 @@
 
 #include "guard.h"
 #include "net_filter.h"
+#include "starter_request.h"
 #include "util.h"
 
 /* At most this many addresses of the host's interfaces are blocked; more is an error. */
@@ -85,75 +82,88 @@ struct blocked {
     unsigned char address[16];
 };
 
-static pid_t sandbox_pid = -1;
+/* The holder's: what the process that becomes bwrap tells it (see read_go). */
+static int go_fd = -1;
+static int went;
 static pid_t bwrap_pid = -1;
+static char log_path[PATH_MAX];
+static char refused_path[PATH_MAX];
 
 /* With an allow-list: the list, and the descriptors the filter gets from the host side. */
 static const char *allow_list;
-static const char *refused_path;
 struct filter {
     int upstream; /* a UDP socket of the host's namespace, connected to the host's resolver */
     int record;   /* the run's record of refused names, opened for appending */
-    int status;   /* where the anchor says "ok" (or why not) once the filter serves */
 };
 
-/* One line on stderr (bwrap's setup log), the sandbox and bwrap killed, and the end:
- * bwrap never goes on without the stack. */
+/* Waits for the word of the process that becomes bwrap: its pid, its setup log and the
+ * record of refused names (empty without an allow-list), each ended by a NUL. 0, or -1
+ * when it never comes (the run gave up before bwrap). */
+static int read_go(void)
+{
+    if (went) {
+        return 0;
+    }
+    char text[16 + 2 * PATH_MAX];
+    size_t used = 0;
+    int nuls = 0;
+    while (nuls < 3 && used < sizeof text) {
+        ssize_t n = read(go_fd, text + used, sizeof text - used);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        for (ssize_t i = 0; i < n; i++) {
+            nuls += text[used + (size_t)i] == '\0';
+        }
+        used += (size_t)n;
+    }
+    if (nuls != 3) {
+        return -1;
+    }
+    char *fields[3];
+    if (split_strings(text, used, fields, 3) != 0) {
+        return -1;
+    }
+    long pid = strtol(fields[0], NULL, 10);
+    if (pid <= 0 || strlen(fields[1]) >= sizeof log_path || strlen(fields[2]) >= sizeof refused_path) {
+        return -1;
+    }
+    bwrap_pid = (pid_t)pid;
+    memcpy(log_path, fields[1], strlen(fields[1]) + 1);
+    memcpy(refused_path, fields[2], strlen(fields[2]) + 1);
+    went = 1;
+    return 0;
+}
+
+/* One line in bwrap's setup log, bwrap (and so the sandbox) killed, and the end: bwrap
+ * never goes on without the stack, and the gate closes without a byte. */
 __attribute__((format(printf, 1, 2), noreturn))
 static void fail(const char *format, ...)
 {
-    /* the line first: the tool reads the log as soon as bwrap has ended */
     char line[512];
     va_list args;
     va_start(args, format);
     vsnprintf(line, sizeof line, format, args);
     va_end(args);
-    dprintf(STDERR_FILENO, "%s: cannot start the sandbox's network: %s\n", PROGRAM, line);
-    if (sandbox_pid > 0) {
-        kill(sandbox_pid, SIGKILL);
+    if (read_go() != 0) {
+        _exit(1); /* no bwrap to stop, nobody to tell */
     }
-    if (getppid() == bwrap_pid) {
-        kill(bwrap_pid, SIGKILL); /* only bwrap: once it is gone, the parent is another process */
+    /* the line first: the tool reads the log as soon as bwrap has ended */
+    int log = open(log_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (log >= 0) {
+        dprintf(log, "%s: cannot start the sandbox's network: %s\n", PROGRAM, line);
+        close(log);
     }
+    kill(bwrap_pid, SIGKILL);
     _exit(1);
 }
 
-/* The sandbox's first pid from bwrap's --info-fd ({"child-pid": N, ...}), or -1 when
- * bwrap ended first (its log says why). */
-static pid_t read_child_pid(int info)
-{
-    char text[1024];
-    size_t used = 0;
-    for (;;) {
-        ssize_t n = read(info, text + used, sizeof text - 1 - used);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            break;
-        }
-        used += (size_t)n;
-        text[used] = '\0';
-        if (strchr(text, '}') != NULL || used == sizeof text - 1) {
-            break;
-        }
-    }
-    text[used] = '\0';
-    const char *key = strstr(text, "\"child-pid\"");
-    if (key == NULL) {
-        return -1;
-    }
-    const char *colon = strchr(key, ':');
-    if (colon == NULL) {
-        return -1;
-    }
-    long pid = strtol(colon + 1, NULL, 10);
-    return pid > 0 && pid < 1L << 30 ? (pid_t)pid : -1;
-}
-
 /* Every address of the host's interfaces but its loopback's, and the link-local and
- * metadata ranges; the count. */
-static size_t host_addresses(struct blocked *out)
+ * metadata ranges; the count, or 0 with why. */
+static size_t host_addresses(struct blocked *out, char *why, size_t why_size)
 {
     size_t count = 0;
     out[count++] = (struct blocked){.family = AF_INET, .prefix = 16, .address = {169, 254}};
@@ -162,7 +172,8 @@ static size_t host_addresses(struct blocked *out)
     out[count++] = metadata6;
     struct ifaddrs *all;
     if (getifaddrs(&all) != 0) {
-        fail("cannot list the host's addresses: %s", strerror(errno));
+        snprintf(why, why_size, "cannot list the host's addresses: %s", strerror(errno));
+        return 0;
     }
     for (struct ifaddrs *a = all; a != NULL; a = a->ifa_next) {
         if (a->ifa_addr == NULL) {
@@ -186,7 +197,9 @@ static size_t host_addresses(struct blocked *out)
             continue;
         }
         if (count == BLOCKED_MAX) {
-            fail("the host has more than %d addresses to keep out of the sandbox", BLOCKED_MAX - 2);
+            snprintf(why, why_size, "the host has more than %d addresses to keep out of the sandbox", BLOCKED_MAX - 2);
+            freeifaddrs(all);
+            return 0;
         }
         out[count++] = b;
     }
@@ -306,31 +319,6 @@ static int prohibit(int netlink, const struct blocked *b, unsigned int sequence)
     return route(netlink, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, RTN_PROHIBIT, b, 0, NULL, sequence);
 }
 
-/* Whether the sandbox's loopback is up, as bwrap brings it up first when it sets the
- * sandbox up (its last change to the namespace); waits for it up to NET_LOOPBACK_MILLIS.
- * The stack and the routes come after, never beside bwrap's own changes to the namespace. */
-#define NET_LOOPBACK_MILLIS 10000
-static int loopback_up(void)
-{
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0) {
-        return 0;
-    }
-    for (int waited = 0; waited < NET_LOOPBACK_MILLIS; waited++) {
-        struct ifreq request;
-        memset(&request, 0, sizeof request);
-        memcpy(request.ifr_name, "lo", 3);
-        if (ioctl(s, SIOCGIFFLAGS, &request) == 0 && (request.ifr_flags & IFF_UP) != 0) {
-            close(s);
-            return 1;
-        }
-        struct timespec pause = {.tv_sec = 0, .tv_nsec = 1000 * 1000};
-        nanosleep(&pause, NULL);
-    }
-    close(s);
-    return 0;
-}
-
 /* The stack's gateway and resolver, as the sandbox sees them. */
 static const unsigned char stack_gateway[4] = {10, 0, 2, 2};
 static const unsigned char stack_resolver[4] = {10, 0, 2, 3};
@@ -343,10 +331,11 @@ static const unsigned char stack_resolver[4] = {10, 0, 2, 3};
 #define PENDING_MAX 64
 #define PENDING_MILLIS 5000
 
-/* Confines the filter before it reads anything from the sandbox: an empty root of its own
+/* Confines the holder before it reads anything from the sandbox: an empty root of its own
  * (the directory of a process's fd info, gone with it), no way back to root's capabilities,
- * and only CAP_NET_ADMIN (routes) kept. 0, or an errno. */
-static int confine_filter(void)
+ * and of its capabilities only those in keep (CAP_NET_ADMIN for the DNS filter's routes).
+ * 0, or an errno. */
+static int confine(unsigned int keep)
 {
     if (chroot("/proc/self/fdinfo") != 0 || chdir("/") != 0) {
         return errno;
@@ -358,7 +347,7 @@ static int confine_filter(void)
     struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
     struct __user_cap_data_struct data[2];
     memset(data, 0, sizeof data);
-    data[0].effective = data[0].permitted = 1U << CAP_NET_ADMIN;
+    data[0].effective = data[0].permitted = keep;
     if (syscall(SYS_capset, &header, data) != 0) {
         return errno;
     }
@@ -430,7 +419,7 @@ static int ipv4_in(const unsigned char a[4], const unsigned char net[4], unsigne
 }
 
 /* Whether an address a DNS answer gave may get a route through the stack: never one the
- * anchor blocked (the host's own, link-local and so the cloud metadata service: a route for
+ * holder blocked (the host's own, link-local and so the cloud metadata service: a route for
  * one address would win over the "prohibit" route of its range), nor one of the ranges no
  * host outside has (this network, loopback, the stack's own, multicast, reserved). */
 static int routable(const unsigned char a[4], const struct blocked *blocked, size_t count)
@@ -453,7 +442,7 @@ static int routable(const unsigned char a[4], const struct blocked *blocked, siz
     return 1;
 }
 
-/* The DNS filter (see the top of this file): serves listen until the anchor is killed. */
+/* The DNS filter (see the top of this file): serves listen until the holder is killed. */
 __attribute__((noreturn))
 static void serve_filter(int listen_socket, const struct filter *f, int netlink, int device,
                          const struct blocked *blocked, size_t count)
@@ -603,103 +592,10 @@ static int start_filter(int netlink, int *device, char *why, size_t why_size)
     return s;
 }
 
-/* The anchor: in the sandbox's network namespace, as the owner of its user namespace,
- * blocks the host's addresses, says "ok" (or why not) on status, and stays until hold ends;
- * with a filter, on a byte from hold it starts the filter, says so on the filter's status
- * and serves it. */
-__attribute__((noreturn))
-static void anchor(int user, int net, const struct blocked *blocked, size_t count, int status, int hold,
-                   const struct filter *f)
-{
-    char why[256] = "ok";
-    if (setns(user, CLONE_NEWUSER) != 0 || setns(net, CLONE_NEWNET) != 0) {
-        snprintf(why, sizeof why, "cannot enter the sandbox's network namespace: %s", strerror(errno));
-    } else if (!loopback_up()) {
-        snprintf(why, sizeof why, "the sandbox's loopback did not come up");
-    } else {
-        int netlink = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-        if (netlink < 0) {
-            snprintf(why, sizeof why, "cannot open a netlink socket: %s", strerror(errno));
-        }
-        for (size_t i = 0; netlink >= 0 && i < count; i++) {
-            int error = prohibit(netlink, &blocked[i], (unsigned int)i + 1);
-            if (error != 0) {
-                char text[INET6_ADDRSTRLEN];
-                inet_ntop(blocked[i].family, blocked[i].address, text, sizeof text);
-                snprintf(why, sizeof why, "cannot block %s/%d inside the sandbox: %s", text, blocked[i].prefix,
-                         strerror(error));
-                break;
-            }
-        }
-    }
-    if (write_all(status, why, strlen(why)) != 0) {
-        _exit(1);
-    }
-    close(status);
-    char byte;
-    ssize_t got;
-    while ((got = read(hold, &byte, 1)) < 0 && errno == EINTR) {
-    }
-    if (f == NULL || got != 1 || strcmp(why, "ok") != 0) {
-        _exit(0);
-    }
-    int netlink = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-    int device = 0;
-    int listen_socket = netlink < 0 ? -1 : start_filter(netlink, &device, why, sizeof why);
-    if (netlink < 0) {
-        snprintf(why, sizeof why, "cannot open a netlink socket: %s", strerror(errno));
-    } else if (listen_socket >= 0) {
-        int error = confine_filter();
-        if (error != 0) {
-            snprintf(why, sizeof why, "cannot drop the DNS filter's capabilities: %s", strerror(error));
-            listen_socket = -1;
-        }
-    }
-    if (write_all(f->status, why, strlen(why)) != 0 || listen_socket < 0) {
-        _exit(1);
-    }
-    close(f->status);
-    serve_filter(listen_socket, f, netlink, device, blocked, count);
-}
-
-/* Starts the stack against the anchor; its pid. ready and quit are its ends of the pipes. */
-static pid_t start_stack(const char *stack, pid_t anchor_pid, int ready, int quit)
-{
-    pid_t attacher = getpid();
-    pid_t pid = fork();
-    if (pid != 0) {
-        return pid;
-    }
-    if (!dies_with(attacher, SIGKILL)) {
-        _exit(127);
-    }
-    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null >= 0) {
-        dup2(null, 0);
-        dup2(null, 1);
-        dup2(null, 2);
-    }
-    close_others(ready, quit);
-    if (fcntl(ready, F_SETFD, 0) != 0 || fcntl(quit, F_SETFD, 0) != 0) {
-        _exit(127);
-    }
-    char ready_option[32];
-    char quit_option[32];
-    char target[32];
-    snprintf(ready_option, sizeof ready_option, "--ready-fd=%d", ready);
-    snprintf(quit_option, sizeof quit_option, "--exit-fd=%d", quit);
-    snprintf(target, sizeof target, "%d", (int)anchor_pid);
-    char *argv[] = {(char *)stack, (char *)"--configure", (char *)"--mtu=" NET_STACK_MTU,
-                    (char *)"--disable-host-loopback", (char *)"--enable-sandbox", (char *)"--enable-seccomp",
-                    ready_option, quit_option, target, (char *)NET_STACK_DEVICE, NULL};
-    char *no_environment[] = {NULL};
-    execve(stack, argv, no_environment);
-    _exit(127);
-}
-
 /* A UDP socket of this (the host's) network namespace, connected to the host's first
- * resolver in /etc/resolv.conf (127.0.0.1 when it names none), as the C library would ask. */
-static int host_resolver(void)
+ * resolver in /etc/resolv.conf (127.0.0.1 when it names none), as the C library would ask;
+ * -1 with why. */
+static int host_resolver(char *why, size_t why_size)
 {
     char text[4096];
     char address[64] = "127.0.0.1";
@@ -740,9 +636,11 @@ static int host_resolver(void)
             return s;
         }
     } else {
-        fail("the host's resolver %s in /etc/resolv.conf is not an address", address);
+        snprintf(why, why_size, "the host's resolver %s in /etc/resolv.conf is not an address", address);
+        return -1;
     }
-    fail("cannot reach the host's resolver %s: %s", address, strerror(errno));
+    snprintf(why, why_size, "cannot reach the host's resolver %s: %s", address, strerror(errno));
+    return -1;
 }
 
 /* Reads a process's status line ("ok" or why not) from fd until it closes. */
@@ -762,86 +660,144 @@ static void read_status(int fd, char why[257])
     close(fd);
 }
 
-/* The attacher: see the top of this file. */
-__attribute__((noreturn))
-static void attach(const char *stack, int info, int gate)
+/* The stack's process: a child of the holder made while the holder is still in the host's
+ * namespaces, which waits for the holder's byte on start and then becomes the stack, against
+ * the holder's namespaces (slirp4netns enters them to make its device and stays in the host's
+ * network itself). ready and quit are its ends of the holder's pipes. Its pid. */
+static pid_t fork_stack(const char *stack, int start, int ready, int quit)
 {
-    sandbox_pid = read_child_pid(info);
-    close(info);
-    if (sandbox_pid < 0) {
-        _exit(0); /* bwrap ended before it made the sandbox: its log says why */
+    pid_t holder = getpid();
+    pid_t pid = fork();
+    if (pid != 0) {
+        return pid;
     }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)sandbox_pid);
-    int net = open(path, O_RDONLY | O_CLOEXEC);
-    if (net < 0) {
-        fail("cannot open %s: %s", path, strerror(errno));
+    if (!dies_with(holder, SIGKILL)) {
+        _exit(127);
     }
-    int user = ioctl(net, NS_GET_USERNS);
-    if (user < 0) {
-        fail("cannot find the owner of the sandbox's network namespace: %s", strerror(errno));
+    close_others3(start, ready, quit);
+    char byte;
+    ssize_t got;
+    while ((got = read(start, &byte, 1)) < 0 && errno == EINTR) {
     }
+    if (got != 1 || fcntl(ready, F_SETFD, 0) != 0 || fcntl(quit, F_SETFD, 0) != 0) {
+        _exit(127);
+    }
+    char ready_option[32];
+    char quit_option[32];
+    char target[32];
+    snprintf(ready_option, sizeof ready_option, "--ready-fd=%d", ready);
+    snprintf(quit_option, sizeof quit_option, "--exit-fd=%d", quit);
+    snprintf(target, sizeof target, "%d", (int)holder);
+    char *argv[] = {(char *)stack, (char *)"--configure", (char *)"--mtu=" NET_STACK_MTU,
+                    (char *)"--disable-host-loopback", (char *)"--enable-sandbox", (char *)"--enable-seccomp",
+                    ready_option, quit_option, target, (char *)NET_STACK_DEVICE, NULL};
+    char *no_environment[] = {NULL};
+    execve(stack, argv, no_environment);
+    _exit(127);
+}
+
+/* Makes this process's own user namespace (the user as root there, which bwrap and the
+ * stack's own sandbox need) and network namespace, with its loopback up. 0, or -1 with why. */
+static int make_namespaces(char *why, size_t why_size)
+{
+    unsigned long uid = (unsigned long)getuid();
+    unsigned long gid = (unsigned long)getgid();
+    char map[64];
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
+        snprintf(why, why_size, "cannot make the sandbox's network namespace: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(map, sizeof map, "0 %lu 1\n", uid);
+    if (write_text("/proc/self/uid_map", map) != 0) {
+        snprintf(why, why_size, "cannot map the user in the sandbox's namespace: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(map, sizeof map, "0 %lu 1\n", gid);
+    if (write_text("/proc/self/setgroups", "deny\n") != 0 || write_text("/proc/self/gid_map", map) != 0) {
+        snprintf(why, why_size, "cannot map the user's group in the sandbox's namespace: %s", strerror(errno));
+        return -1;
+    }
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq request;
+    memset(&request, 0, sizeof request);
+    memcpy(request.ifr_name, "lo", 3);
+    request.ifr_flags = IFF_UP | IFF_RUNNING;
+    int up = s >= 0 && ioctl(s, SIOCSIFFLAGS, &request) == 0;
+    int error = errno;
+    if (s >= 0) {
+        close(s);
+    }
+    if (!up) {
+        snprintf(why, why_size, "cannot bring the sandbox's loopback up: %s", strerror(error));
+        return -1;
+    }
+    return 0;
+}
+
+/* Adds a "prohibit" route for each of the count addresses in blocked. 0, or -1 with why. */
+static int block_addresses(const struct blocked *blocked, size_t count, char *why, size_t why_size)
+{
+    int netlink = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (netlink < 0) {
+        snprintf(why, why_size, "cannot open a netlink socket: %s", strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        int error = prohibit(netlink, &blocked[i], (unsigned int)i + 1);
+        if (error != 0) {
+            char text[INET6_ADDRSTRLEN];
+            inet_ntop(blocked[i].family, blocked[i].address, text, sizeof text);
+            snprintf(why, why_size, "cannot block %s/%d inside the sandbox: %s", text, blocked[i].prefix,
+                     strerror(error));
+            close(netlink);
+            return -1;
+        }
+    }
+    close(netlink);
+    return 0;
+}
+
+/* The holder: see the top of this file. to_bwrap gets "ok" (or why not) once the namespaces
+ * are there for bwrap to enter; gate gets a byte once the command may run. */
+__attribute__((noreturn))
+static void hold(const char *stack, int to_bwrap, int gate)
+{
+    /* what is the host's: its addresses, its resolver, a process in its network */
     static struct blocked blocked[BLOCKED_MAX];
-    size_t count = host_addresses(blocked);
-
-    int status[2];
-    int hold[2];
-    if (pipe2(status, O_CLOEXEC) != 0 || pipe2(hold, O_CLOEXEC) != 0) {
-        fail("cannot make a pipe: %s", strerror(errno));
+    char why[256] = "ok";
+    size_t count = host_addresses(blocked, why, sizeof why);
+    struct filter filter = {.upstream = -1, .record = -1};
+    if (count > 0 && allow_list != NULL) {
+        filter.upstream = host_resolver(why, sizeof why);
     }
-    struct filter filter;
-    int filter_status[2] = {-1, -1};
-    if (allow_list != NULL) {
-        filter.upstream = host_resolver();
-        filter.record = open(refused_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-        if (filter.record < 0) {
-            fail("cannot open the record of refused names %s: %s", refused_path, strerror(errno));
-        }
-        if (pipe2(filter_status, O_CLOEXEC) != 0) {
-            fail("cannot make a pipe: %s", strerror(errno));
-        }
-        filter.status = filter_status[1];
-    }
-    pid_t attacher = getpid();
-    pid_t anchor_pid = fork();
-    if (anchor_pid == 0) {
-        if (!dies_with(attacher, SIGKILL)) {
-            _exit(1);
-        }
-        close(status[0]);
-        close(hold[1]);
-        if (allow_list != NULL) {
-            close(filter_status[0]);
-        }
-        anchor(user, net, blocked, count, status[1], hold[0], allow_list != NULL ? &filter : NULL);
-    }
-    if (anchor_pid < 0) {
-        fail("cannot start a process: %s", strerror(errno));
-    }
-    close(status[1]);
-    close(hold[0]);
-    if (allow_list != NULL) {
-        close(filter_status[1]);
-        close(filter.upstream);
-        close(filter.record);
-    }
-    char why[257];
-    read_status(status[0], why);
-    if (strcmp(why, "ok") != 0) {
-        fail("%s", why[0] != '\0' ? why : "the process that blocks the host's addresses ended");
-    }
-
+    int start[2];
     int ready[2];
     int quit[2];
-    if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(quit, O_CLOEXEC) != 0) {
-        fail("cannot make a pipe: %s", strerror(errno));
+    if (strcmp(why, "ok") == 0 &&
+        (pipe2(start, O_CLOEXEC) != 0 || pipe2(ready, O_CLOEXEC) != 0 || pipe2(quit, O_CLOEXEC) != 0)) {
+        snprintf(why, sizeof why, "cannot make a pipe: %s", strerror(errno));
     }
-    pid_t stack_pid = start_stack(stack, anchor_pid, ready[1], quit[0]);
-    if (stack_pid < 0) {
-        fail("cannot start %s: %s", stack, strerror(errno));
+    pid_t stack_pid = strcmp(why, "ok") != 0 ? -1 : fork_stack(stack, start[0], ready[1], quit[0]);
+    if (strcmp(why, "ok") == 0 && stack_pid < 0) {
+        snprintf(why, sizeof why, "cannot start a process: %s", strerror(errno));
     }
+    signal(SIGPIPE, SIG_IGN); /* a reader gone is a failed write, said below, not a silent end */
+    /* the sandbox's namespaces, the host's addresses blocked in them */
+    if (strcmp(why, "ok") == 0 && make_namespaces(why, sizeof why) == 0) {
+        (void)block_addresses(blocked, count, why, sizeof why);
+    }
+    (void)write_all(to_bwrap, why, strlen(why));
+    close(to_bwrap);
+    if (strcmp(why, "ok") != 0) {
+        _exit(0); /* the process that becomes bwrap says why, in its log */
+    }
+    close(start[0]);
     close(ready[1]);
     close(quit[0]);
+    if (write_all(start[1], "s", 1) != 0) {
+        fail("cannot start %s: %s", stack, strerror(errno));
+    }
+    close(start[1]);
     char byte;
     ssize_t n;
     while ((n = read(ready[0], &byte, 1)) < 0 && errno == EINTR) {
@@ -857,44 +813,252 @@ static void attach(const char *stack, int info, int gate)
              WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus));
     }
     close(ready[0]);
+    /* the stack's exit descriptor (quit[1]) stays open as long as this process */
+    int listen_socket = -1;
+    int netlink = -1;
+    int device = 0;
     if (allow_list != NULL) {
-        /* the stack is up: the anchor takes its routes away and becomes the DNS filter */
-        if (write_all(hold[1], "f", 1) != 0) {
-            fail("cannot start the DNS filter: %s", strerror(errno));
+        /* the stack is up: its routes go, and this process becomes the DNS filter */
+        if (read_go() != 0) {
+            _exit(0); /* the run gave up before bwrap */
         }
-        read_status(filter_status[0], why);
-        if (strcmp(why, "ok") != 0) {
-            fail("%s", why[0] != '\0' ? why : "the DNS filter ended");
+        if (refused_path[0] != '/') {
+            fail("%s must name the record of refused names by its absolute path", NET_REFUSED_VARIABLE);
         }
-    } else {
-        close(hold[1]); /* the anchor's work is done: the stack holds the namespace now */
-        waitpid(anchor_pid, NULL, 0);
+        filter.record = open(refused_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+        if (filter.record < 0) {
+            fail("cannot open the record of refused names %s: %s", refused_path, strerror(errno));
+        }
+        netlink = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+        if (netlink < 0) {
+            fail("cannot open a netlink socket: %s", strerror(errno));
+        }
+        listen_socket = start_filter(netlink, &device, why, sizeof why);
+        if (listen_socket < 0) {
+            fail("%s", why);
+        }
+    }
+    /* nothing of the sandbox's is read before this: an empty root, and no capability but
+     * the filter's CAP_NET_ADMIN (routes) */
+    int error = confine(allow_list != NULL ? 1U << CAP_NET_ADMIN : 0);
+    if (error != 0) {
+        fail("cannot drop the capabilities of the process that holds the network: %s", strerror(error));
     }
     if (write_all(gate, "1", 1) != 0) {
         fail("cannot let the command run: %s", strerror(errno));
     }
     close(gate);
-    /* the stack's exit descriptor (quit[1]) ends with this process, which ends with bwrap */
-    while (waitpid(stack_pid, NULL, 0) < 0 && errno == EINTR) {
+    if (allow_list != NULL) {
+        serve_filter(listen_socket, &filter, netlink, device, blocked, count);
     }
-    _exit(0);
+    for (;;) {
+        pause();
+    }
 }
 
-char *const *attach_net_stack(char *const *argv, char **env)
+/* The stack started for this run (net_stack_start), and the ends the process that becomes
+ * bwrap takes. */
+static struct {
+    int started;
+    pid_t holder;
+    int holder_ready; /* read end: "ok", or why not, once the holder made the namespaces */
+    int gate;         /* read end, for the sandbox's first program */
+    int go;           /* write end: the word to the holder (see read_go) */
+    char stack[PATH_MAX];
+    char allow[NET_ALLOW_MAX + 1];
+} run;
+
+/* Everything the holder need not keep of its parent's: the default handling of the signals
+ * a starter changes, stdin, stdout and stderr on /dev/null (the caller's terminal never gets
+ * a line of its), and no descriptor but the three kept. */
+static void detach(int keep_a, int keep_b, int keep_c)
+{
+    static const int changed[] = {SIGINT, SIGQUIT, SIGHUP, SIGPIPE, SIGTERM, SIGUSR1};
+    for (size_t i = 0; i < sizeof changed / sizeof changed[0]; i++) {
+        signal(changed[i], SIG_DFL);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) {
+        _exit(1);
+    }
+    close_others3(keep_a, keep_b, keep_c);
+}
+
+int net_stack_start(const char *stack, const char *allow, char *why, size_t why_size)
+{
+    if (run.started) {
+        snprintf(why, why_size, "the network is started already");
+        return -1;
+    }
+    if (stack[0] != '/' || strlen(stack) >= sizeof run.stack) {
+        snprintf(why, why_size, "%s must name the stack's program by its absolute path", NET_STACK_VARIABLE);
+        return -1;
+    }
+    if (strlen(allow) > NET_ALLOW_MAX) {
+        snprintf(why, why_size, "the allow-list is longer than %d bytes", NET_ALLOW_MAX);
+        return -1;
+    }
+    int to_bwrap[2];
+    int gate[2];
+    int go[2];
+    if (pipe2(to_bwrap, O_CLOEXEC) != 0) {
+        snprintf(why, why_size, "cannot make a pipe: %s", strerror(errno));
+        return -1;
+    }
+    if (pipe2(gate, O_CLOEXEC) != 0) {
+        snprintf(why, why_size, "cannot make a pipe: %s", strerror(errno));
+        close(to_bwrap[0]);
+        close(to_bwrap[1]);
+        return -1;
+    }
+    if (pipe2(go, O_CLOEXEC) != 0) {
+        snprintf(why, why_size, "cannot make a pipe: %s", strerror(errno));
+        close(to_bwrap[0]);
+        close(to_bwrap[1]);
+        close(gate[0]);
+        close(gate[1]);
+        return -1;
+    }
+    memcpy(run.stack, stack, strlen(stack) + 1);
+    memcpy(run.allow, allow, strlen(allow) + 1);
+    pid_t owner = getpid();
+    pid_t holder = fork();
+    if (holder == 0) {
+        if (!dies_with(owner, SIGKILL)) {
+            _exit(1);
+        }
+        detach(to_bwrap[1], gate[1], go[0]);
+        go_fd = go[0];
+        allow_list = run.allow[0] != '\0' ? run.allow : NULL;
+        hold(run.stack, to_bwrap[1], gate[1]);
+    }
+    int error = errno;
+    close(to_bwrap[1]);
+    close(gate[1]);
+    close(go[0]);
+    if (holder < 0) {
+        close(to_bwrap[0]);
+        close(gate[0]);
+        close(go[1]);
+        snprintf(why, why_size, "cannot start a process: %s", strerror(error));
+        return -1;
+    }
+    run.started = 1;
+    run.holder = holder;
+    run.holder_ready = to_bwrap[0];
+    run.gate = gate[0];
+    run.go = go[1];
+    return 0;
+}
+
+void net_stack_forget(void)
+{
+    if (run.started) {
+        close(run.holder_ready);
+        close(run.gate);
+        close(run.go);
+        run.holder_ready = run.gate = run.go = -1;
+    }
+}
+
+void net_stack_stop(void)
+{
+    if (run.started) {
+        kill(run.holder, SIGKILL); /* its stack dies with it */
+        waitpid(run.holder, NULL, 0);
+        run.started = 0;
+    }
+}
+
+/* Enters the holder's namespaces (this process becomes bwrap next). 0, or -1 with why. */
+static int enter_namespaces(char *why, size_t why_size)
+{
+    char status[257];
+    read_status(run.holder_ready, status);
+    run.holder_ready = -1;
+    if (strcmp(status, "ok") != 0) {
+        snprintf(why, why_size, "%s", status[0] != '\0' ? status : "the process that holds its namespace ended");
+        return -1;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)run.holder);
+    int user = open(path, O_RDONLY | O_CLOEXEC);
+    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)run.holder);
+    int net = open(path, O_RDONLY | O_CLOEXEC);
+    if (user < 0 || net < 0 || setns(user, CLONE_NEWUSER) != 0 || setns(net, CLONE_NEWNET) != 0) {
+        snprintf(why, why_size, "cannot enter its namespace: %s", strerror(errno));
+        return -1;
+    }
+    close(user);
+    close(net);
+    return 0;
+}
+
+char **net_stack_argv(char *const *argv)
+{
+    /* bwrap runs as root of the holder's user namespace: it would keep every capability
+     * there for the sandbox (as for root) unless told not to, and must make a user namespace
+     * of its own (else the sandbox's root could change the routes), but no network namespace
+     * (the holder's is the sandbox's). So the tool's --unshare-all, among the leading flags
+     * that take no value (a later word could be some option's value), becomes all of it but
+     * the network. */
+    static const char *const instead[] = {"--cap-drop", "ALL", "--unshare-user", "--unshare-ipc", "--unshare-pid",
+                                          "--unshare-uts", "--unshare-cgroup-try"};
+    size_t count = 0;
+    while (argv[count] != NULL) {
+        count++;
+    }
+    char **out = calloc(count + sizeof instead / sizeof instead[0] + 1, sizeof *out);
+    if (out == NULL) {
+        die("out of memory");
+    }
+    size_t n = 0;
+    int replaced = 0;
+    int leading = 1;
+    out[n++] = argv[0];
+    for (size_t i = 1; i < count; i++) {
+        leading = leading && (strncmp(argv[i], "--unshare-", 10) == 0 || strcmp(argv[i], "--die-with-parent") == 0 ||
+                              strcmp(argv[i], "--new-session") == 0);
+        if (leading && !replaced && strcmp(argv[i], "--unshare-all") == 0) {
+            for (size_t k = 0; k < sizeof instead / sizeof instead[0]; k++) {
+                out[n++] = (char *)instead[k];
+            }
+            replaced = 1;
+            continue;
+        }
+        if (leading && strcmp(argv[i], "--unshare-net") == 0) {
+            continue;
+        }
+        out[n++] = argv[i];
+    }
+    out[n] = NULL;
+    if (!replaced) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+char *const *attach_net_stack(char *const *argv, char **env, const char *log)
 {
     static const char prefix[] = NET_STACK_VARIABLE "=";
     static const char allow_prefix[] = NET_ALLOW_VARIABLE "=";
     static const char refused_prefix[] = NET_REFUSED_VARIABLE "=";
     static const char gate_prefix[] = NET_GATE_VARIABLE "=";
     const char *stack = NULL;
+    const char *allow = "";
+    const char *refused = "";
     size_t kept = 0;
     for (size_t i = 0; env[i] != NULL; i++) {
         if (strncmp(env[i], prefix, sizeof prefix - 1) == 0) {
             stack = env[i] + sizeof prefix - 1;
         } else if (strncmp(env[i], allow_prefix, sizeof allow_prefix - 1) == 0) {
-            allow_list = env[i] + sizeof allow_prefix - 1;
+            allow = env[i] + sizeof allow_prefix - 1;
         } else if (strncmp(env[i], refused_prefix, sizeof refused_prefix - 1) == 0) {
-            refused_path = env[i] + sizeof refused_prefix - 1;
+            refused = env[i] + sizeof refused_prefix - 1;
         } else if (strncmp(env[i], gate_prefix, sizeof gate_prefix - 1) == 0) {
             /* only the gate made below passes */
         } else {
@@ -903,65 +1067,52 @@ char *const *attach_net_stack(char *const *argv, char **env)
     }
     env[kept] = NULL;
     if (stack == NULL) {
-        return argv;
+        return argv; /* a stack started for another plan stays out (its starter ends it) */
     }
-    if (stack[0] != '/') {
-        die("%s must name the stack's program by its absolute path", NET_STACK_VARIABLE);
-    }
-    if (allow_list != NULL && allow_list[0] == '\0') {
-        allow_list = NULL;
-    }
-    if (allow_list != NULL && (refused_path == NULL || refused_path[0] != '/')) {
+    if (allow[0] != '\0' && refused[0] != '/') {
         die("%s must name the record of refused names by its absolute path", NET_REFUSED_VARIABLE);
     }
-    /* bwrap writes the info end, the sandbox's first program reads the gate; the attacher
-     * has the other ends */
-    int info[2];
-    int gate[2];
-    if (pipe2(info, O_CLOEXEC) != 0 || pipe2(gate, O_CLOEXEC) != 0) {
-        die("cannot make a pipe: %s", strerror(errno));
+    char why[300];
+    if (run.started && (strcmp(run.stack, stack) != 0 || strcmp(run.allow, allow) != 0)) {
+        die("cannot start the sandbox's network: it was started for another stack or allow-list");
     }
-    if (fcntl(info[1], F_SETFD, 0) != 0 || fcntl(gate[0], F_SETFD, 0) != 0) {
+    /* without the starter (or without its early start), started now: bwrap sets the sandbox
+     * up while the stack starts all the same */
+    if (!run.started && net_stack_start(stack, allow, why, sizeof why) != 0) {
+        die("cannot start the sandbox's network: %s", why);
+    }
+    char **out = net_stack_argv(argv);
+    if (out == NULL) {
+        die("cannot start the sandbox's network: bwrap's command line does not begin with --unshare-all");
+    }
+    if (enter_namespaces(why, sizeof why) != 0) {
+        die("cannot start the sandbox's network: %s", why);
+    }
+    /* the holder's word: this pid (bwrap's), the log and the record; a holder gone meanwhile
+     * is no signal to die of, but the line below */
+    char word[32 + 2 * PATH_MAX];
+    int length = snprintf(word, sizeof word, "%d%c%s%c%s%c", (int)getpid(), '\0', log, '\0', refused, '\0');
+    struct sigaction ignore;
+    struct sigaction before;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &before);
+    int error = length <= 0 || (size_t)length >= sizeof word ? ENAMETOOLONG
+                : write_all(run.go, word, (size_t)length) != 0 ? errno : 0;
+    sigaction(SIGPIPE, &before, NULL);
+    if (error != 0) {
+        die("cannot start the sandbox's network: the process that holds it is gone: %s", strerror(error));
+    }
+    close(run.go);
+    run.go = -1;
+    if (fcntl(run.gate, F_SETFD, 0) != 0) {
         die("cannot pass a pipe to bwrap: %s", strerror(errno));
     }
     /* in the place of the stack's variable, taken out above */
     static char gate_variable[sizeof gate_prefix + 16];
-    snprintf(gate_variable, sizeof gate_variable, "%s%d", gate_prefix, gate[0]);
+    snprintf(gate_variable, sizeof gate_variable, "%s%d", gate_prefix, run.gate);
     env[kept++] = gate_variable;
     env[kept] = NULL;
-    pid_t bwrap = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        die("cannot start a process: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        if (!dies_with(bwrap, SIGKILL)) {
-            _exit(1);
-        }
-        bwrap_pid = bwrap;
-        close(info[1]);
-        close(gate[0]);
-        /* nothing of the caller's but the standard streams (stderr: bwrap's setup log) */
-        close_others(info[0], gate[1]);
-        attach(stack, info[0], gate[1]);
-    }
-    close(info[0]);
-    close(gate[1]);
-    size_t count = 0;
-    while (argv[count] != NULL) {
-        count++;
-    }
-    char **out = calloc(count + 3, sizeof *out);
-    static char info_fd[16];
-    if (out == NULL) {
-        die("out of memory");
-    }
-    snprintf(info_fd, sizeof info_fd, "%d", info[1]);
-    out[0] = argv[0];
-    out[1] = (char *)"--info-fd";
-    out[2] = info_fd;
-    for (size_t i = 1; i <= count; i++) {
-        out[i + 2] = argv[i];
-    }
     return out;
 }

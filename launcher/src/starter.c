@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "bwrap_start.h"
+#include "net_stack.h"
 #include "guard.h"
 #include "remove_tree.h"
 #include "starter_request.h"
@@ -194,6 +196,23 @@ static void serve_removals(int requests, int replies)
     }
 }
 
+/* The network's early start (STARTER_NETWORK): the request's bytes after its header
+ * (length). Whatever fails here is tried again, and reported, when bwrap starts. */
+static void serve_network(int requests, const char *length)
+{
+    unsigned long numbers[1];
+    if (parse_numbers(length, numbers, 1, PATH_MAX + NET_ALLOW_MAX + 2) != 0) {
+        _exit(0); /* not a request */
+    }
+    static char bytes[PATH_MAX + NET_ALLOW_MAX + 2];
+    char *fields[2];
+    if (read_fully(requests, bytes, numbers[0]) != 0 || split_strings(bytes, numbers[0], fields, 2) != 0) {
+        _exit(0);
+    }
+    char why[300];
+    (void)net_stack_start(fields[0], fields[1], why, sizeof why);
+}
+
 __attribute__((noreturn))
 static void serve_start(int requests, int replies, pid_t tool)
 {
@@ -223,17 +242,23 @@ static void serve_start(int requests, int replies, pid_t tool)
     }
 
     char header[64];
-    size_t used = 0;
     for (;;) {
-        if (used == sizeof header - 1 || read_fully(requests, header + used, 1) != 0) {
-            _exit(0); /* the tool ran no sandbox, or sent what is not a request */
+        size_t used = 0;
+        for (;;) {
+            if (used == sizeof header - 1 || read_fully(requests, header + used, 1) != 0) {
+                _exit(0); /* the tool ran no sandbox, or sent what is not a request */
+            }
+            if (header[used] == '\n') {
+                break;
+            }
+            used++;
         }
-        if (header[used] == '\n') {
-            break;
+        header[used] = '\0';
+        if (strncmp(header, STARTER_NETWORK " ", sizeof STARTER_NETWORK) != 0) {
+            break; /* bwrap's */
         }
-        used++;
+        serve_network(requests, header + sizeof STARTER_NETWORK);
     }
-    header[used] = '\0';
     unsigned long numbers[3];
     if (parse_starter_header(header, numbers, STARTER_MAX_REQUEST) != 0 || numbers[0] == 0) {
         starter_reply(replies, NULL, 0, "the request is not one");
@@ -297,6 +322,7 @@ static void serve_start(int requests, int replies, pid_t tool)
     if (alive[0] >= 0) {
         close(alive[0]);
     }
+    net_stack_forget(); /* bwrap's process took its ends of the stack */
     if (child < 0) {
         starter_reply(replies, NULL, 0, strerror(errno));
         _exit(0);
@@ -323,6 +349,7 @@ static void serve_start(int requests, int replies, pid_t tool)
     } else {
         starter_reply(replies, "signal", (long)info.si_status, NULL);
     }
+    net_stack_stop(); /* after the tool knows: it goes on meanwhile */
     serve_removals(requests, replies);
     for (;;) {
         char rest;

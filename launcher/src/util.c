@@ -115,6 +115,23 @@ int write_all(int fd, const char *data, size_t length)
     return 0;
 }
 
+int write_text(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return -1;
+    }
+    size_t length = strlen(text);
+    ssize_t written = write(fd, text, length);
+    int error = errno;
+    close(fd);
+    if (written != (ssize_t)length) {
+        errno = written < 0 ? error : EIO;
+        return -1;
+    }
+    return 0;
+}
+
 int read_fully(int fd, char *buffer, size_t length)
 {
     size_t done = 0;

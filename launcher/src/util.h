@@ -39,6 +39,9 @@ long now_millis(void);
 /* Writes everything or fails: -1 with errno. */
 int write_all(int fd, const char *data, size_t length);
 
+/* Writes text to the existing file path (a /proc/self map) in one call: 0, or -1 (errno). */
+int write_text(const char *path, const char *text);
+
 /* Reads exactly length bytes: 0, or -1 at an error or an early end of the stream. */
 int read_fully(int fd, char *buffer, size_t length);
 

@@ -19,6 +19,7 @@
 #include "../src/guard.h"
 #include "../src/guard_client.h"
 #include "../src/net_filter.h"
+#include "../src/net_stack.h"
 #include "../src/remove_tree.h"
 #include "../src/sha1.h"
 #include "../src/starter_request.h"
@@ -701,8 +702,63 @@ static void test_sha1(void)
     }
 }
 
+/* Joins argv's words with single spaces into buffer. */
+static const char *joined(char *const *argv, char *buffer, size_t size)
+{
+    buffer[0] = '\0';
+    for (size_t i = 0; argv[i] != NULL; i++) {
+        size_t used = strlen(buffer);
+        snprintf(buffer + used, size - used, "%s%s", i == 0 ? "" : " ", argv[i]);
+    }
+    return buffer;
+}
+
+/* argv of the space-separated words of text (changed in place); at most 31 words. */
+static char *const *split_words(char *text, char *argv[32])
+{
+    size_t n = 0;
+    for (char *word = strtok(text, " "); word != NULL && n < 31; word = strtok(NULL, " ")) {
+        argv[n++] = word;
+    }
+    argv[n] = NULL;
+    return argv;
+}
+
+/* net_stack_argv of the words of tool, joined again into out ("NULL" when there is none). */
+static const char *rewritten(const char *tool, char *out, size_t size)
+{
+    char text[512];
+    char *argv[32];
+    snprintf(text, sizeof text, "%s", tool);
+    char **result = net_stack_argv(split_words(text, argv));
+    if (result == NULL) {
+        snprintf(out, size, "NULL");
+        return out;
+    }
+    joined(result, out, size);
+    free(result);
+    return out;
+}
+
+static void test_net_stack_argv(void)
+{
+    char out[512];
+    /* only the leading --unshare-all changes; a later word is some option's value, or the command */
+    CHECK(strcmp(rewritten("bwrap --die-with-parent --unshare-all --new-session --uid 0 --setenv X --unshare-net --"
+                           " sh --unshare-all", out, sizeof out),
+                 "bwrap --die-with-parent --cap-drop ALL --unshare-user --unshare-ipc --unshare-pid --unshare-uts"
+                 " --unshare-cgroup-try --new-session --uid 0 --setenv X --unshare-net -- sh --unshare-all") == 0);
+    CHECK(strcmp(rewritten("bwrap --unshare-all --unshare-net --ro-bind / /", out, sizeof out),
+                 "bwrap --cap-drop ALL --unshare-user --unshare-ipc --unshare-pid --unshare-uts --unshare-cgroup-try"
+                 " --ro-bind / /") == 0);
+    /* without the tool's --unshare-all up front, no command line for the holder's namespaces */
+    CHECK(strcmp(rewritten("bwrap --ro-bind / / --unshare-all", out, sizeof out), "NULL") == 0);
+    CHECK(strcmp(rewritten("bwrap", out, sizeof out), "NULL") == 0);
+}
+
 int main(void)
 {
+    test_net_stack_argv();
     test_dns_filter();
     test_utf8();
     test_check_words();

@@ -144,6 +144,9 @@ class GuardContractTest {
                 new String(BwrapStarter.removal(List.of(Path.of("/a"))), StandardCharsets.US_ASCII))
                 .startsWith(v + " "));
         rows.put("STARTER_MAX_REMOVE_PATHS", is(BwrapStarter.MAX_REMOVE_PATHS));
+        rows.put("STARTER_NETWORK", v -> assertThat(new String(
+                BwrapStarter.networkRequest(Path.of("/s"), List.of()), StandardCharsets.US_ASCII)).startsWith(v + " "));
+        rows.put("NET_ALLOW_MAX", is(BwrapStarter.MAX_NETWORK_ALLOW));
         rows.put("STARTER_MAX_REMOVE_BYTES", is(BwrapStarter.MAX_REMOVE_BYTES));
         rows.put("REMOVE_MAX_DEPTH", is(SafeRemoval.MAX_DEPTH));
         // the app image (the command line tool's classes, and what its build reads from the header)

@@ -169,6 +169,55 @@ class NetworkIT {
     }
 
     @Test
+    void The_Sandbox_Cannot_Take_Its_Routes_Away() {
+        requirePython();
+        // The routes belong to a user namespace above the sandbox's own: neither the command nor a
+        // user namespace it makes itself has a capability there.
+        sandbox.run("--", "sh", "-c", "ip route del prohibit 169.254.0.0/16; unshare -r ip route del prohibit"
+                + " 169.254.0.0/16; ip route flush table main; python3 -c \"$0\" 169.254.169.254 80; ip route", PROBE)
+                .succeeds().stdoutContains("169.254.169.254 refused", "prohibit 169.254.0.0/16")
+                .stdoutDoesNotContain("connected");
+    }
+
+    @Test
+    void Without_The_Launcher_s_Starter_The_Stack_Comes_Up_The_Same() {
+        // a variable that is not UTF-8 keeps its bytes only when the tool starts bwrap itself,
+        // through the launcher's face that execs bwrap: that one starts the stack then
+        Result result = sandbox.runOnHost("sh", "-c", "RAW=$(printf 'a\\377') && export RAW && exec \"$0\" -- sh -c"
+                + " 'cat /proc/net/dev; { ip route; printf %s \"$RAW\" | od -An -c; } >&2'",
+                sandbox.launcher().toString())
+                .succeeds();
+
+        assertThat(interfaces(result.stdout())).as(() -> result.describe("lo and the stack's device"))
+                .containsExactlyInAnyOrder("lo", "tap0");
+        result.stderrContains("prohibit 169.254.0.0/16", "377");
+    }
+
+    @Test
+    void The_Stack_Ends_With_The_Run_And_With_A_Run_That_Stops_Before_Bwrap() {
+        // a stack that says it is ready and never ends of itself: only the run's end ends it
+        Path stack = sandbox.write(sandbox.home("stack-" + System.nanoTime()), """
+                #!/bin/sh
+                for a; do case $a in --ready-fd=*) eval "printf 1 >&${a#--ready-fd=}";; esac; done
+                while :; do sleep 1; done
+                """);
+        try {
+            Files.setPosixFilePermissions(stack, PosixFilePermissions.fromString("rwxr-xr-x"));
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+        sandbox.command("--", "sh", "-c", "echo ran").env("AGENT_SANDBOX_NETWORK_STACK", stack.toString()).run()
+                .succeeds().stdoutIs("ran\n");
+        SandboxCli.awaitNoHostProcessWith(stack.toString(), java.time.Duration.ofSeconds(5), "after the run");
+
+        // the stack starts while the plan is made; a plan that then fails leaves none behind
+        sandbox.command("--", "sh", "-c", "echo ran").env("AGENT_SANDBOX_NETWORK_STACK", stack.toString())
+                .env("HOME", sandbox.home("missing").toString()).run().failsWithOneLineError()
+                .stderrContains("does not exist");
+        SandboxCli.awaitNoHostProcessWith(stack.toString(), java.time.Duration.ofSeconds(5), "after a failed plan");
+    }
+
+    @Test
     void An_Unusable_Stack_Is_One_Line_And_Nothing_Runs() {
         sandbox.command("--", "sh", "-c", "echo should not run > ran").env("AGENT_SANDBOX_NETWORK_STACK", "/bin/false")
                 .run().failsWithOneLineError().stdoutIsEmpty()

@@ -95,6 +95,9 @@ public final class PlanBuilder {
     private List<Wrappers.Wrapper> wrappers;
     private Path guardSocket;
     private boolean network;
+    /** Whether the sandbox gets a way out of its own (the stack, or this run's proxy). */
+    private boolean ownNetwork;
+    private final List<String> networkNotes = new ArrayList<>();
     private Path netSocket;
     private Path outerNet;
     private NetStack netStack;
@@ -135,6 +138,7 @@ public final class PlanBuilder {
         if (command.isEmpty()) {
             throw new SandboxException("no command given");
         }
+        network();
         presets();
         workDir();
         git();
@@ -435,22 +439,19 @@ public final class PlanBuilder {
         mounts.addAll(HostServices.dockerMounts(policy.docker(), env, notes));
     }
 
-    /** The command wrappers, and the sockets of the git guard and the network proxy. */
-    private void wrappers() {
-        wrappers = Wrappers.discover(policy, env, nested ? Inside.RUNTIME : null, wrapperNotes, prepared);
-        boolean guard = false;
-        for (Wrappers.Wrapper w : wrappers) {
-            guard |= w.needsSocket(); // the git guard, or reports of blocked commands
-        }
-        Path socketsDir = RunLayout.socketsDir(RunLayout.socketsBase(env), runDir);
-        guardSocket = guard ? RunLayout.guardSocket(socketsDir) : null;
+    /**
+     * The network: off, the outer sandbox's proxy, or a way out of the sandbox's own (its stack,
+     * or the proxy where none can run). Decided first: a run's stack starts (see {@link
+     * Preparation#startNetwork}) while the rest is planned. Its notes go with the wrappers'.
+     */
+    private void network() {
         network = policy.network();
         boolean outerStack = false;
         if (network && nested) {
             outerNet = Files.exists(Inside.NET.resolve(RunLayout.SOCKET)) ? Inside.NET : null;
             if (outerNet == null) {
                 network = false;
-                notes.add("network: off, since the outer sandbox has none");
+                networkNotes.add("network: off, since the outer sandbox has none");
             } else if (outerHasStack(outerNet)) {
                 // The outer sandbox's network namespace reaches out through its own stack (under its
                 // routes and allow-list), and this sandbox's processes share no namespace with it: they
@@ -460,22 +461,40 @@ public final class PlanBuilder {
                 outerNet = null;
                 outerStack = true;
             } else if (!policy.hostPorts().isEmpty()) {
-                notes.add("network: through the outer sandbox's proxy; host ports are those the outer sandbox grants");
+                networkNotes.add("network: through the outer sandbox's proxy; host ports are those the outer sandbox grants");
             }
         }
         boolean ownWayOut = network && outerNet == null; // else the outer sandbox's proxy carries it all
         if (ownWayOut && env.installation() == null) {
             network = false;
-            notes.add("network: off, since only the agent-sandbox launcher can connect the sandbox to the proxy"
+            networkNotes.add("network: off, since only the agent-sandbox launcher can connect the sandbox to the proxy"
                     + " (no installation given)");
         } else if (ownWayOut) {
-            netSocket = RunLayout.netSocket(socketsDir);
+            ownNetwork = true;
             netStack = outerStack ? NetStack.PROXY_CHOSEN : NetStack.choose(env);
             allowHosts = policy.allowHosts();
         }
         if (network && outerNet != null && !policy.allowHosts().isEmpty()) {
-            notes.add("network: the allow-list " + policy.allowHosts() + " is not applied inside another sandbox,"
+            networkNotes.add("network: the allow-list " + policy.allowHosts() + " is not applied inside another sandbox,"
                     + " whose proxy (and its allow-list) carries the traffic; set it on the outer sandbox");
+        }
+        if (prepared != null && netStack != null && netStack.stack()) {
+            prepared.startNetwork(netStack.program(), allowHosts);
+        }
+    }
+
+    /** The command wrappers, and the sockets of the git guard and the network proxy. */
+    private void wrappers() {
+        wrappers = Wrappers.discover(policy, env, nested ? Inside.RUNTIME : null, wrapperNotes, prepared);
+        boolean guard = false;
+        for (Wrappers.Wrapper w : wrappers) {
+            guard |= w.needsSocket(); // the git guard, or reports of blocked commands
+        }
+        Path socketsDir = RunLayout.socketsDir(RunLayout.socketsBase(env), runDir);
+        guardSocket = guard ? RunLayout.guardSocket(socketsDir) : null;
+        notes.addAll(networkNotes);
+        if (ownNetwork) {
+            netSocket = RunLayout.netSocket(socketsDir);
         }
         for (Path socket : new Path[] {guardSocket, netSocket}) {
             if (socket != null && socket.toString().getBytes(StandardCharsets.UTF_8).length

@@ -35,6 +35,11 @@ public final class BwrapStarter {
     /** Most bytes of one removal's paths (STARTER_MAX_REMOVE_BYTES in guard.h). */
     public static final int MAX_REMOVE_BYTES = 65536;
 
+    /** Most bytes of an allow-list the launcher takes, its entries joined by ',' (NET_ALLOW_MAX in guard.h). */
+    public static final int MAX_NETWORK_ALLOW = 65536;
+    /** Most bytes of an early network request's body: the stack's path (PATH_MAX), the list, two NULs. */
+    static final int MAX_NETWORK_REQUEST = 4096 + MAX_NETWORK_ALLOW + 2;
+
     /** Whether this JVM's starter was taken: it starts one bwrap. */
     private static boolean taken;
 
@@ -57,6 +62,39 @@ public final class BwrapStarter {
         BwrapStarter starter = parse(value);
         taken = starter != null;
         return starter;
+    }
+
+    /**
+     * Asks the starter named in {@code value}, unless it was taken already, to start the run's
+     * network stack ({@code stack}, with the allow-list {@code allowHosts}, empty for none)
+     * before bwrap's request (STARTER_NETWORK in guard.h). No reply: a stack that could not
+     * start is started again, and reported, with bwrap. Does nothing when the request cannot
+     * be sent.
+     */
+    public static synchronized void startNetwork(String value, Path stack, List<String> allowHosts) {
+        BwrapStarter starter = taken ? null : parse(value);
+        byte[] request = networkRequest(stack, allowHosts);
+        if (starter == null || request == null) {
+            return; // the launcher that starts bwrap starts it, or says why not
+        }
+        try (FileOutputStream out = new FileOutputStream("/proc/self/fd/" + starter.requests)) {
+            out.write(request); // one write: the starter never reads half a request
+        } catch (IOException e) {
+            // the starter is gone: bwrap's request finds that out
+        }
+    }
+
+    /** The early network request's bytes; null when it cannot be sent (the stack starts with bwrap then). */
+    public static byte[] networkRequest(Path stack, List<String> allowHosts) {
+        ByteArrayOutputStream body = new ByteArrayOutputStream(256);
+        if (!add(body, stack.toString()) || !add(body, String.join(",", allowHosts))
+                || body.size() > MAX_NETWORK_REQUEST) {
+            return null;
+        }
+        ByteArrayOutputStream all = new ByteArrayOutputStream(body.size() + 16);
+        all.writeBytes(("network " + body.size() + "\n").getBytes(StandardCharsets.US_ASCII));
+        all.writeBytes(body.toByteArray());
+        return all.toByteArray();
     }
 
     static BwrapStarter parse(String value) {

@@ -91,6 +91,17 @@ public final class Preparation implements AutoCloseable {
         return runDir;
     }
 
+    /**
+     * Has the launcher's starter start the run's network stack now ({@code stack}, with the
+     * allow-list {@code allowHosts}, empty for none), while the plan goes on: bwrap finds it
+     * ready, or nearly. Without a starter, nothing: the launcher that starts bwrap starts it.
+     */
+    public void startNetwork(Path stack, List<String> allowHosts) {
+        if (env.installation() != null) {
+            BwrapStarter.startNetwork(env.installation().starter(), stack, allowHosts);
+        }
+    }
+
     private void prepare() {
         // in the order the first thread needs them: the git dirs and git early in the plan,
         // the run directory at its end, the state before the run only before bwrap starts

@@ -50,6 +50,18 @@ class BwrapStarterTest {
     }
 
     @Test
+    void Network_Request_Is_A_Header_Line_Then_The_Stack_And_The_Allow_List_Each_Ended_By_NUL() {
+        byte[] request = BwrapStarter.networkRequest(Path.of("/usr/bin/slirp4netns"), List.of("a.org", "*.b.org"));
+        String body = "/usr/bin/slirp4netns\0a.org,*.b.org\0";
+        assertThat(new String(request, StandardCharsets.UTF_8)).isEqualTo("network " + body.length() + "\n" + body);
+        assertThat(new String(BwrapStarter.networkRequest(Path.of("/s"), List.of()), StandardCharsets.UTF_8))
+                .isEqualTo("network 4\n/s\0\0");
+        // what the starter would not take: bwrap's launcher starts the stack itself
+        assertThat(BwrapStarter.networkRequest(Path.of("/s\uFFFD"), List.of())).isNull();
+        assertThat(BwrapStarter.networkRequest(Path.of("/s"), List.of("x".repeat(70_000)))).isNull();
+    }
+
+    @Test
     void Only_A_Well_Formed_Name_Is_A_Starter() {
         assertThat(BwrapStarter.parse("5,6")).isNotNull();
         assertThat(BwrapStarter.parse(null)).isNull();
