@@ -40,6 +40,7 @@
 
 #include "guard.h"
 #include "sha1.h"
+#include "spawn.h"
 
 typedef jint(JNICALL *CreateJavaVM)(JavaVM **, void **, void *);
 
@@ -121,6 +122,98 @@ static jint JNICALL native_open_directory(JNIEnv *env, jclass owner, jbyteArray 
     return fd >= 0 ? (jint)fd : -errno;
 }
 
+/* The NUL-ended strings of bytes (length bytes, each string ended by a NUL) as a NULL-ended
+ * array into strings (at most max - 1 of them); -1 when they are not that. */
+static int split_nul_strings(char *bytes, jsize length, char **strings, size_t max) {
+    size_t count = 0;
+    jsize start = 0;
+    for (jsize i = 0; i < length; i++) {
+        if (bytes[i] == '\0') {
+            if (count == max - 1) {
+                return -1;
+            }
+            strings[count++] = bytes + start;
+            start = i + 1;
+        }
+    }
+    strings[count] = NULL;
+    return start == length ? 0 : -1;
+}
+
+/* The bytes of a Java byte array, NUL-ended, in memory of their own (free them); NULL with an
+ * exception pending. */
+static char *copied(JNIEnv *env, jbyteArray array, jsize *length) {
+    *length = array == NULL ? 0 : (*env)->GetArrayLength(env, array);
+    char *bytes = malloc((size_t)*length + 1);
+    if (bytes == NULL) {
+        jclass memory = (*env)->FindClass(env, "java/lang/OutOfMemoryError");
+        if (memory != NULL) {
+            (*env)->ThrowNew(env, memory, "run: no memory for the command line");
+        }
+        return NULL;
+    }
+    if (*length > 0) {
+        (*env)->GetByteArrayRegion(env, array, 0, *length, (jbyte *)bytes);
+    }
+    bytes[*length] = '\0';
+    return bytes;
+}
+
+/* The most bytes of a program's output that Native.run keeps. */
+#define RUN_OUTPUT_MAX (1 << 20)
+/* The most words and variables of a program that Native.run takes. */
+#define RUN_STRINGS_MAX 4096
+
+/* Native.run(byte[] argv, byte[] env, byte[] dir, int timeoutMillis): spawn.h's
+ * spawn_and_wait, argv and env each given as NUL-ended strings; the answer is the status as
+ * 4 bytes (big-endian), then the output, or for SPAWN_NOT_RUN the reason. */
+static jbyteArray JNICALL native_run(JNIEnv *env, jclass owner, jbyteArray argv_bytes, jbyteArray env_bytes,
+                                     jbyteArray dir_bytes, jint timeout_millis) {
+    (void)owner;
+    jsize argv_length;
+    jsize env_length;
+    jsize dir_length;
+    char *argv_text = copied(env, argv_bytes, &argv_length);
+    char *env_text = argv_text == NULL ? NULL : copied(env, env_bytes, &env_length);
+    char *dir = env_text == NULL ? NULL : copied(env, dir_bytes, &dir_length);
+    static char *words[RUN_STRINGS_MAX];
+    static char *variables[RUN_STRINGS_MAX];
+    char *output = dir == NULL ? NULL : malloc(RUN_OUTPUT_MAX);
+    jbyteArray answer = NULL;
+    if (output != NULL) {
+        int status;
+        size_t used = 0;
+        if (split_nul_strings(argv_text, argv_length, words, RUN_STRINGS_MAX) != 0 || words[0] == NULL ||
+            split_nul_strings(env_text, env_length, variables, RUN_STRINGS_MAX) != 0 ||
+            strlen(dir) != (size_t)dir_length) {
+            status = SPAWN_NOT_RUN;
+            used = (size_t)snprintf(output, RUN_OUTPUT_MAX, "the command line is not one");
+        } else {
+            status = spawn_and_wait(words, variables, dir, timeout_millis, output, RUN_OUTPUT_MAX, &used);
+            if (status == SPAWN_NOT_RUN) {
+                used = (size_t)snprintf(output, RUN_OUTPUT_MAX, "%s", strerror(errno));
+            }
+        }
+        answer = (*env)->NewByteArray(env, (jsize)(used + 4));
+        if (answer != NULL) {
+            unsigned char head[4] = {(unsigned char)((unsigned int)status >> 24), (unsigned char)((unsigned int)status >> 16),
+                                     (unsigned char)((unsigned int)status >> 8), (unsigned char)status};
+            (*env)->SetByteArrayRegion(env, answer, 0, 4, (const jbyte *)head);
+            (*env)->SetByteArrayRegion(env, answer, 4, (jsize)used, (const jbyte *)output);
+        }
+    } else if (dir != NULL) {
+        jclass memory = (*env)->FindClass(env, "java/lang/OutOfMemoryError");
+        if (memory != NULL) {
+            (*env)->ThrowNew(env, memory, "run: no memory for the output");
+        }
+    }
+    free(output);
+    free(dir);
+    free(env_text);
+    free(argv_text);
+    return answer;
+}
+
 /* A JNI method of the function FUNCTION, which JNI takes as a data pointer: copied, as ISO C
  * allows no cast between the two. */
 #define METHOD(entry, method_name, method_signature, function)                   \
@@ -142,10 +235,12 @@ static void register_natives(JNIEnv *env) {
     }
     jbyteArray(JNICALL *sha1_function)(JNIEnv *, jclass, jbyteArray, jint, jint) = native_sha1;
     jint(JNICALL *open_function)(JNIEnv *, jclass, jbyteArray) = native_open_directory;
-    JNINativeMethod methods[2];
+    jbyteArray(JNICALL *run_function)(JNIEnv *, jclass, jbyteArray, jbyteArray, jbyteArray, jint) = native_run;
+    JNINativeMethod methods[3];
     METHOD(methods[0], "sha1", "([BII)[B", sha1_function);
     METHOD(methods[1], "openDirectory", "([B)I", open_function);
-    if ((*env)->RegisterNatives(env, owner, methods, 2) != 0) {
+    METHOD(methods[2], "run", "([B[B[BI)[B", run_function);
+    if ((*env)->RegisterNatives(env, owner, methods, 3) != 0) {
         (*env)->ExceptionClear(env);
     }
     (*env)->DeleteLocalRef(env, owner);

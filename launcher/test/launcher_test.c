@@ -22,6 +22,7 @@
 #include "../src/net_stack.h"
 #include "../src/remove_tree.h"
 #include "../src/sha1.h"
+#include "../src/spawn.h"
 #include "../src/starter_request.h"
 #include "../src/term_relay.h"
 #include "../src/tool.h"
@@ -756,8 +757,34 @@ static void test_net_stack_argv(void)
     CHECK(strcmp(rewritten("bwrap", out, sizeof out), "NULL") == 0);
 }
 
+static void test_spawn(void)
+{
+    char out[64];
+    size_t used;
+    char *env[] = {(char *)"PATH=/usr/bin:/bin", (char *)"X=y z", NULL};
+    /* a name looked up in env's PATH, env exactly, the directory, stdout and stderr together */
+    char *shell[] = {(char *)"sh", (char *)"-c", (char *)"printf '%s|%s|' \"$X\" \"$(pwd)\"; echo err >&2; exit 3", NULL};
+    CHECK(spawn_and_wait(shell, env, "/tmp", 5000, out, sizeof out, &used) == 3);
+    CHECK(used == strlen("y z|/tmp|err\n") && memcmp(out, "y z|/tmp|err\n", used) == 0);
+    /* stdin is /dev/null; no descriptor of the caller's but 0, 1 and 2 */
+    char *fds[] = {(char *)"sh", (char *)"-c", (char *)"cat; ls /proc/self/fd | wc -l", NULL};
+    CHECK(spawn_and_wait(fds, env, "/", 5000, out, sizeof out, &used) == 0);
+    CHECK(used >= 2 && out[0] == '4' && out[1] == '\n'); /* 0, 1, 2 and ls's own directory */
+    /* only capacity bytes kept, the rest read to the end */
+    char *many[] = {(char *)"sh", (char *)"-c", (char *)"yes | head -c 100000", NULL};
+    CHECK(spawn_and_wait(many, env, "/", 5000, out, 10, &used) == 0 && used == 10);
+    /* a signal's end, a program that is not there, one that does not end in time */
+    char *killed[] = {(char *)"sh", (char *)"-c", (char *)"kill -9 $$", NULL};
+    CHECK(spawn_and_wait(killed, env, "/", 5000, out, sizeof out, &used) == 128 + 9);
+    char *missing[] = {(char *)"no-such-program-here", NULL};
+    CHECK(spawn_and_wait(missing, env, "/", 5000, out, sizeof out, &used) == SPAWN_NOT_RUN && errno == ENOENT);
+    char *slow[] = {(char *)"sleep", (char *)"5", NULL};
+    CHECK(spawn_and_wait(slow, env, "/", 100, out, sizeof out, &used) == SPAWN_TIMED_OUT);
+}
+
 int main(void)
 {
+    test_spawn();
     test_net_stack_argv();
     test_dns_filter();
     test_utf8();

@@ -30,6 +30,71 @@ public final class Native {
     private static native int openDirectory(byte[] path);
 
     /**
+     * Registered by the tool's JVM starter (launcher/src/spawn.c): runs the program of the
+     * NUL-ended words {@code argv} with exactly the NUL-ended variables {@code env}, in
+     * {@code dir}, stdin on /dev/null, and waits for it at most {@code timeoutMillis}; the
+     * status as 4 bytes (big-endian), then its stdout and stderr together (at most 1 MiB), or
+     * why it could not run.
+     */
+    private static native byte[] run(byte[] argv, byte[] env, byte[] dir, int timeoutMillis);
+
+    /** How a program run by {@link #run(List, Map, Path, int)} ended. */
+    public record Ran(int status, byte[] output) {
+        /** The status of a program that could not be started; the output says why. */
+        public static final int NOT_RUN = -1;
+        /** The status of a program killed for not ending in time. */
+        public static final int TIMED_OUT = -2;
+    }
+
+    /**
+     * Runs {@code argv} (its first word a path, or a name looked up in the PATH of {@code env})
+     * with exactly {@code env}, in {@code dir}, stdin on /dev/null, and waits for its end at
+     * most {@code timeoutMillis}: its exit status (128 + the signal that ended it), its stdout
+     * and stderr together. The JDK's process classes, which the tool's startup cache does not
+     * hold, cost an interpreted JVM some 20 ms at their first use; this costs a spawn. Null
+     * without the native methods (the caller runs it the JDK's way), or when a word or variable
+     * holds a NUL.
+     */
+    public static Ran run(java.util.List<String> argv, java.util.Map<String, String> env, Path dir,
+            int timeoutMillis) {
+        if (registered == Boolean.FALSE) {
+            return null;
+        }
+        java.io.ByteArrayOutputStream words = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream variables = new java.io.ByteArrayOutputStream();
+        for (String w : argv) {
+            if (!nulEnded(words, w)) {
+                return null;
+            }
+        }
+        for (java.util.Map.Entry<String, String> e : env.entrySet()) {
+            if (!nulEnded(variables, e.getKey() + "=" + e.getValue())) {
+                return null;
+            }
+        }
+        byte[] answer;
+        try {
+            answer = run(words.toByteArray(), variables.toByteArray(), dir.toString().getBytes(StandardCharsets.UTF_8),
+                    timeoutMillis);
+            registered = Boolean.TRUE;
+        } catch (UnsatisfiedLinkError none) {
+            registered = Boolean.FALSE;
+            return null;
+        }
+        int status = (answer[0] & 0xff) << 24 | (answer[1] & 0xff) << 16 | (answer[2] & 0xff) << 8 | answer[3] & 0xff;
+        return new Ran(status, java.util.Arrays.copyOfRange(answer, 4, answer.length));
+    }
+
+    private static boolean nulEnded(java.io.ByteArrayOutputStream out, String text) {
+        if (text.indexOf('\0') >= 0) {
+            return false;
+        }
+        out.writeBytes(text.getBytes(StandardCharsets.UTF_8));
+        out.write(0);
+        return true;
+    }
+
+    /**
      * The SHA-1 of the first {@code length} bytes of {@code data}: git's object names and its
      * index's checksum, which the host's apply checks. The tool's JVM runs interpreted, where
      * the JDK's SHA-1 takes about half a second for the index of a repository of 20 000 files

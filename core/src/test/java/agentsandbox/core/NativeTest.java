@@ -11,7 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Where no native method is registered (a test's JVM): the JDK's digest answers SHA-1 on the
- * part of the array asked for, and no directory is pinned. The native methods are checked by
+ * part of the array asked for, no directory is pinned, and no program is run. The native methods are checked by
  * the launcher's own tests (launcher/test/launcher_test.c) and by the built image's
  * end-to-end tests (every apply, and GitViewIT's renamed nested repository).
  */
@@ -25,5 +25,8 @@ class NativeTest {
         assertThat(HexFormat.of().formatHex(Native.sha1(data, 3))).isEqualTo("a9993e364706816aba3e25717850c26c9cd0d89d");
         assertThat(Native.isNative()).isFalse();
         assertThat(Native.pinned(dir)).isNull();
+        // the caller runs the program the JDK's way
+        assertThat(Native.run(java.util.List.of("true"), java.util.Map.of("PATH", "/usr/bin:/bin"), dir, 1000))
+                .isNull();
     }
 }

@@ -41,9 +41,7 @@ final class HostGit {
         argv.add("git");
         argv.add("--git-dir=" + gitDir);
         argv.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(argv);
-        Map<String, String> env = pb.environment();
-        env.clear();
+        Map<String, String> env = new java.util.LinkedHashMap<>();
         for (String keep : new String[] {"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME"}) {
             String v = hostEnv.get(keep);
             if (v != null) {
@@ -51,6 +49,19 @@ final class HostGit {
             }
         }
         env.put("GIT_TERMINAL_PROMPT", "0");
+        // through the launcher when it can: the JDK's process classes are not in the startup cache
+        agentsandbox.core.Native.Ran ran = agentsandbox.core.Native.run(argv, env, gitDir, (int) (SECONDS * 1000));
+        if (ran != null) {
+            return switch (ran.status()) {
+                case agentsandbox.core.Native.Ran.NOT_RUN ->
+                        new Result(-1, "cannot run git: " + new String(ran.output(), StandardCharsets.UTF_8));
+                case agentsandbox.core.Native.Ran.TIMED_OUT -> new Result(-1, "git did not end in " + SECONDS + " s");
+                default -> new Result(ran.status(), new String(ran.output(), StandardCharsets.UTF_8));
+            };
+        }
+        ProcessBuilder pb = new ProcessBuilder(argv);
+        pb.environment().clear();
+        pb.environment().putAll(env);
         pb.redirectErrorStream(true);
         pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         pb.directory(gitDir.toFile());
