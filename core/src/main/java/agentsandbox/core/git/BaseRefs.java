@@ -58,6 +58,14 @@ public final class BaseRefs {
         return loose.get(ref);
     }
 
+    /** Every loose ref the copy had, with its content as text. */
+    Map<String, String> looseRefs() throws IOException {
+        if (loose == null) {
+            loose = read();
+        }
+        return java.util.Collections.unmodifiableMap(loose);
+    }
+
     private Map<String, String> read() throws IOException {
         Map<String, String> out = new HashMap<>();
         if (layer == null) {

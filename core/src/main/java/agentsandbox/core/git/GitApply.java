@@ -313,6 +313,13 @@ public final class GitApply {
         }
         // its caches dropped: git rebuilds them from the entries, which were checked
         bytes = GitIndex.withoutCaches(bytes, objectFormatSha256() ? 32 : 20);
+        // and no stat data of the sandbox's where an entry is not the host's own: git compares
+        // those files' content, so no stat data written beside an old object hides a change
+        bytes = GitIndex.withStatOnlyWhereKnown(bytes, hostIndex, objectFormatSha256() ? 32 : 20);
+        if (bytes == null) {
+            out.add("git: the sandbox's index does not read to its end; the host keeps its own");
+            return;
+        }
         if (hostIndex != null && sameIndex(hostIndex, bytes)) {
             return; // taken already
         }
@@ -400,7 +407,8 @@ public final class GitApply {
         Map<String, String> changed = changedRefs();
         if (changed.size() > MAX_REFS) {
             out.add("git: the sandbox changed " + changed.size() + " refs, more than " + MAX_REFS
-                    + "; none was applied");
+                    + "; none of them was applied now" + (lastApplied.isEmpty() ? ""
+                            : " (the " + lastApplied.size() + " taken while it ran stay as they were taken)"));
             return;
         }
         // updates first, then deletions: a branch deleted after a merge is contained in the merge
@@ -527,7 +535,8 @@ public final class GitApply {
         if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
             return out;
         }
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+        // lines as git reads them: ended by '\n' only (a '\r' is part of a line, and of its name)
+        for (String line : Files.readString(file, StandardCharsets.UTF_8).split("\n")) {
             int space = line.indexOf(' ');
             if (line.startsWith("#") || line.startsWith("^") || space < 0) {
                 continue;
@@ -633,6 +642,19 @@ public final class GitApply {
             out.add("git: the sandbox's " + ref + " points at " + shortId(sandboxTip) + ", which is no commit: not taken");
             return;
         }
+        // A gitlink is where the host's git goes into another repository, whose config a
+        // sandbox can write (a repository in the work tree is no part of the view): a commit
+        // that adds one would put it in the index at the user's next checkout of it
+        String link = addedGitlink(sandboxTip);
+        if (link != null) {
+            String kept = keepAside(ref, sandboxTip);
+            out.add("git: the sandbox's " + ref + " " + (link.isEmpty() ? "holds commits the host could not check for"
+                    + " submodules" : "holds a commit that adds a submodule at " + printablePath(link)
+                            + ", a repository your git would enter")
+                    + ": not taken" + (kept != null ? "; it is kept at " + kept : "") + "; add submodules outside the"
+                    + " sandbox");
+            return;
+        }
         // What may not be lost is what the host had: its tip before this run's first update
         // of the ref, while the host's tip is still the one this run set (a commit the sandbox
         // amends after it was taken in passing is its own work, kept recoverable below); the
@@ -646,7 +668,16 @@ public final class GitApply {
         }
         if (base == null || base.isEmpty() || ref.equals("refs/stash") || isAncestor(base, sandboxTip)) {
             if (ours && !isAncestor(hostTip, sandboxTip)) {
-                // the sandbox rewrote what it had given (an amend, a rebase): still recoverable
+                // the sandbox rewrote what it had given (an amend, a rebase): still recoverable,
+                // as long as no commit a branch or tag held when the run began is left on none
+                // (a branch this run made may be all that holds one, after a deletion it allowed)
+                if (!losesNothingHeldAtStart(ref, sandboxTip)) {
+                    String kept = keepAside(ref, sandboxTip);
+                    out.add("git: the sandbox rewrote " + ref + ", without whose tip " + shortId(hostTip)
+                            + " commits the host's branches and tags held when the run began would be on none: the host"
+                            + " keeps it" + (kept != null ? "; the sandbox's tip is kept at " + kept : ""));
+                    return;
+                }
                 String kept = keepAside(ref, hostTip);
                 out.add("git: the sandbox rewrote " + ref + " after the host had taken it: the host follows it, and"
                         + (kept != null ? " keeps the tips it replaced at " + kept + " (git reflog " + kept + ")"
@@ -691,37 +722,105 @@ public final class GitApply {
         if (hostTip == null) {
             return;
         }
-        if ("".equals(before.get(ref)) && hostTip.equals(lastApplied.get(ref))) {
-            // a ref this run created and the sandbox deleted again: gone, its tip recoverable
-            if (keepAside(ref, hostTip) != null
-                    && git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
-                lastApplied.remove(ref);
-                return;
-            }
-        }
-        // A deletion loses nothing where a ref the host had before this run, and that this run
-        // has not moved (the sandbox may still rewind one it moved, or delete one it made),
-        // holds the same commits: `git branch -d` after a merge. A tag the host had is never
-        // deleted, nor the branch checked out on the host (now or when the run began); the
-        // deleted tip is kept aside, and a later ref of the same name is judged against it.
-        HostGit.Result containing = git("for-each-ref", "--contains", hostTip, "--format=%(refname)", "refs/heads",
-                "refs/tags", "refs/remotes");
-        boolean elsewhere = false;
-        for (String line : containing.output().split("\n")) {
-            String other = line.strip();
-            elsewhere |= containing.status() == 0 && !other.isEmpty() && !other.equals(ref)
-                    && !before.containsKey(other);
-        }
+        // A deletion loses nothing where every commit the host's branches, tags and
+        // remote-tracking refs held when the run began stays on one of them without this ref
+        // (`git branch -d` after a merge, or a branch this run made for commits of its own),
+        // whatever other runs or the user did meanwhile. A tag the host had is never deleted,
+        // nor the branch checked out on the host (now or when the run began); the deleted tip
+        // is kept aside, and a later ref of the same name is judged against it.
         boolean checkedOut = ("ref: " + ref).equals(hostHead()) || ("ref: " + ref).equals(headAtStart);
-        if (!ref.equals("refs/stash") && !ref.startsWith("refs/tags/") && elsewhere && !checkedOut
-                && keepAside(ref, hostTip) != null && git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
+        boolean losesNothing = !ref.equals("refs/stash") && !ref.startsWith("refs/tags/") && !checkedOut
+                && losesNothingHeldAtStart(ref, null);
+        if (losesNothing && keepAside(ref, hostTip) != null
+                && git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
             before.putIfAbsent(ref, hostTip);
             lastApplied.remove(ref);
             return;
         }
         out.add("git: the sandbox deleted " + ref + "; the host keeps it at " + shortId(hostTip)
-                + (elsewhere ? "" : ", whose commits no other branch has"));
+                + (losesNothing || checkedOut || ref.startsWith("refs/tags/") || ref.equals("refs/stash") ? ""
+                        : ", without which commits the host's branches and tags held when the run began would be on"
+                                + " none"));
     }
+
+    /**
+     * Whether every commit that the host's branches, tags and remote-tracking refs held when
+     * this run began (the refs the view started from) stays reachable from those the host
+     * has now, with {@code ref} at {@code newTip} (null: deleted). One walk of the host's git;
+     * false when it cannot tell.
+     */
+    private boolean losesNothingHeldAtStart(String ref, String newTip) {
+        List<String> args = new ArrayList<>(List.of("rev-list", "--count"));
+        try {
+            for (Map.Entry<String, String> e : base.looseRefs().entrySet()) {
+                String value = e.getValue().strip();
+                if (heldRef(e.getKey()) && ObjectIds.isObjectId(value)) {
+                    args.add(value);
+                }
+            }
+            Map<String, String> packed = packedRefs(base.packedRefs());
+            if (packed.size() > MAX_REFS) {
+                return false; // not all read
+            }
+            for (Map.Entry<String, String> e : packed.entrySet()) {
+                if (heldRef(e.getKey()) && base.loose(e.getKey()) == null && ObjectIds.isObjectId(e.getValue())) {
+                    args.add(e.getValue());
+                }
+            }
+        } catch (IOException e) {
+            return false;
+        }
+        HostGit.Result now = git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/tags",
+                "refs/remotes");
+        if (now.status() != 0) {
+            return false;
+        }
+        for (String line : now.output().split("\n")) {
+            int space = line.indexOf(' ');
+            if (space > 0 && !line.substring(space + 1).equals(ref)) {
+                args.add("^" + line.substring(0, space));
+            }
+        }
+        if (newTip != null) {
+            args.add("^" + newTip);
+        }
+        if (args.size() > 40_000) {
+            return false; // beyond what one command line carries: not told, so not taken
+        }
+        HostGit.Result lost = git(args.toArray(String[]::new));
+        return lost.status() == 0 && lost.output().strip().equals("0");
+    }
+
+    /**
+     * The first path where a commit of {@code tip} that none of the host's refs has yet (but
+     * those kept aside, under {@value #KEPT}) adds a gitlink, against its first parent (or as a root
+     * commit); null when none does, "" when the host's git cannot tell (its answer cut short,
+     * say). One walk of the host's git over the new commits.
+     */
+    private String addedGitlink(String tip) {
+        HostGit.Result r = git("log", "--format=", "--raw", "-r", "--no-renames", "--no-abbrev", "--diff-filter=AT",
+                "--diff-merges=first-parent", "--root", tip, "--not", "--exclude=" + KEPT + "*", "--all");
+        if (r.status() != 0 || r.output().length() >= HostGit.OUTPUT_MAX - 4096) {
+            return "";
+        }
+        for (String line : r.output().split("\n")) {
+            int tab = line.indexOf('\t');
+            if (!line.startsWith(":") || tab < 0) {
+                continue;
+            }
+            String[] modes = line.substring(1, tab).split(" ");
+            if (modes.length >= 2 && modes[1].equals("160000") && !modes[0].equals("160000")) {
+                return line.substring(tab + 1);
+            }
+        }
+        return null;
+    }
+
+    /** Whether a ref of this name is a branch, tag or remote-tracking ref (what history is kept on). */
+    private static boolean heldRef(String name) {
+        return name.startsWith("refs/heads/") || name.startsWith("refs/tags/") || name.startsWith("refs/remotes/");
+    }
+
 
     /** The sandbox's tip of a ref the host did not take, at {@code refs/agent-sandbox/...}; its name, or null. */
     private String keepAside(String ref, String tip) {
@@ -861,8 +960,11 @@ public final class GitApply {
         for (String space : spaces) {
             if (ref.startsWith(space)) {
                 String name = ref.substring(space.length());
-                if (name.equals("HEAD")) {
-                    return true;
+                if (name.equals("HEAD") || (space.equals("refs/remotes/") && name.endsWith("/HEAD"))) {
+                    return true; // a remote's HEAD the host has not: git takes the remote's name for it
+                }
+                if (!space.equals("refs/remotes/") && remoteNamed(name)) {
+                    return true; // git takes a short name for a branch or tag before a remote's HEAD
                 }
                 for (String other : spaces) {
                     // git takes a short name for a tag before a branch, and either before a
@@ -874,6 +976,22 @@ public final class GitApply {
             }
         }
         return false;
+    }
+
+    /**
+     * Whether the host has remote-tracking refs of a remote of this name (loose, or in its
+     * packed-refs), whose HEAD the name stands for in git's commands, or may once a fetch or
+     * {@code git remote set-head} makes it.
+     */
+    private boolean remoteNamed(String name) throws IOException {
+        if (Files.exists(gitDir.resolve("refs/remotes").resolve(name), LinkOption.NOFOLLOW_LINKS)) {
+            return true;
+        }
+        Path packed = gitDir.resolve("packed-refs");
+        if (!Files.isRegularFile(packed, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        return Files.readString(packed, StandardCharsets.ISO_8859_1).contains(" refs/remotes/" + name + "/");
     }
 
     /**

@@ -56,11 +56,14 @@ public final class GitIndex {
                 }
                 int strip = varint[0];
                 pos = varint[1];
-                int end = nul(data, pos);
-                if (end < 0 || strip > previous.length) {
+                if (strip > previous.length) {
                     return out;
                 }
                 int keep = previous.length - strip;
+                int end = v4NameEnd(data, pos, keep, flags);
+                if (end < 0) {
+                    return out;
+                }
                 name = new byte[keep + (end - pos)];
                 System.arraycopy(previous, 0, name, 0, keep);
                 System.arraycopy(data, pos, name, keep, end - pos);
@@ -181,8 +184,8 @@ public final class GitIndex {
      * and HFS+ protections git applies by default: empty, absolute, with an empty, {@code .}
      * or {@code ..} component, a backslash, a component git reads as {@code .git} such as
      * {@code .GIT}, {@code .git.}, {@code git~1}, {@code .g\u200cit},
-     * {@code .git::$INDEX_ALLOCATION}, or a NUL inside the length its entry gives), which the
-     * user's next {@code git checkout -- .} would write into the git dir (a hook) or outside
+     * {@code .git::$INDEX_ALLOCATION}, or a name whose length in its entry is not what a C
+     * string reads there: a NUL inside, or none right after), which the user's next {@code git checkout -- .} would write into the git dir (a hook) or outside
      * the work tree; and the entries marked so that {@code git status} ignores their file.
      * Only the first refused path is named; an index that does not read gives nothing.
      */
@@ -223,18 +226,22 @@ public final class GitIndex {
             String name = null;
             if (version == 4) {
                 int[] varint = varint(data, pos);
-                int end = varint == null ? -1 : nul(data, varint[1]);
-                if (end < 0 || varint[0] > previous.length) {
+                if (varint == null || varint[0] > previous.length) {
                     break;
                 }
                 int keep = previous.length - varint[0];
+                int end = v4NameEnd(data, varint[1], keep, flags);
+                if (end < 0) {
+                    break;
+                }
                 byte[] bytes = new byte[keep + (end - varint[1])];
                 System.arraycopy(previous, 0, bytes, 0, keep);
                 System.arraycopy(data, varint[1], bytes, keep, end - varint[1]);
+                boolean alike = nameReadsAlike(data, varint[1], end);
                 pos = end + 1;
                 previous = bytes;
-                if (!gitWouldWrite(bytes, 0, bytes.length)) {
-                    refused = new String(bytes, StandardCharsets.UTF_8);
+                if (!alike || !gitWouldWrite(bytes, 0, bytes.length)) {
+                    refused = new String(bytes, StandardCharsets.UTF_8).replace('\0', '?');
                 } else if (hides) {
                     name = new String(bytes, StandardCharsets.UTF_8);
                 }
@@ -249,10 +256,9 @@ public final class GitIndex {
                 if (end < 0 || end >= data.length) {
                     break;
                 }
-                // git reads the name as a C string, up to its first NUL: one inside the length
-                // the flags give would make git see another name than this one
-                int firstNul = nul(data, pos);
-                if ((firstNul >= 0 && firstNul < end) || !gitWouldWrite(data, pos, end)) {
+                // git takes the name's length from the flags, and code of git's that reads it as
+                // a C string stops at its first NUL: the two must agree
+                if (!nameReadsAlike(data, pos, end) || !gitWouldWrite(data, pos, end)) {
                     refused = new String(data, pos, end - pos, StandardCharsets.UTF_8).replace('\0', '?');
                 } else if (hides) {
                     name = new String(data, pos, end - pos, StandardCharsets.UTF_8);
@@ -400,6 +406,136 @@ public final class GitIndex {
         return whole;
     }
 
+    /**
+     * {@code data} (an index of {@code hash}-byte object names, its caches dropped) with the
+     * stat data of every entry that {@code host} (the index it replaces; null for none) has
+     * not in the very same form (name, stat data, mode, object, flags) set to nothing, as git
+     * leaves an entry after {@code read-tree}: git then compares such a file's content with
+     * the entry's object before it calls the file unchanged, and refreshes the stat data
+     * itself. So stat data a sandbox wrote (its file's own, beside the old object) cannot make
+     * {@code git status}, {@code git diff} or {@code git commit -a} overlook a change; an entry
+     * the sandbox staged costs the user's next git one read of the file. The data itself when
+     * no entry changes; null when the entries do not read.
+     */
+    public static byte[] withStatOnlyWhereKnown(byte[] data, byte[] host, int hash) {
+        Entry mine = new Entry(data, hash);
+        Entry theirs = new Entry(host, hash);
+        boolean theirsHas = theirs.next();
+        int compared = 40 + hash + 2; // stat data, mode, object, flags
+        byte[] out = null;
+        while (mine.next()) {
+            while (theirsHas && java.util.Arrays.compareUnsigned(theirs.name, mine.name) < 0) {
+                theirsHas = theirs.next();
+            }
+            boolean known = theirsHas && java.util.Arrays.equals(theirs.name, mine.name)
+                    && java.util.Arrays.equals(host, theirs.start, theirs.start + compared, data, mine.start,
+                            mine.start + compared);
+            if (!known) {
+                if (out == null) {
+                    out = data.clone();
+                }
+                // ctime, mtime, dev, ino; then, after the mode, uid, gid and size
+                java.util.Arrays.fill(out, mine.start, mine.start + 24, (byte) 0);
+                java.util.Arrays.fill(out, mine.start + 28, mine.start + 40, (byte) 0);
+            }
+        }
+        if (mine.failed || data.length < hash) {
+            return null;
+        }
+        if (out == null) {
+            return data;
+        }
+        byte[] sum = checksum(out, out.length - hash, hash);
+        System.arraycopy(sum, 0, out, out.length - hash, hash);
+        return out;
+    }
+
+    /** The checksum git writes after {@code length} bytes of {@code data}: SHA-1, or SHA-256. */
+    private static byte[] checksum(byte[] data, int length, int hash) {
+        if (hash == 20) {
+            return agentsandbox.core.Native.sha1(data, length);
+        }
+        try {
+            java.security.MessageDigest digest = java.security.MessageDigest.getInstance("SHA-256");
+            digest.update(data, 0, length);
+            return digest.digest();
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("no SHA-256 in this runtime", e);
+        }
+    }
+
+    /** The entries of an index, one after the other, as git reads them; names whole, as bytes. */
+    private static final class Entry {
+        private final byte[] data;
+        private final int hash;
+        private final int version;
+        private final long count;
+        private long n;
+        private int pos = 12;
+        private byte[] previous = new byte[0];
+        /** Where this entry starts. */
+        int start;
+        /** This entry's name. */
+        byte[] name;
+        /** Whether the entries stopped reading before their count. */
+        boolean failed;
+
+        Entry(byte[] data, int hash) {
+            this.data = data;
+            this.hash = hash;
+            boolean index = data != null && data.length >= 12 && data[0] == 'D' && data[1] == 'I' && data[2] == 'R'
+                    && data[3] == 'C';
+            this.version = index ? int32(data, 4) : 0;
+            this.count = index && version >= 2 && version <= 4 ? int32(data, 8) & 0xffffffffL : 0;
+            this.failed = data != null && count == 0 && !(index && version >= 2 && version <= 4);
+        }
+
+        /** Steps to the next entry; false at the end, or where the entries do not read. */
+        boolean next() {
+            if (n >= count || failed) {
+                return false;
+            }
+            start = pos;
+            int header = 40 + hash + 2;
+            if (pos + header > data.length) {
+                failed = true;
+                return false;
+            }
+            int flags = ((data[pos + header - 2] & 0xff) << 8) | (data[pos + header - 1] & 0xff);
+            pos += (flags & 0x4000) != 0 ? header + 2 : header;
+            int end;
+            if (version == 4) {
+                int[] varint = varint(data, pos);
+                if (varint == null || varint[0] > previous.length) {
+                    failed = true;
+                    return false;
+                }
+                int keep = previous.length - varint[0];
+                end = v4NameEnd(data, varint[1], keep, flags);
+                if (end < 0) {
+                    failed = true;
+                    return false;
+                }
+                name = new byte[keep + (end - varint[1])];
+                System.arraycopy(previous, 0, name, 0, keep);
+                System.arraycopy(data, varint[1], name, keep, end - varint[1]);
+                pos = end + 1;
+            } else {
+                int length12 = flags & 0xfff;
+                end = length12 < 0xfff ? pos + length12 : nul(data, pos);
+                if (end < 0 || end >= data.length) {
+                    failed = true;
+                    return false;
+                }
+                name = java.util.Arrays.copyOfRange(data, pos, end);
+                pos = start + ((end - start + 1 + 7) & ~7);
+            }
+            previous = name;
+            n++;
+            return true;
+        }
+    }
+
     /** A signature as one printable word: anything but a letter is {@code ?}. */
     private static String printable(String signature) {
         StringBuilder b = new StringBuilder();
@@ -461,6 +597,7 @@ public final class GitIndex {
             return -1;
         }
         int pos = 12;
+        int previousLength = 0;
         for (long n = 0; n < count; n++) {
             int start = pos;
             if (pos + 62 > data.length) {
@@ -470,10 +607,15 @@ public final class GitIndex {
             pos += (flags & 0x4000) != 0 ? 64 : 62;
             if (version == 4) {
                 int[] varint = varint(data, pos);
-                int end = varint == null ? -1 : nul(data, varint[1]);
+                if (varint == null || varint[0] > previousLength) {
+                    return -1;
+                }
+                int keep = previousLength - varint[0];
+                int end = v4NameEnd(data, varint[1], keep, flags);
                 if (end < 0) {
                     return -1;
                 }
+                previousLength = keep + (end - varint[1]);
                 pos = end + 1;
             } else {
                 int length12 = flags & 0xfff;
@@ -485,6 +627,31 @@ public final class GitIndex {
             }
         }
         return pos;
+    }
+
+    /**
+     * Where the name of a version 4 entry ends as git's {@code create_from_disk} reads it: its
+     * suffix starts at {@code from} after the {@code keep} bytes it takes from the previous
+     * name, and its length (suffix and kept bytes) is the entry's 12-bit length unless that is
+     * 0xfff, when the suffix runs to its NUL. Git copies the byte at the end as the name's
+     * terminator and goes on after it, whatever it holds; -1 when the data ends first.
+     */
+    private static int v4NameEnd(byte[] data, int from, int keep, int flags) {
+        int length12 = flags & 0xfff;
+        if (length12 == 0xfff) {
+            return nul(data, from);
+        }
+        int end = from + length12 - keep;
+        return length12 < keep || end >= data.length ? -1 : end;
+    }
+
+    /**
+     * Whether the bytes from {@code from} up to {@code end} are the name git reads there and a
+     * C string reads the same: no NUL inside, and a NUL at the end (git takes the length from
+     * the entry, code that reads the name as a string stops at its first NUL).
+     */
+    private static boolean nameReadsAlike(byte[] data, int from, int end) {
+        return nul(data, from) == end;
     }
 
     private static int int32(byte[] d, int p) {

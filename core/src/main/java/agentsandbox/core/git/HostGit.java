@@ -18,6 +18,8 @@ import java.util.concurrent.TimeUnit;
 final class HostGit {
     /** How long one call of the host's git may take. */
     static final long SECONDS = 120;
+    /** At most this many bytes of its output are kept (the native spawn's RUN_OUTPUT_MAX). */
+    static final int OUTPUT_MAX = 1 << 20;
 
     private final Path gitDir;
     private final Map<String, String> hostEnv;
@@ -69,7 +71,7 @@ final class HostGit {
             Process p = pb.start();
             byte[] output;
             try (InputStream in = p.getInputStream()) {
-                output = in.readNBytes(1 << 20);
+                output = in.readNBytes(OUTPUT_MAX);
             }
             if (!p.waitFor(SECONDS, TimeUnit.SECONDS)) {
                 p.destroyForcibly();

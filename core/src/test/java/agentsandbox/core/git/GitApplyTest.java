@@ -100,7 +100,12 @@ class GitApplyTest {
     }
 
     private BaseRefs base(Path gitDir) throws IOException {
-        Path layer = Files.createDirectories(dir.resolve("layer"));
+        return base(gitDir, "layer");
+    }
+
+    /** The refs a view of {@code gitDir} starts from now, as a run's first program records them in {@code name}. */
+    private BaseRefs base(Path gitDir, String name) throws IOException {
+        Path layer = Files.createDirectories(dir.resolve(name));
         java.io.ByteArrayOutputStream loose = new java.io.ByteArrayOutputStream();
         try (Stream<Path> files = Files.walk(gitDir.resolve("refs"))) {
             for (Path f : (Iterable<Path>) files::iterator) {
@@ -474,11 +479,12 @@ class GitApplyTest {
     }
 
     /**
-     * A branch deleted inside whose commits only a branch this run moved holds (which the
-     * sandbox may rewind next) stays on the host, and a line says so.
+     * A branch deleted inside whose commits a branch this run moved holds: taken, as nothing
+     * the host's branches held is lost; that branch's later rewind, which would leave them on
+     * none, is not taken, and a line says so.
      */
     @Test
-    void A_Deletion_Resting_On_A_Branch_This_Run_Moved_Is_Not_Taken() throws Exception {
+    void A_Deletion_Resting_On_A_Branch_This_Run_Moved_Holds_Only_While_That_Branch_Does() throws Exception {
         String first = git(host, "rev-parse", "main");
         git(host, "switch", "-q", "-c", "release");
         Files.writeString(host.resolve("r.txt"), "r\n");
@@ -494,9 +500,52 @@ class GitApplyTest {
         assertThat(apply.apply(false)).isEmpty();
         assertThat(git(host, "rev-parse", "main")).isEqualTo(release);
         packedMainOnly(first);
-        assertThat(apply.apply()).singleElement().asString().contains("the sandbox deleted refs/heads/release; the"
-                + " host keeps it");
-        assertThat(git(host, "rev-parse", "release")).isEqualTo(release);
+        assertThat(apply.apply(false)).isEmpty();
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
+        // then main rewound inside: release's commit would be on no branch
+        Files.writeString(upper.resolve("refs/heads/main"), first + "\n");
+        assertThat(apply.apply()).singleElement().asString().contains("the sandbox rewrote refs/heads/main")
+                .contains("the host keeps it");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(release);
+    }
+
+    /**
+     * Two runs at once: one makes a branch at main's tip (taken), the other deletes main
+     * (taken: the new branch holds its commits), then the first deletes its own branch. That
+     * last deletion would leave main's commits on no branch: not taken, whoever made the branch.
+     */
+    @Test
+    void A_Branch_A_Run_Made_Is_Not_Deleted_Where_It_Alone_Holds_What_The_Host_Had() throws Exception {
+        git(host, "branch", "feature");
+        Files.writeString(host.resolve("m.txt"), "m\n");
+        git(host, "add", "m.txt");
+        git(host, "commit", "-q", "-m", "on main only");
+        String main = git(host, "rev-parse", "main");
+        String feature = git(host, "rev-parse", "feature");
+        GitApply first = viewApply();
+        Files.createDirectories(upper.resolve("refs/heads"));
+        Files.writeString(upper.resolve("refs/heads/keep"), main + "\n");
+        assertThat(first.apply(false)).isEmpty();
+        assertThat(git(host, "rev-parse", "keep")).isEqualTo(main);
+
+        // the second run starts now, with main not checked out, and deletes main
+        git(host, "switch", "-q", "feature");
+        git(host, "pack-refs", "--all");
+        Path secondUpper = Files.createDirectories(dir.resolve("second-upper"));
+        GitApply second = new GitApply(host.resolve(".git"), base(host.resolve(".git"), "second-layer"), secondUpper,
+                Map.of("PATH", System.getenv("PATH"), "HOME", dir.toString()), null);
+        Files.writeString(secondUpper.resolve("packed-refs"), "# pack-refs with: peeled fully-peeled sorted \n"
+                + feature + " refs/heads/feature\n" + main + " refs/heads/keep\n");
+        assertThat(second.apply()).isEmpty();
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads"))
+                .isEqualTo("refs/heads/feature\nrefs/heads/keep");
+
+        // the first run deletes keep, the branch it made (its layer holds other files of git's still)
+        Files.delete(upper.resolve("refs/heads/keep"));
+        Files.writeString(upper.resolve("COMMIT_EDITMSG"), "x\n");
+        assertThat(first.apply()).singleElement().asString().contains("the sandbox deleted refs/heads/keep")
+                .contains("would be on none");
+        assertThat(git(host, "rev-parse", "keep")).isEqualTo(main);
     }
 
     /**
@@ -699,6 +748,50 @@ class GitApplyTest {
         Files.createDirectories(upper.resolve("refs/heads/origin"));
         Files.writeString(upper.resolve("refs/heads/origin/main"), tip + "\n");
         assertThat(apply()).singleElement().asString().contains("git would take it for that one");
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
+    }
+
+    /**
+     * A new branch named like one of the host's remotes (git takes it before the remote's
+     * HEAD, which a later fetch or `git remote set-head` makes), and a remote's HEAD the host
+     * has not, are not taken.
+     */
+    @Test
+    void A_Branch_Or_A_Remote_s_HEAD_Shadowing_A_Remote_Is_Not_Taken() throws Exception {
+        String main = git(host, "rev-parse", "main");
+        git(host, "update-ref", "refs/remotes/origin/main", main); // no origin/HEAD: a fetch does not make one
+        String tip = commitInside("second");
+        Files.createDirectories(upper.resolve("refs/heads"));
+        Files.writeString(upper.resolve("refs/heads/origin"), tip + "\n");
+        Files.createDirectories(upper.resolve("refs/remotes/upstream"));
+        Files.writeString(upper.resolve("refs/remotes/upstream/HEAD"), tip + "\n");
+        assertThat(apply()).hasSize(2).allSatisfy(line -> assertThat(line).contains("git would take it for that one"));
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes/upstream"))
+                .isEqualTo("refs/heads/main");
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads/origin")).isEmpty();
+    }
+
+    /**
+     * A commit that adds a gitlink (a repository the host's git would enter once a checkout
+     * puts it in the index) is not taken, on a branch or as the checked-out branch's move;
+     * a commit that only changes files beside the project's own submodules is.
+     */
+    @Test
+    void A_Commit_That_Adds_A_Submodule_Is_Not_Taken() throws Exception {
+        String main = git(host, "rev-parse", "main");
+        // a gitlink at d/x, as `git add d/x` of a repository there stages it
+        git(inside, "update-index", "--add", "--cacheinfo", "160000," + main + ",d/x");
+        git(inside, "commit", "-q", "-m", "adds d/x");
+        String tip = syncLayer();
+        assertThat(apply()).singleElement().asString().contains("adds a submodule at d/x")
+                .contains("not taken").contains("kept at refs/agent-sandbox/heads/main");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(main);
+        assertThat(git(host, "rev-parse", "refs/agent-sandbox/heads/main")).isEqualTo(tip);
+
+        // kept aside, it is still checked when another ref takes it
+        Files.writeString(upper.resolve("refs/heads/other"), tip + "\n");
+        assertThat(apply()).anySatisfy(line -> assertThat(line).contains("the sandbox's refs/heads/other holds a"
+                + " commit that adds a submodule at d/x"));
         assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
     }
 }

