@@ -123,21 +123,29 @@ static jint JNICALL native_open_directory(JNIEnv *env, jclass owner, jbyteArray 
 }
 
 /* The NUL-ended strings of bytes (length bytes, each string ended by a NUL) as a NULL-ended
- * array into strings (at most max - 1 of them); -1 when they are not that. */
-static int split_nul_strings(char *bytes, jsize length, char **strings, size_t max) {
+ * array in memory of its own (free it); NULL when they are not that, or out of memory. */
+static char **split_nul_strings(char *bytes, jsize length) {
     size_t count = 0;
+    for (jsize i = 0; i < length; i++) {
+        count += bytes[i] == '\0';
+    }
+    if (length > 0 && bytes[length - 1] != '\0') {
+        return NULL;
+    }
+    char **strings = calloc(count + 1, sizeof *strings);
+    if (strings == NULL) {
+        return NULL;
+    }
+    size_t n = 0;
     jsize start = 0;
     for (jsize i = 0; i < length; i++) {
         if (bytes[i] == '\0') {
-            if (count == max - 1) {
-                return -1;
-            }
-            strings[count++] = bytes + start;
+            strings[n++] = bytes + start;
             start = i + 1;
         }
     }
-    strings[count] = NULL;
-    return start == length ? 0 : -1;
+    strings[n] = NULL;
+    return strings;
 }
 
 /* The bytes of a Java byte array, NUL-ended, in memory of their own (free them); NULL with an
@@ -161,8 +169,6 @@ static char *copied(JNIEnv *env, jbyteArray array, jsize *length) {
 
 /* The most bytes of a program's output that Native.run keeps. */
 #define RUN_OUTPUT_MAX (1 << 20)
-/* The most words and variables of a program that Native.run takes. */
-#define RUN_STRINGS_MAX 4096
 
 /* Native.run(byte[] argv, byte[] env, byte[] dir, int timeoutMillis): spawn.h's
  * spawn_and_wait, argv and env each given as NUL-ended strings; the answer is the status as
@@ -176,16 +182,14 @@ static jbyteArray JNICALL native_run(JNIEnv *env, jclass owner, jbyteArray argv_
     char *argv_text = copied(env, argv_bytes, &argv_length);
     char *env_text = argv_text == NULL ? NULL : copied(env, env_bytes, &env_length);
     char *dir = env_text == NULL ? NULL : copied(env, dir_bytes, &dir_length);
-    static char *words[RUN_STRINGS_MAX];
-    static char *variables[RUN_STRINGS_MAX];
+    char **words = dir == NULL ? NULL : split_nul_strings(argv_text, argv_length);
+    char **variables = dir == NULL ? NULL : split_nul_strings(env_text, env_length);
     char *output = dir == NULL ? NULL : malloc(RUN_OUTPUT_MAX);
     jbyteArray answer = NULL;
     if (output != NULL) {
         int status;
         size_t used = 0;
-        if (split_nul_strings(argv_text, argv_length, words, RUN_STRINGS_MAX) != 0 || words[0] == NULL ||
-            split_nul_strings(env_text, env_length, variables, RUN_STRINGS_MAX) != 0 ||
-            strlen(dir) != (size_t)dir_length) {
+        if (words == NULL || words[0] == NULL || variables == NULL || strlen(dir) != (size_t)dir_length) {
             status = SPAWN_NOT_RUN;
             used = (size_t)snprintf(output, RUN_OUTPUT_MAX, "the command line is not one");
         } else {
@@ -207,6 +211,8 @@ static jbyteArray JNICALL native_run(JNIEnv *env, jclass owner, jbyteArray argv_
             (*env)->ThrowNew(env, memory, "run: no memory for the output");
         }
     }
+    free(variables);
+    free(words);
     free(output);
     free(dir);
     free(env_text);
