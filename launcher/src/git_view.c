@@ -102,19 +102,9 @@ static int become_user(unsigned long uid, unsigned long gid, char *reason, size_
         snprintf(reason, capacity, "cannot enter the sandbox's own user namespace: %s", strerror(errno));
         return -1;
     }
-    char map[64];
-    snprintf(map, sizeof map, "%lu 0 1\n", uid);
-    if (write_text("/proc/self/uid_map", map) != 0) {
-        snprintf(reason, capacity, "cannot map the user's uid: %s", strerror(errno));
-        return -1;
-    }
-    if (write_text("/proc/self/setgroups", "deny\n") != 0) {
-        snprintf(reason, capacity, "cannot deny setgroups: %s", strerror(errno));
-        return -1;
-    }
-    snprintf(map, sizeof map, "%lu 0 1\n", gid);
-    if (write_text("/proc/self/gid_map", map) != 0) {
-        snprintf(reason, capacity, "cannot map the user's gid: %s", strerror(errno));
+    const char *failed = "";
+    if (map_ids(uid, 0, gid, 0, &failed) != 0) {
+        snprintf(reason, capacity, "cannot write the user's %s: %s", failed, strerror(errno));
         return -1;
     }
     /* every capability of the new namespace away: bounding set, ambient, then the sets */

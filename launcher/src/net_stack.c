@@ -702,19 +702,13 @@ static int make_namespaces(char *why, size_t why_size)
 {
     unsigned long uid = (unsigned long)getuid();
     unsigned long gid = (unsigned long)getgid();
-    char map[64];
     if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
         snprintf(why, why_size, "cannot make the sandbox's network namespace: %s", strerror(errno));
         return -1;
     }
-    snprintf(map, sizeof map, "0 %lu 1\n", uid);
-    if (write_text("/proc/self/uid_map", map) != 0) {
-        snprintf(why, why_size, "cannot map the user in the sandbox's namespace: %s", strerror(errno));
-        return -1;
-    }
-    snprintf(map, sizeof map, "0 %lu 1\n", gid);
-    if (write_text("/proc/self/setgroups", "deny\n") != 0 || write_text("/proc/self/gid_map", map) != 0) {
-        snprintf(why, why_size, "cannot map the user's group in the sandbox's namespace: %s", strerror(errno));
+    const char *failed = "";
+    if (map_ids(0, uid, 0, gid, &failed) != 0) {
+        snprintf(why, why_size, "cannot write the %s of the sandbox's namespace: %s", failed, strerror(errno));
         return -1;
     }
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

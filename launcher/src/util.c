@@ -132,6 +132,27 @@ int write_text(const char *path, const char *text)
     return 0;
 }
 
+int map_ids(unsigned long uid, unsigned long outside_uid, unsigned long gid, unsigned long outside_gid,
+            const char **failed)
+{
+    char map[64];
+    snprintf(map, sizeof map, "%lu %lu 1\n", uid, outside_uid);
+    if (write_text("/proc/self/uid_map", map) != 0) {
+        *failed = "uid_map";
+        return -1;
+    }
+    if (write_text("/proc/self/setgroups", "deny\n") != 0) {
+        *failed = "setgroups";
+        return -1;
+    }
+    snprintf(map, sizeof map, "%lu %lu 1\n", gid, outside_gid);
+    if (write_text("/proc/self/gid_map", map) != 0) {
+        *failed = "gid_map";
+        return -1;
+    }
+    return 0;
+}
+
 int read_fully(int fd, char *buffer, size_t length)
 {
     size_t done = 0;

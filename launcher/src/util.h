@@ -42,6 +42,12 @@ int write_all(int fd, const char *data, size_t length);
 /* Writes text to the existing file path (a /proc/self map) in one call: 0, or -1 (errno). */
 int write_text(const char *path, const char *text);
 
+/* In a user namespace this process has just made: maps uid inside to outside_uid and gid
+ * inside to outside_gid (setgroups denied first, as an unprivileged map needs). 0, or -1 with
+ * errno and *failed naming what could not be written ("uid_map", "setgroups" or "gid_map"). */
+int map_ids(unsigned long uid, unsigned long outside_uid, unsigned long gid, unsigned long outside_gid,
+            const char **failed);
+
 /* Reads exactly length bytes: 0, or -1 at an error or an early end of the stream. */
 int read_fully(int fd, char *buffer, size_t length);
 
