@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,12 @@ void start_bwrap(int argc, char *argv[])
 {
     if (argc < 4) {
         die("%s takes a log file and bwrap's command line", START_BWRAP);
+    }
+    /* bwrap dies with the tool from here on, as the starter's bwrap dies with the starter:
+     * its own --die-with-parent takes effect only once it has set itself up, and a tool
+     * killed before that would leave the sandbox (and its network) running, adopted */
+    if (!dies_with(getppid(), SIGKILL)) {
+        die("the tool that starts bwrap ended");
     }
     exec_bwrap(argv[2], &argv[3], environ, -1, 0);
 }

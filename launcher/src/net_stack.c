@@ -73,6 +73,9 @@
 #include "starter_request.h"
 #include "util.h"
 
+/* How long the stack may take to say it is ready (it takes some 10 ms; a loaded machine more). */
+#define NET_READY_MILLIS 20000
+
 /* At most this many addresses of the host's interfaces are blocked; more is an error. */
 #define BLOCKED_MAX 256
 
@@ -161,8 +164,8 @@ static void fail(const char *format, ...)
     _exit(1);
 }
 
-/* Every address of the host's interfaces but its loopback's, and the link-local and
- * metadata ranges; the count, or 0 with why. */
+/* Every address of the host's interfaces, loopback, and the link-local and metadata ranges;
+ * the count, or 0 with why. */
 static size_t host_addresses(struct blocked *out, char *why, size_t why_size)
 {
     size_t count = 0;
@@ -170,6 +173,15 @@ static size_t host_addresses(struct blocked *out, char *why, size_t why_size)
     struct blocked metadata6 = {.family = AF_INET6, .prefix = 128};
     inet_pton(AF_INET6, "fd00:ec2::254", metadata6.address);
     out[count++] = metadata6;
+    /* Loopback too, in the main table: the local table, which the kernel looks at first,
+     * keeps the sandbox's own loopback working, but a socket bound to the stack's device
+     * skips the local routes (their device is lo) and would leave through the stack for a
+     * 127.x address, which the stack connects to on the host (--disable-host-loopback covers
+     * only its own 10.0.2.x names of the host). */
+    out[count++] = (struct blocked){.family = AF_INET, .prefix = 8, .address = {127}};
+    struct blocked own6 = {.family = AF_INET6, .prefix = 128};
+    own6.address[15] = 1;
+    out[count++] = own6;
     struct ifaddrs *all;
     if (getifaddrs(&all) != 0) {
         snprintf(why, why_size, "cannot list the host's addresses: %s", strerror(errno));
@@ -184,20 +196,20 @@ static size_t host_addresses(struct blocked *out, char *why, size_t why_size)
             b.prefix = 32;
             memcpy(b.address, &((struct sockaddr_in *)(void *)a->ifa_addr)->sin_addr, 4);
             if (b.address[0] == 127) {
-                continue; /* the sandbox's own loopback has these */
+                continue; /* 127.0.0.0/8 is above */
             }
         } else if (b.family == AF_INET6) {
             b.prefix = 128;
             memcpy(b.address, &((struct sockaddr_in6 *)(void *)a->ifa_addr)->sin6_addr, 16);
             static const unsigned char loopback6[16] = {[15] = 1};
             if (memcmp(b.address, loopback6, 16) == 0 || (b.address[0] == 0xfe && (b.address[1] & 0xc0) == 0x80)) {
-                continue; /* ::1 is the sandbox's own; link-local ones never leave the link */
+                continue; /* ::1 is above; link-local ones never leave the link */
             }
         } else {
             continue;
         }
         if (count == BLOCKED_MAX) {
-            snprintf(why, why_size, "the host has more than %d addresses to keep out of the sandbox", BLOCKED_MAX - 2);
+            snprintf(why, why_size, "the host has more than %d addresses to keep out of the sandbox", BLOCKED_MAX - 4);
             freeifaddrs(all);
             return 0;
         }
@@ -793,12 +805,32 @@ static void hold(const char *stack, int to_bwrap, int gate)
     }
     close(start[1]);
     char byte;
-    ssize_t n;
-    while ((n = read(ready[0], &byte, 1)) < 0 && errno == EINTR) {
+    ssize_t n = -1;
+    long deadline = now_millis() + NET_READY_MILLIS;
+    for (;;) {
+        long left = deadline - now_millis();
+        struct pollfd readable = {.fd = ready[0], .events = POLLIN};
+        int polled = left <= 0 ? 0 : poll(&readable, 1, (int)left);
+        if (polled < 0 && errno == EINTR) {
+            continue;
+        }
+        if (polled <= 0) {
+            break; /* not ready in time */
+        }
+        while ((n = read(ready[0], &byte, 1)) < 0 && errno == EINTR) {
+        }
+        break;
     }
+    int wstatus = 0;
     if (n != 1) {
-        int wstatus = 0;
-        waitpid(stack_pid, &wstatus, 0);
+        /* no word, or its descriptor closed while it goes on: it is not coming */
+        pid_t ended = waitpid(stack_pid, &wstatus, WNOHANG);
+        if (ended == 0) {
+            kill(stack_pid, SIGKILL);
+            waitpid(stack_pid, &wstatus, 0);
+            fail("%s did not say it was ready within %d s; see `agent-sandbox doctor`, or set"
+                 " AGENT_SANDBOX_NETWORK_STACK=proxy for the proxy", stack, NET_READY_MILLIS / 1000);
+        }
         if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 127) {
             fail("cannot run %s", stack);
         }
@@ -807,6 +839,15 @@ static void hold(const char *stack, int to_bwrap, int gate)
              WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus));
     }
     close(ready[0]);
+    /* ready means its device is there, and it is still running to serve it */
+    if (if_nametoindex(NET_STACK_DEVICE) == 0) {
+        fail("%s said it was ready, but made no %s; see `agent-sandbox doctor`, or set"
+             " AGENT_SANDBOX_NETWORK_STACK=proxy for the proxy", stack, NET_STACK_DEVICE);
+    }
+    if (waitpid(stack_pid, &wstatus, WNOHANG) != 0) {
+        fail("%s ended right after it said it was ready; see `agent-sandbox doctor`, or set"
+             " AGENT_SANDBOX_NETWORK_STACK=proxy for the proxy", stack);
+    }
     /* the stack's exit descriptor (quit[1]) stays open as long as this process */
     int listen_socket = -1;
     int netlink = -1;

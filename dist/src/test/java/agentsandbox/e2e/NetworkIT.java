@@ -96,6 +96,11 @@ class NetworkIT {
             // 10.0.2.2 is the host's loopback for a stack that allows it: this one does not
             sandbox.run("--", "python3", "-c", PROBE, "127.0.0.1", server.port(), "10.0.2.2", server.port(), "::1",
                     server.port()).succeeds().stdoutDoesNotContain("connected");
+            // bound to the stack's device, a socket skips the local routes (theirs is lo): the
+            // loopback's "prohibit" route in the main table still keeps it in
+            sandbox.command("--", "python3", "-c", PROBE, "127.0.0.1", server.port(), "127.0.0.2", server.port())
+                    .env("PROBE_DEVICE", "tap0").run().succeeds().stdoutContains("127.0.0.1 refused", "127.0.0.2 refused")
+                    .stdoutDoesNotContain("connected");
             assertThat(server.accepted()).as("connections that reached the host's loopback server").isZero();
         }
     }
@@ -195,10 +200,10 @@ class NetworkIT {
 
     @Test
     void The_Stack_Ends_With_The_Run_And_With_A_Run_That_Stops_Before_Bwrap() {
-        // a stack that says it is ready and never ends of itself: only the run's end ends it
+        // the real stack under a shell whose command line names it: the shell ends only with the run
         Path stack = sandbox.write(sandbox.home("stack-" + System.nanoTime()), """
                 #!/bin/sh
-                for a; do case $a in --ready-fd=*) eval "printf 1 >&${a#--ready-fd=}";; esac; done
+                slirp4netns "$@"
                 while :; do sleep 1; done
                 """);
         try {
@@ -215,6 +220,30 @@ class NetworkIT {
                 .env("HOME", sandbox.home("missing").toString()).run().failsWithOneLineError()
                 .stderrContains("does not exist");
         SandboxCli.awaitNoHostProcessWith(stack.toString(), java.time.Duration.ofSeconds(5), "after a failed plan");
+    }
+
+    @Test
+    void A_Stack_That_Does_Not_Come_Up_Whole_Is_One_Line_And_Nothing_Runs() throws IOException {
+        String[][] stacks = {
+            // closes the descriptor it should say "ready" on, and goes on
+            {"for a; do case $a in --ready-fd=*) eval \"exec ${a#--ready-fd=}>&-\";; esac; done; sleep 600",
+                "did not say it was ready"},
+            // says it is ready, then ends (its line says so, or that it made no device: whichever
+            // the holder sees first)
+            {"for a; do case $a in --ready-fd=*) eval \"printf 1 >&${a#--ready-fd=}\";; esac; done; exit 0",
+                "stack-"},
+            // says it is ready, and makes no device
+            {"for a; do case $a in --ready-fd=*) eval \"printf 1 >&${a#--ready-fd=}\";; esac; done; sleep 600",
+                "made no tap0"}};
+        for (String[] stack : stacks) {
+            Path program = sandbox.write(sandbox.home("stack-" + System.nanoTime()), "#!/bin/sh\n" + stack[0] + "\n");
+            Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("rwxr-xr-x"));
+            sandbox.command("--", "sh", "-c", "echo should not run > ran")
+                    .env("AGENT_SANDBOX_NETWORK_STACK", program.toString()).run().failsWithOneLineError()
+                    .stdoutIsEmpty().stderrContains("cannot start the sandbox's network", stack[1]);
+            assertThat(sandbox.project("ran")).doesNotExist();
+            SandboxCli.awaitNoHostProcessWith(program.toString(), java.time.Duration.ofSeconds(5), "after the run");
+        }
     }
 
     @Test

@@ -192,6 +192,14 @@ public final class GitApply {
                         + " replaced while the sandbox ran): nothing of the view was applied to it");
                 return out;
             }
+            if (Files.exists(gitDir.resolve("commondir"), LinkOption.NOFOLLOW_LINKS)) {
+                // a view is of a common dir, which has none: one there now was planted (in a
+                // repository a sandbox made in the work tree, say), and the host's git would
+                // follow it to another repository's refs while this apply reads these
+                out.add("git: " + shown + " has a commondir file, which git follows to another repository's refs and"
+                        + " config: nothing of the view was applied to it; look at that file");
+                return out;
+            }
             int objects = new ObjectImport(gitDir, upper, host, out).run(objectFormatSha256());
             if (objects < 0) {
                 return out; // what failed is said; no ref may point at what is not there
@@ -728,7 +736,15 @@ public final class GitApply {
         // whatever other runs or the user did meanwhile. A tag the host had is never deleted,
         // nor the branch checked out on the host (now or when the run began); the deleted tip
         // is kept aside, and a later ref of the same name is judged against it.
-        boolean checkedOut = ("ref: " + ref).equals(hostHead()) || ("ref: " + ref).equals(headAtStart);
+        boolean checkedOut = ("ref: " + ref).equals(hostHead()) || ("ref: " + ref).equals(headAtStart)
+                || checkedOutInAWorktree(ref);
+        String atStart = startValue(ref);
+        if (!hostTip.equals(lastApplied.get(ref)) && atStart != null && !hostTip.equals(atStart)) {
+            // moved on the host since the run began (by you, or another run): yours wins
+            out.add("git: the sandbox deleted " + ref + ", which moved on the host since the run began: the host keeps it"
+                    + " at " + shortId(hostTip));
+            return;
+        }
         boolean losesNothing = !ref.equals("refs/stash") && !ref.startsWith("refs/tags/") && !checkedOut
                 && losesNothingHeldAtStart(ref, null);
         if (losesNothing && keepAside(ref, hostTip) != null
@@ -745,31 +761,39 @@ public final class GitApply {
 
     /**
      * Whether every commit that the host's branches, tags and remote-tracking refs held when
-     * this run began (the refs the view started from) stays reachable from those the host
-     * has now, with {@code ref} at {@code newTip} (null: deleted). One walk of the host's git;
-     * false when it cannot tell.
+     * this run began (the refs the view started from) stays reachable from those of them the
+     * host still has, with {@code ref} at {@code newTip} (null: deleted). A ref made since, by
+     * this run, another or the user, vouches for nothing (a sandbox could make one, have a
+     * deletion rest on it, then take it away); one moved since does, as every later move of
+     * it that would leave such a commit on none is judged here too. One walk of the host's
+     * git; false when it cannot tell.
      */
     private boolean losesNothingHeldAtStart(String ref, String newTip) {
-        List<String> args = new ArrayList<>(List.of("rev-list", "--count"));
+        Map<String, String> atStart = new LinkedHashMap<>();
         try {
-            for (Map.Entry<String, String> e : base.looseRefs().entrySet()) {
-                String value = e.getValue().strip();
-                if (heldRef(e.getKey()) && ObjectIds.isObjectId(value)) {
-                    args.add(value);
-                }
-            }
             Map<String, String> packed = packedRefs(base.packedRefs());
             if (packed.size() > MAX_REFS) {
                 return false; // not all read
             }
             for (Map.Entry<String, String> e : packed.entrySet()) {
-                if (heldRef(e.getKey()) && base.loose(e.getKey()) == null && ObjectIds.isObjectId(e.getValue())) {
-                    args.add(e.getValue());
+                if (heldRef(e.getKey()) && ObjectIds.isObjectId(e.getValue())) {
+                    atStart.put(e.getKey(), e.getValue());
+                }
+            }
+            for (Map.Entry<String, String> e : base.looseRefs().entrySet()) {
+                String value = e.getValue().strip();
+                if (heldRef(e.getKey())) {
+                    atStart.remove(e.getKey());
+                    if (ObjectIds.isObjectId(value)) {
+                        atStart.put(e.getKey(), value);
+                    }
                 }
             }
         } catch (IOException e) {
             return false;
         }
+        List<String> args = new ArrayList<>(List.of("rev-list", "--count"));
+        args.addAll(new java.util.LinkedHashSet<>(atStart.values()));
         HostGit.Result now = git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/tags",
                 "refs/remotes");
         if (now.status() != 0) {
@@ -777,7 +801,8 @@ public final class GitApply {
         }
         for (String line : now.output().split("\n")) {
             int space = line.indexOf(' ');
-            if (space > 0 && !line.substring(space + 1).equals(ref)) {
+            String name = space > 0 ? line.substring(space + 1) : "";
+            if (space > 0 && !name.equals(ref) && atStart.containsKey(name)) {
                 args.add("^" + line.substring(0, space));
             }
         }
@@ -793,13 +818,14 @@ public final class GitApply {
 
     /**
      * The first path where a commit of {@code tip} that none of the host's refs has yet (but
-     * those kept aside, under {@value #KEPT}) adds a gitlink, against its first parent (or as a root
-     * commit); null when none does, "" when the host's git cannot tell (its answer cut short,
-     * say). One walk of the host's git over the new commits.
+     * those kept aside, under {@value #KEPT}; nor HEAD, which a sandbox may have detached there)
+     * adds a gitlink, against its first parent (or as a
+     * root commit); null when none does, "" when the host's git cannot tell (its answer cut
+     * short, say). One walk of the host's git over the new commits.
      */
     private String addedGitlink(String tip) {
         HostGit.Result r = git("log", "--format=", "--raw", "-r", "--no-renames", "--no-abbrev", "--diff-filter=AT",
-                "--diff-merges=first-parent", "--root", tip, "--not", "--exclude=" + KEPT + "*", "--all");
+                "--diff-merges=first-parent", "--root", tip, "--not", "--exclude=" + KEPT + "*", "--glob=refs/*");
         if (r.status() != 0 || r.output().length() >= HostGit.OUTPUT_MAX - 4096) {
             return "";
         }
@@ -814,6 +840,44 @@ public final class GitApply {
             }
         }
         return null;
+    }
+
+    /** The value of {@code ref} when the run began (the view's start), or null when it had none. */
+    private String startValue(String ref) {
+        try {
+            String loose = base.loose(ref);
+            if (loose != null) {
+                String value = loose.strip();
+                return ObjectIds.isObjectId(value) ? value : null;
+            }
+            return packedRefs(base.packedRefs()).get(ref);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** Whether a linked worktree of the host's has {@code ref} checked out (its HEAD names it). */
+    private boolean checkedOutInAWorktree(String ref) {
+        Path worktrees = gitDir.resolve("worktrees");
+        if (!Files.isDirectory(worktrees, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        int looked = 0;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(worktrees)) {
+            for (Path w : entries) {
+                if (++looked > 1000) {
+                    return true; // more than are looked at: as if checked out
+                }
+                Path head = w.resolve("HEAD");
+                if (Files.isRegularFile(head, LinkOption.NOFOLLOW_LINKS) && Files.size(head) <= 4096
+                        && Files.readString(head, StandardCharsets.ISO_8859_1).strip().equals("ref: " + ref)) {
+                    return true;
+                }
+            }
+        } catch (IOException e) {
+            return true; // cannot tell: as if checked out
+        }
+        return false;
     }
 
     /** Whether a ref of this name is a branch, tag or remote-tracking ref (what history is kept on). */
@@ -874,6 +938,13 @@ public final class GitApply {
             }
         } else if (ObjectIds.isObjectId(text)
                 && git("cat-file", "-e", text + "^{commit}").status() == 0) {
+            String link = addedGitlink(text);
+            if (link != null) {
+                out.add("git: the sandbox's HEAD is detached at " + shortId(text) + (link.isEmpty()
+                        ? ", whose commits the host could not check for submodules"
+                        : ", a commit that adds a submodule at " + printablePath(link)) + ": the host's HEAD stays");
+                return;
+            }
             git("update-ref", "--no-deref", "-m", "agent-sandbox: from the sandbox", "HEAD", text);
         }
     }
@@ -965,6 +1036,13 @@ public final class GitApply {
                 }
                 if (!space.equals("refs/remotes/") && remoteNamed(name)) {
                     return true; // git takes a short name for a branch or tag before a remote's HEAD
+                }
+                int slash = name.indexOf('/');
+                if (!space.equals("refs/remotes/") && slash > 0 && remoteNamed(name.substring(0, slash))) {
+                    return true; // origin/x: the remote-tracking ref a fetch makes later would be ambiguous
+                }
+                if (name.matches("[0-9a-fA-F]{4,64}")) {
+                    return true; // git takes a name like an object's (abbreviated) id for the ref
                 }
                 for (String other : spaces) {
                     // git takes a short name for a tag before a branch, and either before a

@@ -42,6 +42,9 @@ final class HostGit {
         List<String> argv = new ArrayList<>();
         argv.add("git");
         argv.add("--git-dir=" + gitDir);
+        // none of the git dir's hooks, and no signature check (which runs gpg.program): a
+        // nested repository's git dir may be one a sandbox wrote in the work tree
+        argv.addAll(List.of("-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false"));
         argv.addAll(List.of(args));
         Map<String, String> env = new java.util.LinkedHashMap<>();
         for (String keep : new String[] {"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME"}) {

@@ -794,4 +794,73 @@ class GitApplyTest {
                 + " commit that adds a submodule at d/x"));
         assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
     }
+
+    /** A detached HEAD at a commit that adds a gitlink is not taken either: the host's HEAD stays. */
+    @Test
+    void A_Detached_HEAD_At_A_Commit_That_Adds_A_Submodule_Is_Not_Taken() throws Exception {
+        String main = git(host, "rev-parse", "main");
+        git(inside, "update-index", "--add", "--cacheinfo", "160000," + main + ",d/x");
+        git(inside, "commit", "-q", "-m", "adds d/x");
+        String tip = syncLayer();
+        Files.writeString(upper.resolve("refs/heads/main"), main + "\n"); // the branch stays; HEAD moves
+        Files.writeString(upper.resolve("HEAD"), tip + "\n");
+        assertThat(apply()).anySatisfy(line -> assertThat(line).contains("the sandbox's HEAD is detached at")
+                .contains("adds a submodule at d/x"));
+        assertThat(Files.readString(host.resolve(".git/HEAD")).strip()).isEqualTo("ref: refs/heads/main");
+        // and a branch made at it later is judged as new: HEAD does not vouch for its commits
+        Files.writeString(upper.resolve("refs/heads/agent-work"), tip + "\n");
+        assertThat(apply()).anySatisfy(line -> assertThat(line).contains("refs/heads/agent-work holds a commit that"
+                + " adds a submodule at d/x"));
+    }
+
+    /** A commondir file in the host's git dir (planted: a view is of a common dir) stops the apply. */
+    @Test
+    void A_Git_Dir_With_A_Commondir_Gets_Nothing_Applied() throws Exception {
+        String tip = commitInside("second");
+        Files.writeString(host.resolve(".git/commondir"), dir.resolve("elsewhere") + "\n");
+        assertThat(apply()).singleElement().asString().contains("has a commondir file");
+        Files.delete(host.resolve(".git/commondir"));
+        assertThat(git(host, "rev-parse", "main")).isNotEqualTo(tip);
+    }
+
+    /**
+     * A deletion of a branch that moved on the host since the run began (your commit, or
+     * another run's) is not taken; nor of one a linked worktree of yours has checked out.
+     */
+    @Test
+    void A_Branch_Moved_On_The_Host_Or_Checked_Out_In_A_Worktree_Is_Not_Deleted() throws Exception {
+        git(host, "branch", "feature");
+        git(host, "branch", "other");
+        git(host, "pack-refs", "--all");
+        GitApply apply = viewApply();
+        // the host moves feature meanwhile; other is checked out in a worktree of the host's
+        git(host, "worktree", "add", "-q", dir.resolve("wt").toString(), "other");
+        git(host, "switch", "-q", "feature");
+        Files.writeString(host.resolve("n.txt"), "n\n");
+        git(host, "add", "n.txt");
+        git(host, "commit", "-q", "-m", "the user's own");
+        String moved = git(host, "rev-parse", "feature");
+        git(host, "switch", "-q", "main");
+        packedMainOnly(git(host, "rev-parse", "main")); // inside: feature and other deleted
+        List<String> lines = apply.apply();
+        assertThat(lines).anySatisfy(line -> assertThat(line).contains("the sandbox deleted refs/heads/feature, which"
+                + " moved on the host since the run began"));
+        assertThat(lines).anySatisfy(line -> assertThat(line).contains("the sandbox deleted refs/heads/other"));
+        assertThat(git(host, "rev-parse", "feature")).isEqualTo(moved);
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads/other")).isEqualTo("refs/heads/other");
+    }
+
+    /** New branches named under a remote's name, or like an object id, are not taken. */
+    @Test
+    void A_Branch_Under_A_Remote_s_Name_Or_Named_Like_An_Object_Is_Not_Taken() throws Exception {
+        String main = git(host, "rev-parse", "main");
+        git(host, "update-ref", "refs/remotes/origin/main", main);
+        String tip = commitInside("second");
+        Files.createDirectories(upper.resolve("refs/heads/origin"));
+        Files.writeString(upper.resolve("refs/heads/origin/hotfix"), tip + "\n");
+        Files.createDirectories(upper.resolve("refs/tags"));
+        Files.writeString(upper.resolve("refs/tags/" + main.substring(0, 7)), tip + "\n");
+        assertThat(apply()).filteredOn(line -> line.contains("git would take it for that one")).hasSize(2);
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads/origin", "refs/tags")).isEmpty();
+    }
 }
