@@ -297,6 +297,52 @@ static int acknowledged(int netlink, unsigned int sequence)
     }
 }
 
+/* Makes b (IPv4) local to this namespace on device, in the local table, after the routes
+ * already there (priority 1): a socket bound to device skips the routes of other devices
+ * and, finding none of its own, the kernel takes any destination as on the link and sends
+ * it there, past every "prohibit" route (the stack then connects to it on the host, 127.x
+ * included); with this route the kernel finds b local, and it stays inside. 0, or an errno. */
+static int local_on(int netlink, const struct blocked *b, int device, unsigned int sequence)
+{
+    struct {
+        struct nlmsghdr header;
+        struct rtmsg route;
+        char attributes[64];
+    } request;
+    memset(&request, 0, sizeof request);
+    request.header.nlmsg_type = RTM_NEWROUTE;
+    request.header.nlmsg_flags = (unsigned short)(NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
+    request.header.nlmsg_seq = sequence;
+    request.route.rtm_family = AF_INET;
+    request.route.rtm_dst_len = b->prefix;
+    request.route.rtm_table = RT_TABLE_LOCAL;
+    request.route.rtm_protocol = RTPROT_STATIC;
+    request.route.rtm_scope = RT_SCOPE_HOST;
+    request.route.rtm_type = RTN_LOCAL;
+    size_t used = 0;
+    struct rtattr *destination = (struct rtattr *)(void *)request.attributes;
+    destination->rta_type = RTA_DST;
+    destination->rta_len = (unsigned short)RTA_LENGTH(4);
+    memcpy(RTA_DATA(destination), b->address, 4);
+    used += RTA_ALIGN(destination->rta_len);
+    struct rtattr *oif = (struct rtattr *)(void *)(request.attributes + used);
+    oif->rta_type = RTA_OIF;
+    oif->rta_len = (unsigned short)RTA_LENGTH(sizeof device);
+    memcpy(RTA_DATA(oif), &device, sizeof device);
+    used += RTA_ALIGN(oif->rta_len);
+    struct rtattr *priority = (struct rtattr *)(void *)(request.attributes + used);
+    unsigned int one = 1;
+    priority->rta_type = RTA_PRIORITY;
+    priority->rta_len = (unsigned short)RTA_LENGTH(sizeof one);
+    memcpy(RTA_DATA(priority), &one, sizeof one);
+    used += RTA_ALIGN(priority->rta_len);
+    request.header.nlmsg_len = (unsigned int)(NLMSG_LENGTH(sizeof request.route) + used);
+    if (send(netlink, &request, request.header.nlmsg_len, 0) < 0) {
+        return errno;
+    }
+    return acknowledged(netlink, sequence);
+}
+
 /* Makes address (IPv4) one of this namespace's own, on device: what is sent to it, on any
  * interface, stays inside the namespace. 0, or an errno. */
 static int own_address(int netlink, int device, const unsigned char *address, unsigned int sequence)
@@ -848,6 +894,25 @@ static void hold(const char *stack, int to_bwrap, int gate)
         fail("%s ended right after it said it was ready; see `agent-sandbox doctor`, or set"
              " AGENT_SANDBOX_NETWORK_STACK=proxy for the proxy", stack);
     }
+    /* the blocked IPv4 addresses local on the stack's device too (see local_on) */
+    int device_index = (int)if_nametoindex(NET_STACK_DEVICE);
+    int routes = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (routes < 0) {
+        fail("cannot open a netlink socket: %s", strerror(errno));
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (blocked[i].family != AF_INET) {
+            continue;
+        }
+        int error = local_on(routes, &blocked[i], device_index, 700 + (unsigned int)i);
+        if (error != 0) {
+            char text[INET6_ADDRSTRLEN];
+            inet_ntop(AF_INET, blocked[i].address, text, sizeof text);
+            fail("cannot keep %s/%d inside the sandbox on %s: %s", text, blocked[i].prefix, NET_STACK_DEVICE,
+                 strerror(error));
+        }
+    }
+    close(routes);
     /* the stack's exit descriptor (quit[1]) stays open as long as this process */
     int listen_socket = -1;
     int netlink = -1;

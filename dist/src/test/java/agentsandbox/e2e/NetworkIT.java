@@ -96,8 +96,9 @@ class NetworkIT {
             // 10.0.2.2 is the host's loopback for a stack that allows it: this one does not
             sandbox.run("--", "python3", "-c", PROBE, "127.0.0.1", server.port(), "10.0.2.2", server.port(), "::1",
                     server.port()).succeeds().stdoutDoesNotContain("connected");
-            // bound to the stack's device, a socket skips the local routes (theirs is lo): the
-            // loopback's "prohibit" route in the main table still keeps it in
+            // bound to the stack's device, a socket skips the routes of lo and the "prohibit" ones
+            // (the kernel then takes the address as on the stack's link): loopback is local on
+            // that device too, and stays inside
             sandbox.command("--", "python3", "-c", PROBE, "127.0.0.1", server.port(), "127.0.0.2", server.port())
                     .env("PROBE_DEVICE", "tap0").run().succeeds().stdoutContains("127.0.0.1 refused", "127.0.0.2 refused")
                     .stdoutDoesNotContain("connected");
