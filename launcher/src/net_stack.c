@@ -219,6 +219,16 @@ static size_t host_addresses(struct blocked *out, char *why, size_t why_size)
     return count;
 }
 
+/* Appends the netlink attribute type with length bytes of data at *used of attributes. */
+static void add_attribute(char *attributes, size_t *used, unsigned short type, const void *data, size_t length)
+{
+    struct rtattr *attribute = (struct rtattr *)(void *)(attributes + *used);
+    attribute->rta_type = type;
+    attribute->rta_len = (unsigned short)RTA_LENGTH(length);
+    memcpy(RTA_DATA(attribute), data, length);
+    *used += RTA_ALIGN(attribute->rta_len);
+}
+
 static int acknowledged(int netlink, unsigned int sequence);
 
 /* Changes a route (RTM_NEWROUTE with flags, or RTM_DELROUTE) of type for b in this process's
@@ -249,23 +259,11 @@ static int route(int netlink, int command, unsigned short flags, unsigned char t
     size_t length = b->family == AF_INET ? 4 : 16;
     size_t used = 0;
     if (b->prefix > 0) {
-        struct rtattr *destination = (struct rtattr *)(void *)request.attributes;
-        destination->rta_type = RTA_DST;
-        destination->rta_len = (unsigned short)RTA_LENGTH(length);
-        memcpy(RTA_DATA(destination), b->address, length);
-        used += RTA_ALIGN(destination->rta_len);
+        add_attribute(request.attributes, &used, RTA_DST, b->address, length);
     }
     if (oif != 0) {
-        struct rtattr *device = (struct rtattr *)(void *)(request.attributes + used);
-        device->rta_type = RTA_OIF;
-        device->rta_len = (unsigned short)RTA_LENGTH(sizeof oif);
-        memcpy(RTA_DATA(device), &oif, sizeof oif);
-        used += RTA_ALIGN(device->rta_len);
-        struct rtattr *via = (struct rtattr *)(void *)(request.attributes + used);
-        via->rta_type = RTA_GATEWAY;
-        via->rta_len = (unsigned short)RTA_LENGTH(4);
-        memcpy(RTA_DATA(via), gateway, 4);
-        used += RTA_ALIGN(via->rta_len);
+        add_attribute(request.attributes, &used, RTA_OIF, &oif, sizeof oif);
+        add_attribute(request.attributes, &used, RTA_GATEWAY, gateway, 4);
         request.route.rtm_flags = RTNH_F_ONLINK;
     }
     request.header.nlmsg_len = (unsigned int)(NLMSG_LENGTH(sizeof request.route) + used);
@@ -320,22 +318,10 @@ static int local_on(int netlink, const struct blocked *b, int device, unsigned i
     request.route.rtm_scope = RT_SCOPE_HOST;
     request.route.rtm_type = RTN_LOCAL;
     size_t used = 0;
-    struct rtattr *destination = (struct rtattr *)(void *)request.attributes;
-    destination->rta_type = RTA_DST;
-    destination->rta_len = (unsigned short)RTA_LENGTH(4);
-    memcpy(RTA_DATA(destination), b->address, 4);
-    used += RTA_ALIGN(destination->rta_len);
-    struct rtattr *oif = (struct rtattr *)(void *)(request.attributes + used);
-    oif->rta_type = RTA_OIF;
-    oif->rta_len = (unsigned short)RTA_LENGTH(sizeof device);
-    memcpy(RTA_DATA(oif), &device, sizeof device);
-    used += RTA_ALIGN(oif->rta_len);
-    struct rtattr *priority = (struct rtattr *)(void *)(request.attributes + used);
     unsigned int one = 1;
-    priority->rta_type = RTA_PRIORITY;
-    priority->rta_len = (unsigned short)RTA_LENGTH(sizeof one);
-    memcpy(RTA_DATA(priority), &one, sizeof one);
-    used += RTA_ALIGN(priority->rta_len);
+    add_attribute(request.attributes, &used, RTA_DST, b->address, 4);
+    add_attribute(request.attributes, &used, RTA_OIF, &device, sizeof device);
+    add_attribute(request.attributes, &used, RTA_PRIORITY, &one, sizeof one);
     request.header.nlmsg_len = (unsigned int)(NLMSG_LENGTH(sizeof request.route) + used);
     if (send(netlink, &request, request.header.nlmsg_len, 0) < 0) {
         return errno;
@@ -360,11 +346,9 @@ static int own_address(int netlink, int device, const unsigned char *address, un
     request.a.ifa_prefixlen = 32;
     request.a.ifa_scope = RT_SCOPE_HOST;
     request.a.ifa_index = (unsigned int)device;
-    struct rtattr *local = (struct rtattr *)(void *)request.attributes;
-    local->rta_type = IFA_LOCAL;
-    local->rta_len = (unsigned short)RTA_LENGTH(4);
-    memcpy(RTA_DATA(local), address, 4);
-    request.header.nlmsg_len = (unsigned int)(NLMSG_LENGTH(sizeof request.a) + RTA_ALIGN(local->rta_len));
+    size_t used = 0;
+    add_attribute(request.attributes, &used, IFA_LOCAL, address, 4);
+    request.header.nlmsg_len = (unsigned int)(NLMSG_LENGTH(sizeof request.a) + used);
     if (send(netlink, &request, request.header.nlmsg_len, 0) < 0) {
         return errno;
     }
