@@ -26,8 +26,8 @@ import java.util.Map;
  * <li>the index, when it is a well-formed index file;</li>
  * <li>ref updates under {@code refs/heads}, {@code refs/tags}, {@code refs/remotes},
  * {@code refs/notes} and {@code refs/stash} that lose no commit: a new ref, or a move to a
- * descendant of the host's tip, made by the host's git ({@code update-ref} with the old
- * value, so a ref the user moved on the host meanwhile wins). A move that would lose
+ * descendant of the host's tip, written under git's own lock with the old value checked
+ * ({@link #updateRef}), so a ref the user moved on the host meanwhile wins. A move that would lose
  * commits, or a deletion, is not applied: the sandbox's tip is kept at
  * {@code refs/agent-sandbox/<ref>}, and a line says so;</li>
  * <li>{@code HEAD}: a branch, or a commit the host has.</li>
@@ -165,6 +165,9 @@ public final class GitApply {
         return incomplete;
     }
 
+    /** The host's objects, read without its git, during one apply. */
+    private HostObjects hostObjects;
+
     private HostGit.Result git(String... args) {
         return host.run(args);
     }
@@ -204,12 +207,18 @@ public final class GitApply {
             if (objects < 0) {
                 return out; // what failed is said; no ref may point at what is not there
             }
+            hostObjects = new HostObjects(gitDir, objectFormatSha256());
             index();
             refs();
             head();
         } catch (IOException | RuntimeException e) {
             out.add("git: the changes of the sandbox to " + shown + " could not all be applied (" + e.getMessage()
                     + "); the host's git dir has what was applied before, in order");
+        } finally {
+            if (hostObjects != null) {
+                hostObjects.close();
+                hostObjects = null;
+            }
         }
         return out;
     }
@@ -239,7 +248,9 @@ public final class GitApply {
     private static void stamp(Path p, StringBuilder b) {
         try {
             BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            b.append(p).append(' ').append(a.size()).append(' ').append(a.lastModifiedTime()).append('\n');
+            // the time as a number: a FileTime's text costs the JDK's calendar classes
+            b.append(p).append(' ').append(a.size()).append(' ')
+                    .append(a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS)).append('\n');
         } catch (IOException e) {
             b.append(p).append(" -\n");
         }
@@ -328,7 +339,7 @@ public final class GitApply {
             out.add("git: the sandbox's index does not read to its end; the host keeps its own");
             return;
         }
-        if (hostIndex != null && sameIndex(hostIndex, bytes)) {
+        if (hostIndex != null && (sameIndex(hostIndex, bytes) || sameEntries(hostIndex, bytes))) {
             return; // taken already
         }
         Path temp = Files.createTempFile(gitDir, "index.agent-sandbox", "");
@@ -372,6 +383,18 @@ public final class GitApply {
             zero &= sandbox[i] == 0;
         }
         return zero ? java.util.Arrays.equals(host, sandbox) : java.util.Arrays.equals(host, n - 20, n, sandbox, n - 20, n);
+    }
+
+    /**
+     * Whether {@code sandbox} (its caches dropped) says nothing the host's index does not: the
+     * same header and entries, byte for byte, and no extension. Taking it would only drop the
+     * host's caches, which git would then rebuild.
+     */
+    private static boolean sameEntries(byte[] host, byte[] sandbox) {
+        int end = GitIndex.entriesEnd(sandbox);
+        int hash = sandbox.length - end;
+        return end > 0 && (hash == 20 || hash == 32) && end <= host.length && GitIndex.entriesEnd(host) == end
+                && java.util.Arrays.equals(host, 0, end, sandbox, 0, end);
     }
 
     /** Why {@code bytes} is not an index file git would read; null when it is one. */
@@ -653,7 +676,7 @@ public final class GitApply {
         // A gitlink is where the host's git goes into another repository, whose config a
         // sandbox can write (a repository in the work tree is no part of the view): a commit
         // that adds one would put it in the index at the user's next checkout of it
-        String link = addedGitlink(sandboxTip);
+        String link = addedGitlink(sandboxTip, hostTip);
         if (link != null) {
             String kept = keepAside(ref, sandboxTip);
             out.add("git: the sandbox's " + ref + " " + (link.isEmpty() ? "holds commits the host could not check for"
@@ -692,9 +715,7 @@ public final class GitApply {
                                 : " could not keep the tip it replaced, " + shortId(hostTip)));
             }
             String message = reflogMessage(ref, sandboxTip);
-            HostGit.Result r = hostTip == null
-                    ? git("update-ref", "--no-deref", "--create-reflog", "-m", message, ref, sandboxTip, "")
-                    : git("update-ref", "--no-deref", "--create-reflog", "-m", message, ref, sandboxTip, hostTip);
+            HostGit.Result r = updateRef(ref, sandboxTip, hostTip, message);
             if (r.status() != 0) {
                 if (!last) {
                     incomplete = true; // a git of the host's held the ref: the next apply looks again
@@ -823,7 +844,23 @@ public final class GitApply {
      * root commit); null when none does, "" when the host's git cannot tell (its answer cut
      * short, say). One walk of the host's git over the new commits.
      */
-    private String addedGitlink(String tip) {
+    private String addedGitlink(String tip, String hostTip) {
+        // the usual case, a line of new commits on a branch's tip, without the host's git
+        java.util.Set<String> stops = new java.util.HashSet<>();
+        if (hostTip != null) {
+            stops.add(hostTip);
+        }
+        String head = hostHead();
+        if (head != null && head.startsWith("ref: refs/heads/")) {
+            String branch = resolve(head.substring("ref: ".length()));
+            if (branch != null) {
+                stops.add(branch);
+            }
+        }
+        if (hostObjects != null && !stops.isEmpty() && noReplacements()
+                && new AddedGitlinks(hostObjects, objectFormatSha256()).noneAdded(tip, stops)) {
+            return null;
+        }
         HostGit.Result r = git("log", "--format=", "--raw", "-r", "--no-renames", "--no-abbrev", "--diff-filter=AT",
                 "--diff-merges=first-parent", "--root", tip, "--not", "--exclude=" + KEPT + "*", "--glob=refs/*");
         if (r.status() != 0 || r.output().length() >= HostGit.OUTPUT_MAX - 4096) {
@@ -841,6 +878,160 @@ public final class GitApply {
         }
         return null;
     }
+
+    /**
+     * Whether the host's git sees its commits as they are written: no replace refs, no
+     * grafts, not shallow (each makes git's walk or trees others than {@link AddedGitlinks} reads).
+     */
+    private boolean noReplacements() {
+        try {
+            Path packed = gitDir.resolve("packed-refs");
+            return !Files.exists(gitDir.resolve("refs/replace"), LinkOption.NOFOLLOW_LINKS)
+                    && !Files.exists(gitDir.resolve("info/grafts"), LinkOption.NOFOLLOW_LINKS)
+                    && !Files.exists(gitDir.resolve("shallow"), LinkOption.NOFOLLOW_LINKS)
+                    && (!Files.exists(packed, LinkOption.NOFOLLOW_LINKS)
+                            || !Files.readString(packed, StandardCharsets.ISO_8859_1).contains(" refs/replace/"));
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** The identity of the host's reflog entries the apply writes: agent-sandbox moved the ref, not the user. */
+    static final String REFLOG_NAME = "agent-sandbox";
+    static final String REFLOG_EMAIL = "agent-sandbox";
+
+    /**
+     * Sets {@code ref} to {@code tip} where it is {@code old} (null: where it does not exist),
+     * with a reflog entry: written here as git's files backend writes it where that is plain
+     * ({@link #writeLooseRef}), else by the host's git ({@code update-ref}).
+     */
+    private HostGit.Result updateRef(String ref, String tip, String old, String message) {
+        String written = writeLooseRef(ref, tip, old, message);
+        if (written == null) {
+            return new HostGit.Result(0, "");
+        }
+        if (!written.isEmpty()) {
+            return new HostGit.Result(1, written);
+        }
+        return old == null
+                ? git("update-ref", "--no-deref", "--create-reflog", "-m", message, ref, tip, "")
+                : git("update-ref", "--no-deref", "--create-reflog", "-m", message, ref, tip, old);
+    }
+
+    /**
+     * Writes loose ref {@code ref} as git's files backend does: its lock file
+     * ({@code <ref>.lock}, created exclusively, the lock every git takes), the old value
+     * checked under the lock, the reflog entry appended (and HEAD's, when HEAD names the ref),
+     * then the lock renamed into place. Null when written; a reason when it failed after the
+     * lock was taken; "" when it was not tried (refs in a reftable, a shared repository, a
+     * ref in the way, a lock held, the stash), for the host's git to do.
+     */
+    private String writeLooseRef(String ref, String tip, String old, String message) {
+        if (ref.equals("refs/stash") || !plainRefStore()) {
+            return "";
+        }
+        Path file = gitDir.resolve(ref);
+        Path lock = file.resolveSibling(file.getFileName() + ".lock");
+        try {
+            Map<String, String> packed = packedRefs(gitDir.resolve("packed-refs"));
+            if (old == null && !roomFor(ref, packed)) {
+                return ""; // a ref in the way: git says which
+            }
+            Files.createDirectories(file.getParent());
+            try {
+                Files.newByteChannel(lock, java.util.Set.of(java.nio.file.StandardOpenOption.CREATE_NEW,
+                        java.nio.file.StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)).close();
+            } catch (java.nio.file.FileAlreadyExistsException held) {
+                return ""; // a git of the host's holds it: git waits for it, or says so
+            }
+            try {
+                // under the lock: the value now, loose or packed, must be the one this update replaces
+                String now;
+                if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+                    now = looseValue(file);
+                    if (now == null) {
+                        return ""; // a symbolic ref, or something git reads otherwise
+                    }
+                } else if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+                    return "";
+                } else {
+                    now = packedRefs(gitDir.resolve("packed-refs")).get(ref);
+                }
+                if (!java.util.Objects.equals(now, old)) {
+                    return ""; // moved meanwhile: git says how
+                }
+                Files.writeString(lock, tip + "\n", StandardCharsets.US_ASCII, LinkOption.NOFOLLOW_LINKS);
+                String entry = (old == null ? "0".repeat(tip.length()) : old) + " " + tip + " " + REFLOG_NAME + " <"
+                        + REFLOG_EMAIL + "> " + (System.currentTimeMillis() / 1000) + " +0000\t" + message + "\n";
+                appendReflog("logs/" + ref, entry);
+                if (("ref: " + ref).equals(hostHead()) && noLinkOnTheWay("logs/HEAD")) {
+                    appendReflog("logs/HEAD", entry); // git logs a move of HEAD's branch in HEAD's reflog too
+                }
+                Files.move(lock, file, StandardCopyOption.ATOMIC_MOVE);
+                return null;
+            } finally {
+                Files.deleteIfExists(lock);
+            }
+        } catch (IOException | RuntimeException e) {
+            return "cannot write " + ref + ": " + e.getMessage();
+        }
+    }
+
+    /** Appends one line to a reflog of the host's, made where missing; never through a link. */
+    private void appendReflog(String rel, String entry) throws IOException {
+        Path log = gitDir.resolve(rel);
+        Files.createDirectories(log.getParent());
+        try (java.nio.channels.SeekableByteChannel c = Files.newByteChannel(log, java.util.Set.of(
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND,
+                java.nio.file.StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS))) {
+            java.nio.ByteBuffer bytes = java.nio.ByteBuffer.wrap(entry.getBytes(StandardCharsets.UTF_8));
+            while (bytes.hasRemaining()) {
+                c.write(bytes);
+            }
+        }
+    }
+
+    /**
+     * Whether no ref of the host's is in the way of new ref {@code ref}: none at a directory
+     * on its way (loose or packed), and none below it.
+     */
+    private boolean roomFor(String ref, Map<String, String> packed) {
+        if (Files.exists(gitDir.resolve(ref), LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        for (int slash = ref.indexOf('/', 5); slash > 0; slash = ref.indexOf('/', slash + 1)) {
+            String above = ref.substring(0, slash);
+            if (packed.containsKey(above) || Files.isRegularFile(gitDir.resolve(above), LinkOption.NOFOLLOW_LINKS)) {
+                return false;
+            }
+        }
+        for (String name : packed.keySet()) {
+            if (name.startsWith(ref + "/")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether the host's refs are loose files and packed-refs, written with the default
+     * permissions: its config names no other ref storage (reftable) and no shared repository.
+     */
+    private boolean plainRefStore() {
+        if (plainRefStore == null) {
+            String config;
+            try {
+                config = Files.readString(gitDir.resolve("config"), StandardCharsets.ISO_8859_1)
+                        .toLowerCase(java.util.Locale.ROOT);
+            } catch (IOException | RuntimeException e) {
+                config = "refstorage"; // not known: the host's git
+            }
+            plainRefStore = !config.contains("refstorage") && !config.contains("sharedrepository");
+        }
+        return plainRefStore;
+    }
+
+    private Boolean plainRefStore;
 
     /** The value of {@code ref} when the run began (the view's start), or null when it had none. */
     private String startValue(String ref) {
@@ -938,7 +1129,7 @@ public final class GitApply {
             }
         } else if (ObjectIds.isObjectId(text)
                 && git("cat-file", "-e", text + "^{commit}").status() == 0) {
-            String link = addedGitlink(text);
+            String link = addedGitlink(text, null);
             if (link != null) {
                 out.add("git: the sandbox's HEAD is detached at " + shortId(text) + (link.isEmpty()
                         ? ", whose commits the host could not check for submodules"

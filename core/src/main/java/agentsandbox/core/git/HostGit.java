@@ -54,6 +54,9 @@ final class HostGit {
             }
         }
         env.put("GIT_TERMINAL_PROMPT", "0");
+        // the reflog entries of the apply's ref updates name agent-sandbox, as those it writes itself do
+        env.put("GIT_COMMITTER_NAME", GitApply.REFLOG_NAME);
+        env.put("GIT_COMMITTER_EMAIL", GitApply.REFLOG_EMAIL);
         // through the launcher when it can: the JDK's process classes are not in the startup cache
         agentsandbox.core.Native.Ran ran = agentsandbox.core.Native.run(argv, env, gitDir, (int) (SECONDS * 1000));
         if (ran != null) {

@@ -133,6 +133,66 @@ class GitApplyTest {
         git(host, "fsck", "--strict");
     }
 
+    /**
+     * The branch is written as git's files backend writes it (the host's git is not started
+     * for it): its lock, its reflog and HEAD's, each entry naming agent-sandbox; git reads
+     * them all back, and fsck finds nothing.
+     */
+    @Test
+    void A_Branch_Taken_Is_Written_As_Git_Writes_It() throws Exception {
+        String before = git(host, "rev-parse", "main");
+        String tip = commitInside("second");
+        assertThat(apply()).isEmpty();
+        assertThat(Files.readString(host.resolve(".git/refs/heads/main"))).isEqualTo(tip + "\n");
+        assertThat(host.resolve(".git/refs/heads/main.lock")).doesNotExist();
+        for (String ref : List.of("main", "HEAD")) {
+            assertThat(git(host, "reflog", "show", "-1", "--format=%H %gn <%ge> %gs", ref))
+                    .isEqualTo(tip + " agent-sandbox <agent-sandbox> agent-sandbox: from the sandbox");
+        }
+        assertThat(Files.readString(host.resolve(".git/logs/refs/heads/main"))).contains(before + " " + tip + " ");
+        git(host, "fsck", "--strict");
+    }
+
+    @Test
+    void A_Packed_Branch_And_A_New_Branch_In_A_New_Directory_Are_Written_Too() throws Exception {
+        git(host, "pack-refs", "--all");
+        assertThat(host.resolve(".git/refs/heads/main")).doesNotExist();
+        String tip = commitInside("second");
+        Files.createDirectories(upper.resolve("refs/heads/feature"));
+        Files.writeString(upper.resolve("refs/heads/feature/x"), tip + "\n");
+        assertThat(apply()).isEmpty();
+        assertThat(git(host, "rev-parse", "main", "feature/x")).isEqualTo(tip + "\n" + tip);
+        assertThat(git(host, "reflog", "show", "-1", "--format=%gs", "feature/x"))
+                .isEqualTo("agent-sandbox: from the sandbox");
+        git(host, "fsck", "--strict");
+    }
+
+    /** Where a ref is in the way (git's directory-file conflict), the host's git says so, and nothing is written. */
+    @Test
+    void A_New_Ref_Below_A_Branch_Is_Left_To_Git_Which_Refuses_It() throws Exception {
+        git(host, "branch", "topic");
+        String tip = commitInside("second");
+        Files.createDirectories(upper.resolve("refs/heads/topic"));
+        Files.writeString(upper.resolve("refs/heads/topic/x"), tip + "\n");
+        assertThat(apply()).anySatisfy(line -> assertThat(line).contains("refs/heads/topic/x was not taken"));
+        assertThat(host.resolve(".git/refs/heads/topic")).isRegularFile();
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads/topic/")).isEmpty();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(tip);
+    }
+
+    /** A shared repository's refs are group-writable: written by the host's git, which knows how. */
+    @Test
+    void A_Shared_Repository_s_Branch_Is_Written_By_The_Host_s_Git() throws Exception {
+        git(host, "config", "core.sharedRepository", "group");
+        String tip = commitInside("second");
+        assertThat(apply()).isEmpty();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(tip);
+        assertThat(Files.getPosixFilePermissions(host.resolve(".git/refs/heads/main")))
+                .contains(java.nio.file.attribute.PosixFilePermission.GROUP_WRITE);
+        assertThat(git(host, "reflog", "show", "-1", "--format=%gn <%ge> %gs", "main"))
+                .isEqualTo("agent-sandbox <agent-sandbox> agent-sandbox: from the sandbox");
+    }
+
     @Test
     void A_Move_That_Loses_Commits_Is_Kept_Aside_And_Said() throws Exception {
         String hostTip = git(host, "rev-parse", "HEAD");
