@@ -264,20 +264,21 @@ public final class GitApply {
             return;
         }
         byte[] bytes = Files.readAllBytes(index);
+        int hash = objectFormatSha256() ? 32 : 20;
         String problem = checkIndex(bytes, objectFormatSha256());
         if (problem == null) {
-            problem = GitIndex.refusal(bytes, objectFormatSha256() ? 32 : 20);
+            problem = GitIndex.refusal(bytes, hash);
         }
         if (problem == null && gitlinksAtStart == null) {
             // the host's before this run wrote any index: one the sandbox emptied for a while
             // (a switch to an orphan branch, taken in passing) may have them back
-            gitlinksAtStart = GitIndex.gitlinks(hostIndexNow(), Integer.MAX_VALUE);
+            gitlinksAtStart = GitIndex.gitlinks(hostIndexNow(), Integer.MAX_VALUE, hash);
         }
         List<String> kept = new ArrayList<>(nestedRepositories);
         if (gitlinksAtStart != null) {
             kept.addAll(gitlinksAtStart);
         }
-        GitIndex.Entries entries = problem == null ? GitIndex.check(bytes, kept) : null;
+        GitIndex.Entries entries = problem == null ? GitIndex.check(bytes, kept, hash) : null;
         if (entries != null && entries.refusedPath() != null) {
             problem = "holding a path git never writes there (" + printablePath(entries.refusedPath())
                     + "), which your next git checkout would write into the git dir or outside the project";
@@ -288,7 +289,7 @@ public final class GitApply {
         }
         if (entries != null && hiddenAtStart == null) {
             // the host's before this run wrote any index (a sparse checkout marks entries skip-worktree)
-            hiddenAtStart = GitIndex.check(hostIndexNow()).hidden();
+            hiddenAtStart = GitIndex.hidden(hostIndexNow(), hash);
         }
         if (entries != null && problem == null) {
             java.util.Set<String> hidden = new java.util.LinkedHashSet<>(entries.hidden());
@@ -312,7 +313,7 @@ public final class GitApply {
         } catch (IOException e) {
             // none yet: every gitlink is new
         }
-        List<String> sandboxLinks = GitIndex.gitlinks(bytes, Integer.MAX_VALUE);
+        List<String> sandboxLinks = GitIndex.gitlinks(bytes, Integer.MAX_VALUE, hash);
         List<String> dropped = new ArrayList<>(gitlinksAtStart);
         dropped.removeAll(sandboxLinks);
         if (!dropped.isEmpty()) {
@@ -324,22 +325,24 @@ public final class GitApply {
         }
         List<String> added = new ArrayList<>(sandboxLinks);
         added.removeAll(gitlinksAtStart);
-        added.removeAll(GitIndex.gitlinks(hostIndex, Integer.MAX_VALUE));
+        if (!added.isEmpty()) {
+            added.removeAll(GitIndex.gitlinks(hostIndex, Integer.MAX_VALUE, hash));
+        }
         if (!added.isEmpty()) {
             out.add("git: the sandbox's index adds " + gitlinks(added) + ", whose repositories your git status would"
                     + " enter: the host keeps its index; add submodules outside the sandbox");
             return;
         }
         // its caches dropped: git rebuilds them from the entries, which were checked
-        bytes = GitIndex.withoutCaches(bytes, objectFormatSha256() ? 32 : 20);
+        bytes = GitIndex.withoutCaches(bytes, hash);
         // and no stat data of the sandbox's where an entry is not the host's own: git compares
         // those files' content, so no stat data written beside an old object hides a change
-        bytes = GitIndex.withStatOnlyWhereKnown(bytes, hostIndex, objectFormatSha256() ? 32 : 20);
+        bytes = GitIndex.withStatOnlyWhereKnown(bytes, hostIndex, hash);
         if (bytes == null) {
             out.add("git: the sandbox's index does not read to its end; the host keeps its own");
             return;
         }
-        if (hostIndex != null && (sameIndex(hostIndex, bytes) || sameEntries(hostIndex, bytes))) {
+        if (hostIndex != null && (sameIndex(hostIndex, bytes) || sameEntries(hostIndex, bytes, hash))) {
             return; // taken already
         }
         Path temp = Files.createTempFile(gitDir, "index.agent-sandbox", "");
@@ -390,10 +393,9 @@ public final class GitApply {
      * same header and entries, byte for byte, and no extension. Taking it would only drop the
      * host's caches, which git would then rebuild.
      */
-    private static boolean sameEntries(byte[] host, byte[] sandbox) {
-        int end = GitIndex.entriesEnd(sandbox);
-        int hash = sandbox.length - end;
-        return end > 0 && (hash == 20 || hash == 32) && end <= host.length && GitIndex.entriesEnd(host) == end
+    private static boolean sameEntries(byte[] host, byte[] sandbox, int hash) {
+        int end = GitIndex.entriesEnd(sandbox, hash);
+        return end > 0 && end == sandbox.length - hash && end <= host.length && GitIndex.entriesEnd(host, hash) == end
                 && java.util.Arrays.equals(host, 0, end, sandbox, 0, end);
     }
 

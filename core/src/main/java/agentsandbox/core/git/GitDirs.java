@@ -293,20 +293,20 @@ public final class GitDirs {
         }
         if (workTree != null) {
             // first, so that a submodule's git dir is reached with its work tree
-            nestedRepos(workTree, gitDir, depth);
+            nestedRepos(workTree, gitDir, commonDir, depth);
         }
         modules(commonDir.resolve("modules"), depth, 0);
         worktrees(commonDir.resolve("worktrees"));
     }
 
     /** The repositories at the gitlinks of the index and the paths of .gitmodules. */
-    private void nestedRepos(Path workTree, Path gitDir, int depth) {
+    private void nestedRepos(Path workTree, Path gitDir, Path commonDir, int depth) {
         watched.add(workTree.resolve(".git"));
         Path gitmodules = workTree.resolve(".gitmodules");
         watched.add(gitmodules);
         Set<String> paths = new LinkedHashSet<>();
         Path index = gitDir.resolve("index");
-        Read read = gitlinks(index);
+        Read read = gitlinks(index, sha256(commonDir) ? 32 : 20);
         if (read.tooLarge() >= 0) {
             limit(new GitLimit(index, "is " + read.tooLarge() + " bytes, more than " + MAX_INDEX
                     + ": its gitlinks (the repositories git status looks into) were not read"));
@@ -375,7 +375,7 @@ public final class GitDirs {
     private static final java.util.Map<Path, Read> INDEXES = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** Every gitlink of the index (the file's size is the bound), or its size when it is too large. */
-    private static Read gitlinks(Path index) {
+    private static Read gitlinks(Path index, int hash) {
         if (!Files.exists(index, LinkOption.NOFOLLOW_LINKS)) {
             return NONE;
         }
@@ -396,13 +396,33 @@ public final class GitDirs {
             read = new Read(state, List.of(), size, null);
         } else {
             byte[] bytes = HostRead.bytes(index, MAX_INDEX);
-            read = new Read(state, List.copyOf(GitIndex.gitlinks(bytes, Integer.MAX_VALUE)), -1,
+            read = new Read(state, List.copyOf(GitIndex.gitlinks(bytes, Integer.MAX_VALUE, hash)), -1,
                     GitIndex.entryReadingExtension(bytes));
         }
         if (INDEXES.size() < MAX_DIRS) {
             INDEXES.put(index, read);
         }
         return read;
+    }
+
+    /**
+     * Whether the repository of common dir {@code commonDir} names its objects by SHA-256
+     * ({@code extensions.objectFormat}, read as git reads its config): its index's entries are
+     * longer.
+     */
+    private static boolean sha256(Path commonDir) {
+        byte[] config = HostRead.bytes(commonDir.resolve("config"), MAX_SMALL);
+        if (config == null || !new String(config, java.nio.charset.StandardCharsets.ISO_8859_1)
+                .toLowerCase(java.util.Locale.ROOT).contains("objectformat")) {
+            return false; // most never say it: parsed only where it may be said
+        }
+        for (GitConfigScan.Setting s : GitConfigFile.parse(config).entries()) {
+            if (s.section().equalsIgnoreCase("extensions") && s.subsection() == null
+                    && s.key().equalsIgnoreCase("objectformat") && "sha256".equalsIgnoreCase(s.value())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The repository whose {@code .git} is in {@code workTree}, if it is one. */

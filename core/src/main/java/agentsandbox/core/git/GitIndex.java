@@ -23,6 +23,12 @@ public final class GitIndex {
      * @param limit at most this many gitlinks are returned
      */
     public static List<String> gitlinks(byte[] data, int limit) {
+        return gitlinks(data, limit, 20);
+    }
+
+    /** {@link #gitlinks(byte[], int)} of a repository whose object names are {@code hash} bytes. */
+    public static List<String> gitlinks(byte[] data, int limit, int hash) {
+        int header = 40 + hash + 2; // stat data and mode, the object's name, the flags
         List<String> out = new ArrayList<>();
         if (data == null || data.length < 12 || data[0] != 'D' || data[1] != 'I' || data[2] != 'R' || data[3] != 'C') {
             return out;
@@ -33,18 +39,18 @@ public final class GitIndex {
             return out;
         }
         if (version != 4) {
-            return gitlinks23(data, count, limit, out);
+            return gitlinks23(data, count, limit, header, out);
         }
         int pos = 12;
         byte[] previous = new byte[0];
         for (long n = 0; n < count && out.size() < limit; n++) {
             int start = pos;
-            if (pos + 62 > data.length) {
+            if (pos + header > data.length) {
                 return out;
             }
             int mode = int32(data, pos + 24);
-            int flags = ((data[pos + 60] & 0xff) << 8) | (data[pos + 61] & 0xff);
-            pos += 62;
+            int flags = ((data[pos + header - 2] & 0xff) << 8) | (data[pos + header - 1] & 0xff);
+            pos += header;
             if ((flags & 0x4000) != 0) {
                 pos += 2; // extended flags (version 3 and later)
             }
@@ -95,22 +101,22 @@ public final class GitIndex {
     /**
      * Versions 2 and 3: every entry is looked at, in the interpreter, for its type alone
      * (a large repository's index holds hundreds of thousands), so the loop does no more
-     * than step from entry to entry. An entry: 62 bytes of stat data, hash and flags (two
-     * more with extended flags), the name, NULs up to a multiple of eight; the type is the
-     * top four bits of the mode's third byte.
+     * than step from entry to entry. An entry: 62 bytes of stat data, hash and flags (74
+     * with SHA-256; two more with extended flags), the name, NULs up to a multiple of eight;
+     * the type is the top four bits of the mode's third byte.
      */
-    private static List<String> gitlinks23(byte[] data, long count, int limit, List<String> out) {
+    private static List<String> gitlinks23(byte[] data, long count, int limit, int header, List<String> out) {
         if (limit <= 0) {
             return out;
         }
         int length = data.length;
         int pos = 12;
         for (long n = 0; n < count; n++) {
-            if (pos + 62 > length) {
+            if (pos + header > length) {
                 return out;
             }
-            int flags = ((data[pos + 60] & 0xff) << 8) | (data[pos + 61] & 0xff);
-            int name = (flags & 0x4000) != 0 ? pos + 64 : pos + 62;
+            int flags = ((data[pos + header - 2] & 0xff) << 8) | (data[pos + header - 1] & 0xff);
+            int name = (flags & 0x4000) != 0 ? pos + header + 2 : pos + header;
             int length12 = flags & 0xfff;
             // the name's length is in the flags unless it is 0xfff or more: no byte-by-byte search
             int end = length12 < 0xfff ? name + length12 : nul(data, name);
@@ -122,6 +128,46 @@ public final class GitIndex {
                 if (out.size() >= limit) {
                     return out;
                 }
+            }
+            pos += (end - pos + 1 + 7) & ~7;
+        }
+        return out;
+    }
+
+    /**
+     * The paths of the entries marked assume-unchanged or skip-worktree (as {@link #check}
+     * finds them), stepping from entry to entry without looking at the names of the others:
+     * the host's own index, which is not judged.
+     */
+    public static java.util.Set<String> hidden(byte[] data, int hash) {
+        java.util.Set<String> out = new java.util.LinkedHashSet<>();
+        if (data == null || data.length < 12 || data[0] != 'D' || data[1] != 'I' || data[2] != 'R' || data[3] != 'C') {
+            return out;
+        }
+        int version = int32(data, 4);
+        if (version == 4) {
+            return check(data, List.of(), hash).hidden();
+        }
+        if (version < 2 || version > 3) {
+            return out;
+        }
+        long count = int32(data, 8) & 0xffffffffL;
+        int header = 40 + hash + 2;
+        int pos = 12;
+        for (long n = 0; n < count; n++) {
+            if (pos + header > data.length) {
+                return out;
+            }
+            int flags = ((data[pos + header - 2] & 0xff) << 8) | (data[pos + header - 1] & 0xff);
+            boolean extended = (flags & 0x4000) != 0;
+            int name = extended ? pos + header + 2 : pos + header;
+            int length12 = flags & 0xfff;
+            int end = length12 < 0xfff ? name + length12 : nul(data, name);
+            if (end < 0 || end >= data.length) {
+                return out;
+            }
+            if ((flags & 0x8000) != 0 || (extended && (data[pos + header] & 0x40) != 0)) {
+                out.add(new String(data, name, end - name, StandardCharsets.UTF_8));
             }
             pos += (end - pos + 1 + 7) & ~7;
         }
@@ -143,7 +189,7 @@ public final class GitIndex {
      * index.threads, core.splitIndex or a sparse index ask for it.
      */
     public static String refusal(byte[] data, int hash) {
-        int pos = entriesEnd(data);
+        int pos = entriesEnd(data, hash);
         if (pos < 0) {
             return "not readable to its end";
         }
@@ -190,11 +236,17 @@ public final class GitIndex {
      * Only the first refused path is named; an index that does not read gives nothing.
      */
     public static Entries check(byte[] data) {
-        return check(data, List.of());
+        return check(data, List.of(), 20);
     }
 
     /** {@link #check(byte[])}, with the paths of nested repositories that no entry may replace. */
     public static Entries check(byte[] data, List<String> repositories) {
+        return check(data, repositories, 20);
+    }
+
+    /** {@link #check(byte[], List)} of a repository whose object names are {@code hash} bytes. */
+    public static Entries check(byte[] data, List<String> repositories, int hash) {
+        int header = 40 + hash + 2;
         java.util.Set<String> hidden = new java.util.LinkedHashSet<>();
         String over = null;
         byte[][] repos = new byte[repositories.size()][];
@@ -213,15 +265,16 @@ public final class GitIndex {
         byte[] previous = new byte[0];
         for (long n = 0; n < count; n++) {
             int start = pos;
-            if (pos + 62 > data.length) {
+            if (pos + header > data.length) {
                 break;
             }
-            int flags = ((data[pos + 60] & 0xff) << 8) | (data[pos + 61] & 0xff);
+            int flags = ((data[pos + header - 2] & 0xff) << 8) | (data[pos + header - 1] & 0xff);
             boolean gitlink = (data[pos + 26] & 0xf0) == 0xe0; // mode 160000
             boolean extended = (flags & 0x4000) != 0;
             // assume-valid in the flags; skip-worktree in the extended flags
-            boolean hides = (flags & 0x8000) != 0 || (extended && pos + 63 < data.length && (data[pos + 62] & 0x40) != 0);
-            pos += extended ? 64 : 62;
+            boolean hides = (flags & 0x8000) != 0
+                    || (extended && pos + header + 1 < data.length && (data[pos + header] & 0x40) != 0);
+            pos += extended ? header + 2 : header;
             String refused = null;
             String name = null;
             if (version == 4) {
@@ -371,7 +424,7 @@ public final class GitIndex {
      * itself when it has none of them.
      */
     public static byte[] withoutCaches(byte[] data, int hash) {
-        int end = entriesEnd(data);
+        int end = entriesEnd(data, hash);
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(data.length);
         out.write(data, 0, end);
         boolean dropped = false;
@@ -588,6 +641,12 @@ public final class GitIndex {
 
     /** Where the entries end (the first extension, or the checksum); -1 when they do not read. */
     static int entriesEnd(byte[] data) {
+        return entriesEnd(data, 20);
+    }
+
+    /** {@link #entriesEnd(byte[])} of a repository whose object names are {@code hash} bytes. */
+    static int entriesEnd(byte[] data, int hash) {
+        int header = 40 + hash + 2;
         if (data == null || data.length < 12 || data[0] != 'D' || data[1] != 'I' || data[2] != 'R' || data[3] != 'C') {
             return -1;
         }
@@ -600,11 +659,11 @@ public final class GitIndex {
         int previousLength = 0;
         for (long n = 0; n < count; n++) {
             int start = pos;
-            if (pos + 62 > data.length) {
+            if (pos + header > data.length) {
                 return -1;
             }
-            int flags = ((data[pos + 60] & 0xff) << 8) | (data[pos + 61] & 0xff);
-            pos += (flags & 0x4000) != 0 ? 64 : 62;
+            int flags = ((data[pos + header - 2] & 0xff) << 8) | (data[pos + header - 1] & 0xff);
+            pos += (flags & 0x4000) != 0 ? header + 2 : header;
             if (version == 4) {
                 int[] varint = varint(data, pos);
                 if (varint == null || varint[0] > previousLength) {

@@ -310,6 +310,20 @@ class GitAftercheckTest {
                 zz.resolve(".git/hooks"), m.resolve("config"), m.resolve("hooks"));
     }
 
+    /** A SHA-256 repository's index is read at its own entry length: the repository at its gitlink is found. */
+    @Test
+    void A_Gitlink_Of_A_SHA_256_Repository_Leads_To_Its_Repository() throws IOException {
+        Path r = Files.createDirectories(dir.resolve("r256"));
+        git(r, "init", "-q", "--object-format=sha256");
+        Path zz = Files.createDirectories(r.resolve("deep/zz"));
+        git(zz, "init", "-q", "--object-format=sha256");
+        git(zz, "commit", "-q", "--allow-empty", "-m", "x");
+        Files.writeString(r.resolve("a-file-with-a-longer-name-before-the-gitlink"), "x\n");
+        git(r, "add", "a-file-with-a-longer-name-before-the-gitlink");
+        git(r, "update-index", "--add", "--cacheinfo", "160000," + git(zz, "rev-parse", "HEAD") + ",deep/zz");
+        assertThat(GitDirs.find(r).protectable()).contains(zz.resolve(".git/config"), zz.resolve(".git/hooks"));
+    }
+
     @Test
     void Git_Dirs_Found_A_Moment_Ago_Are_Reused_While_The_Repository_Looks_The_Same() throws IOException {
         Path r = repo();

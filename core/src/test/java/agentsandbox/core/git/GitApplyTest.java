@@ -688,6 +688,39 @@ class GitApplyTest {
      * replace the submodule's directory, with its .git) is not taken; once the sandbox's
      * index has it again, it is.
      */
+    /**
+     * A SHA-256 repository's index entries are 12 bytes longer (74 before the name): read at
+     * their own length, a gitlink the sandbox staged is seen, and a plain index is taken.
+     */
+    @Test
+    void A_SHA_256_Repository_s_Index_Is_Read_At_Its_Own_Length() throws Exception {
+        Path host256 = Files.createDirectories(dir.resolve("host256"));
+        git(host256, "init", "-q", "-b", "main", "--object-format=sha256");
+        Files.writeString(host256.resolve("a.txt"), "one\n");
+        git(host256, "add", "a.txt");
+        git(host256, "commit", "-q", "-m", "first");
+        String head = git(host256, "rev-parse", "HEAD");
+        byte[] plain = Files.readAllBytes(host256.resolve(".git/index"));
+        Files.writeString(host256.resolve("b.txt"), "two\n");
+        git(host256, "add", "b.txt");
+        byte[] staged = Files.readAllBytes(host256.resolve(".git/index"));
+        git(host256, "update-index", "--add", "--cacheinfo", "160000," + head + ",sub");
+        byte[] withLink = Files.readAllBytes(host256.resolve(".git/index"));
+        Files.write(host256.resolve(".git/index"), plain);
+        Path upper256 = Files.createDirectories(dir.resolve("upper256"));
+        GitApply apply = new GitApply(host256.resolve(".git"), upper256, Map.of("PATH", System.getenv("PATH"),
+                "HOME", dir.toString()));
+
+        Files.write(upper256.resolve("index"), withLink);
+        assertThat(apply.apply(false)).singleElement().asString().contains("adds the gitlink sub");
+        assertThat(git(host256, "ls-files")).isEqualTo("a.txt");
+
+        Files.write(upper256.resolve("index"), staged);
+        assertThat(apply.apply()).isEmpty();
+        assertThat(git(host256, "ls-files", "-s")).contains("\tb.txt");
+        git(host256, "fsck", "--strict");
+    }
+
     @Test
     void An_Index_Dropping_A_Gitlink_The_Host_Had_Is_Not_Taken() throws Exception {
         String head = git(host, "rev-parse", "HEAD");
