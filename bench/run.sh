@@ -416,14 +416,20 @@ awk -v inside="$inside" -v shared="$shared" 'BEGIN {
 
 # ---------------------------------------------------------------- git view: the host's apply
 
-# What the host's apply of the view costs, end to end: a commit inside, and a fetch of a
+# What the host's apply of the view costs, end to end: a commit of one changed file inside
+# a packed project of 200 files, and a fetch of a
 # pack of 1 000 objects, each with the view and with AGENT_SANDBOX_GIT_VIEW=off (the
 # difference is the view's mount and the apply). Each run starts from a fresh copy of the
 # repository (hyperfine's --prepare, not measured), so every object is new to the host.
 applybase=$work/applybase
 remote=$work/remote
 git -C "$work" -c init.defaultBranch=main init -q applybase
-git -C "$applybase" -c user.name=b -c user.email=b@b commit -q --allow-empty -m base
+# a small project, packed as after a clone: the commit inside changes one file in it
+mkdir -p "$applybase/src/main"
+seq 1 200 | xargs -n 50 sh -c 'for i do echo "$i" >"$0/src/main/f$i.txt"; done' "$applybase"
+git -C "$applybase" add src
+git -C "$applybase" -c user.name=b -c user.email=b@b commit -q -m base
+git -C "$applybase" gc -q
 git clone -q "$applybase" "$remote"
 mkdir "$remote/many"
 # fetched from inside the project (the sandbox has a /tmp of its own): an untracked bare copy
@@ -435,7 +441,7 @@ applyrun=$work/applyrun
 [[ -z ${as_user[*]} ]] || chown -R "$uid:$uid" "$applybase"
 fresh="rm -rf $(printf '%q' "$applyrun") && cp -a $(printf '%q' "$applybase") $(printf '%q' "$applyrun")"
 inrun=$(in_dir "$applyrun")
-commit="git -c user.name=b -c user.email=b@b -c commit.gpgsign=false commit -q --allow-empty -m next"
+commit="sh -c 'echo changed >>src/main/f7.txt && git -c user.name=b -c user.email=b@b -c commit.gpgsign=false commit -qam next'"
 fetch="git fetch -q ./remote.git main:refs/remotes/r/main"
 hyperfine --shell=bash --warmup 2 --export-json "$work/apply.json" -i \
     --prepare "$fresh" \
