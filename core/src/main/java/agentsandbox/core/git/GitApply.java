@@ -606,12 +606,14 @@ public final class GitApply {
         }
         for (int i = 0; i < ref.length(); i++) {
             char c = ref.charAt(i);
+            // and U+FFFD: a name of bytes that are no UTF-8, which would be written back as other bytes
             if (c <= ' ' || c == 0x7f || c == '~' || c == '^' || c == ':' || c == '?' || c == '*' || c == '['
-                    || c == '\\') {
+                    || c == '\\' || c == '\ufffd') {
                 return false;
             }
         }
-        return !ref.contains("@{");
+        // git's check_refname_format: nor may a name end with '.', or hold "@{"
+        return !ref.contains("@{") && !ref.endsWith(".");
     }
 
     private void ref(String ref, String sandboxTip) throws IOException {
@@ -669,10 +671,21 @@ public final class GitApply {
                     + ", an object it did not leave in its git dir: not taken");
             return;
         }
-        if (!ref.startsWith("refs/tags/") && !"commit".equals(objectType(sandboxTip))) {
+        String type = objectType(sandboxTip);
+        if (!ref.startsWith("refs/tags/") && !"commit".equals(type)) {
             // a branch, remote-tracking ref, note or stash names a commit: the host's git log
             // fails on notes that name a blob, say
             out.add("git: the sandbox's " + ref + " points at " + shortId(sandboxTip) + ", which is no commit: not taken");
+            return;
+        }
+        String peeled = "tag".equals(type) ? peeledType(sandboxTip) : type;
+        if (!"commit".equals(peeled) && !"blob".equals(peeled)) {
+            // a tag of a tree: the user's `git checkout <tag> -- .` would put its gitlinks in the
+            // index, and no walk of commits looks at a tree
+            String kept = keepAside(ref, sandboxTip);
+            out.add("git: the sandbox's " + ref + " names " + (peeled == null ? "an object the host cannot read"
+                    : "a " + peeled) + ", not a commit or a file: not taken" + (kept != null ? "; it is kept at " + kept
+                            : ""));
             return;
         }
         // A gitlink is where the host's git goes into another repository, whose config a
@@ -1290,6 +1303,12 @@ public final class GitApply {
             return type;
         }
         HostGit.Result r = git("cat-file", "-t", id);
+        return r.status() == 0 ? r.firstLine() : null;
+    }
+
+    /** The type of the object an annotated tag names in the end (tags of tags followed); null when not known. */
+    private String peeledType(String tag) {
+        HostGit.Result r = git("cat-file", "-t", tag + "^{}");
         return r.status() == 0 ? r.firstLine() : null;
     }
 

@@ -32,6 +32,10 @@ final class HostObjects {
     static final int MAX_CHAIN = 1_000;
     /** At most this many packs are looked in. */
     static final int MAX_PACKS = 256;
+    /** One object's read inflates at most this many bytes, its delta bases' included. */
+    static final long MAX_WORK = 4L * MAX_SIZE;
+    /** All reads of one reader inflate at most this many bytes: then it answers null. */
+    static final long MAX_TOTAL = 16L * MAX_SIZE;
 
     private static final int COMMIT = 1;
     private static final int TREE = 2;
@@ -47,17 +51,29 @@ final class HostObjects {
     private final int idLength;
     private List<Pack> packs; // read on first use
     private final Inflater inflater = new Inflater();
+    /** What the read under way has inflated so far ({@link #MAX_WORK}), and all reads ({@link #MAX_TOTAL}). */
+    private long work;
+    private long total;
 
     HostObjects(Path gitDir, boolean sha256) {
+        this(gitDir, sha256, MAX_WORK);
+    }
+
+    /** With another bound on one read's work than {@link #MAX_WORK}: for tests. */
+    HostObjects(Path gitDir, boolean sha256, long maxWork) {
         this.objects = gitDir.resolve("objects");
         this.idLength = sha256 ? 32 : 20;
+        this.maxWork = maxWork;
     }
+
+    private final long maxWork;
 
     /** Object {@code id}, or null when this reader cannot tell (see the class). */
     Loaded read(String id) {
         if (!ObjectIds.isObjectId(id) || id.length() != idLength * 2) {
             return null;
         }
+        work = 0;
         try {
             Loaded o = loose(id);
             if (o == null) {
@@ -93,6 +109,7 @@ final class HostObjects {
             return null;
         }
         // a loose object git cannot read is an error in git, not a reason to look in the packs
+        spend(deflated.length);
         byte[] bytes = inflate(inflater, deflated, 0, deflated.length, MAX_SIZE + 64);
         if (bytes == null) {
             throw new IOException("a loose object not readable here");
@@ -113,6 +130,15 @@ final class HostObjects {
             throw new IOException("a loose object of another size or type");
         }
         return new Loaded(type, java.util.Arrays.copyOfRange(bytes, nul + 1, bytes.length));
+    }
+
+    /** Counts {@code bytes} more of the read under way: a planted pack's chain of large deltas ends here. */
+    private void spend(long bytes) throws IOException {
+        work += bytes;
+        total += bytes;
+        if (work > maxWork || total > MAX_TOTAL) {
+            throw new IOException("more to inflate than one object may take");
+        }
     }
 
     /** All of a zlib stream's bytes, at most {@code max}; null when it is cut short, longer or corrupt. */
@@ -320,6 +346,7 @@ final class HostObjects {
         if ((type == OFS_DELTA || type == REF_DELTA) && base == null) {
             return null;
         }
+        spend(size);
         byte[] data = inflatePacked(p, offset + at, (int) size);
         if (data == null) {
             return null;

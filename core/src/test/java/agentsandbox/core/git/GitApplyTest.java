@@ -342,6 +342,34 @@ class GitApplyTest {
         assertThat(GitApply.applicable("refs/heads/" + "x".repeat(1014))).isFalse();
         assertThat(GitApply.applicable("refs/heads/a b")).isFalse();
         assertThat(GitApply.applicable("HEAD")).isFalse();
+        assertThat(GitApply.applicable("refs/heads/evil.")).as("a name ending in a dot").isFalse();
+        assertThat(GitApply.applicable("refs/tags/v1.")).isFalse();
+        assertThat(GitApply.applicable("refs/heads/caf\u00e9")).isTrue();
+    }
+
+    /** Every name the host takes is one git itself takes ({@code git check-ref-format}), of tricky names at random. */
+    @Test
+    void Every_Ref_Name_Taken_Is_One_Git_Takes() throws Exception {
+        java.util.Random random = new java.util.Random(31);
+        String[] pieces = {"a", "b", ".", "..", "/", "//", "@", "@{", "{", "lock", ".lock", "-", "~", "^", ":", "?",
+            "*", "[", "\\", " ", "\t", "\u00e9", "x.", "HEAD", "refs"};
+        int taken = 0;
+        for (int i = 0; i < 300; i++) {
+            StringBuilder name = new StringBuilder(List.of("refs/heads/", "refs/tags/", "refs/remotes/o/", "refs/notes/")
+                    .get(random.nextInt(4)));
+            for (int n = 1 + random.nextInt(4); n > 0; n--) {
+                name.append(pieces[random.nextInt(pieces.length)]);
+            }
+            if (GitApply.applicable(name.toString())) {
+                taken++;
+                ProcessBuilder pb = new ProcessBuilder("git", "check-ref-format", name.toString())
+                        .redirectErrorStream(true);
+                Process p = pb.start();
+                p.getInputStream().readAllBytes();
+                assertThat(p.waitFor()).as("git check-ref-format %s", name).isZero();
+            }
+        }
+        assertThat(taken).as("some were taken").isGreaterThan(20);
     }
 
     @Test
@@ -886,6 +914,39 @@ class GitApplyTest {
         assertThat(apply()).anySatisfy(line -> assertThat(line).contains("the sandbox's refs/heads/other holds a"
                 + " commit that adds a submodule at d/x"));
         assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
+    }
+
+    /**
+     * A tag of a tree (directly, or through an annotated tag) is not taken: the user's
+     * {@code git checkout <tag> -- .} would put the tree's gitlinks in the index. Tags of
+     * commits and of files are.
+     */
+    @Test
+    void A_Tag_Of_A_Tree_Is_Not_Taken() throws Exception {
+        String main = git(host, "rev-parse", "main");
+        git(inside, "update-index", "--add", "--cacheinfo", "160000," + main + ",x/y/sub");
+        String tree = git(inside, "write-tree");
+        git(inside, "tag", "-a", "-m", "annotated", "annotated-tree", tree);
+        String annotated = git(inside, "rev-parse", "annotated-tree");
+        String blob = git(inside, "rev-parse", "main:a.txt");
+        syncLayer();
+        Files.createDirectories(upper.resolve("refs/tags"));
+        Files.writeString(upper.resolve("refs/tags/t"), tree + "\n");
+        Files.writeString(upper.resolve("refs/tags/annotated-tree"), annotated + "\n");
+        Files.writeString(upper.resolve("refs/tags/file"), blob + "\n");
+        Files.writeString(upper.resolve("refs/tags/release"), main + "\n");
+        // the tree and the tag object, as git inside left them
+        for (String id : List.of(tree, annotated)) {
+            Path object = inside.resolve(".git/objects").resolve(id.substring(0, 2)).resolve(id.substring(2));
+            Files.createDirectories(upper.resolve("objects").resolve(id.substring(0, 2)));
+            Files.copy(object, upper.resolve("objects").resolve(id.substring(0, 2)).resolve(id.substring(2)),
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+        List<String> said = apply();
+        assertThat(said).anySatisfy(line -> assertThat(line).contains("refs/tags/t names a tree", "not taken"));
+        assertThat(said).anySatisfy(line -> assertThat(line).contains("refs/tags/annotated-tree names a tree"));
+        assertThat(git(host, "tag", "--list")).isEqualTo("file\nrelease");
+        assertThat(git(host, "rev-parse", "refs/agent-sandbox/tags/t")).isEqualTo(tree);
     }
 
     /** A detached HEAD at a commit that adds a gitlink is not taken either: the host's HEAD stays. */

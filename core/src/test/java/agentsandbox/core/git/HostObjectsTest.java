@@ -171,6 +171,30 @@ class HostObjectsTest {
         assertThat(unreadable).as("the damage was read at all").isPositive();
     }
 
+    /**
+     * One read inflates a bounded number of bytes, its delta bases' included (a planted pack
+     * of large deltas in a chain ends there): a delta of the file is read whole within the
+     * default bound, and not within one just above the file's own size.
+     */
+    @Test
+    void A_Read_Inflates_No_More_Than_Its_Bound() throws Exception {
+        Path repo = history("bounded");
+        git(repo, "gc", "-q", "--aggressive");
+        String newest = git(repo, "rev-parse", "HEAD:src/deep/er/file.txt");
+        String oldest = git(repo, "rev-parse", "HEAD~30:src/deep/er/file.txt");
+        int size = Integer.parseInt(git(repo, "cat-file", "-s", newest));
+        HostObjects tight = new HostObjects(repo.resolve(".git"), false, size + 16);
+        HostObjects plain = new HostObjects(repo.resolve(".git"), false);
+        try {
+            assertThat(plain.read(newest)).isNotNull();
+            assertThat(plain.read(oldest)).isNotNull();
+            assertThat(tight.read(oldest)).as("its chain inflates more than the bound").isNull();
+        } finally {
+            tight.close();
+            plain.close();
+        }
+    }
+
     @Test
     void An_Object_Elsewhere_Is_Not_Read() throws Exception {
         Path repo = history("alternate");
