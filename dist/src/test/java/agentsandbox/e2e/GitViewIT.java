@@ -3,6 +3,7 @@ package agentsandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import agentsandbox.core.git.GitViews;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -427,6 +428,60 @@ class GitViewIT {
                 .stderrContains("/fresh/.git/hooks/post-checkout is a new git hook")
                 .stderrContains("moved aside at once");
         assertThat(sandbox.project("fresh/.git/hooks/post-checkout")).doesNotExist();
+    }
+
+    /**
+     * A repository one sandbox made while it still runs is that sandbox's to write: a second
+     * sandbox gets no view of it (the host's side would write there while the first could swap
+     * a directory in it for a link), and works in it directly, as in the work tree; the
+     * project's own git dir, which the first sees through a view too, is a view in both.
+     */
+    @Test
+    void A_Repository_Another_Running_Sandbox_Made_Gets_No_View_And_No_Apply() throws Exception {
+        Path ready = sandbox.project("made");
+        SandboxCli.Started first = sandbox.command("--", "sh", "-c", "mkdir nested && cd nested && git init -q && "
+                + GIT + " commit -q --allow-empty -m made && touch " + ready + " && sleep 30").start();
+        first.awaitFile(ready, Duration.ofSeconds(30));
+        Result second = sandbox.command("--debug", "--", "sh", "-c", "cd nested && " + GIT
+                + " commit -q --allow-empty -m second").run().succeeds();
+        assertThat(second.stderr()).contains("nested/.git, a nested repository's git dir, has no view: another"
+                + " sandbox running now (pid ").contains(sandbox.project(".git") + " is a copy-on-write view inside");
+        assertThat(sandbox.git("-C", "nested", "log", "--format=%s").stdout()).isEqualTo("second\nmade\n");
+        first.signal("TERM");
+        first.waitFor(Duration.ofSeconds(30));
+    }
+
+    /**
+     * A sandbox without a view of the project's git dir (started with the view off) writes
+     * it directly: while it runs, the host side of a sandbox started before it applies
+     * nothing there, and says so when that sandbox ends first. One started after it has no
+     * view at all, and works in the git dir directly too.
+     */
+    @Test
+    void While_A_Sandbox_Without_A_View_Runs_Nothing_Is_Applied_To_The_Git_Dir_It_Writes() throws Exception {
+        String before = hostHead();
+        Path started = sandbox.project("started");
+        Path go = sandbox.tmp().resolve("go");
+        SandboxCli.Started viewed = sandbox.command("--", "sh", "-c", "touch " + started + " && while [ ! -e " + go
+                + " ]; do sleep 0.05; done && echo two >> a.txt && " + GIT + " commit -q -am second && sleep 1").start();
+        viewed.awaitFile(started, Duration.ofSeconds(30));
+        Path viewless = sandbox.project("viewless");
+        SandboxCli.Started other = sandbox.command("--", "sh", "-c", "touch " + viewless + " && sleep 30")
+                .env(GitViews.OFF_VARIABLE, "off").start();
+        other.awaitFile(viewless, Duration.ofSeconds(30));
+        Files.writeString(go, "");
+        Result run = viewed.waitFor(Duration.ofSeconds(30)).succeeds();
+        assertThat(run.stderr()).contains("the sandbox's changes to " + sandbox.project(".git")
+                + " were not applied: another sandbox running now (pid ");
+        assertThat(hostHead()).isEqualTo(before);
+
+        Result after = sandbox.command("--debug", "--", "sh", "-c", "echo three >> a.txt && " + GIT
+                + " commit -q -am third").run().succeeds();
+        assertThat(after.stderr()).contains("no copy-on-write view of " + sandbox.project(".git")
+                + " (another sandbox running now (pid ");
+        assertThat(sandbox.git("log", "-1", "--format=%s").stdout()).isEqualTo("third\n");
+        other.signal("TERM");
+        other.waitFor(Duration.ofSeconds(30));
     }
 
     @Test

@@ -165,6 +165,16 @@ public final class GitApply {
         return incomplete;
     }
 
+    /** The user's runs dir and this run's name there: other runs that can write the git dir stop an apply. */
+    private Path runs;
+    private String self = "";
+
+    /** Looks, before each apply, for another run of the user's in {@code runs} that can write the git dir without a view. */
+    public void watchOtherRuns(Path runs, String self) {
+        this.runs = runs;
+        this.self = self;
+    }
+
     /** The host's objects, read without its git, during one apply. */
     private HostObjects hostObjects;
 
@@ -201,6 +211,19 @@ public final class GitApply {
                 // follow it to another repository's refs while this apply reads these
                 out.add("git: " + shown + " has a commondir file, which git follows to another repository's refs and"
                         + " config: nothing of the view was applied to it; look at that file");
+                return out;
+            }
+            String writer = runs == null ? null : agentsandbox.core.run.OtherRuns.now(runs, self).writerOf(shown);
+            if (writer != null) {
+                // a run started since (without a view of this git dir) writes it directly, and
+                // could lead this apply's writes elsewhere through a link
+                if (!last) {
+                    incomplete = true;
+                } else {
+                    out.add("git: the sandbox's changes to " + shown + " were not applied: another sandbox running now ("
+                            + writer + ") can write that git dir without a view of its own; make them again once it"
+                            + " has ended");
+                }
                 return out;
             }
             int objects = new ObjectImport(gitDir, upper, host, out).run(objectFormatSha256());

@@ -57,16 +57,34 @@ public final class GitViews {
      */
     public static List<Path> of(Environment env, Optional<GitLayout> git, GitDirs found, boolean nested,
             List<String> notes) {
+        return of(env, git, found, nested, notes, null, "");
+    }
+
+    /**
+     * {@link #of(Environment, Optional, GitDirs, boolean, List)}, where no git dir that another
+     * run of the user's in {@code runs} (its runs dir; null: none looked at) can write without a
+     * view gets one ({@link agentsandbox.core.run.OtherRuns}): such a run (one that made the
+     * repository, or one without views) could swap a directory there for a link while this
+     * run's host side writes what it applies. {@code self} is this run's name there.
+     */
+    public static List<Path> of(Environment env, Optional<GitLayout> git, GitDirs found, boolean nested,
+            List<String> notes, Path runs, String self) {
         if (git.isEmpty()) {
             return List.of();
         }
         String why = unavailable(env, nested);
+        Path common = git.get().commonDir();
+        agentsandbox.core.run.OtherRuns others = why != null || runs == null ? agentsandbox.core.run.OtherRuns.NONE
+                : agentsandbox.core.run.OtherRuns.now(runs, self);
+        String writer = why != null ? null : others.writerOf(common);
+        if (writer != null) {
+            why = "another sandbox running now (" + writer + ") can write it without a view of its own";
+        }
         if (why != null) {
-            notes.add("git: no copy-on-write view of " + git.get().commonDir() + " (" + why
+            notes.add("git: no copy-on-write view of " + common + " (" + why
                     + "); its config and hooks are protected path by path");
             return List.of();
         }
-        Path common = git.get().commonDir();
         notes.add("git: " + common + " is a copy-on-write view inside; the host takes from it new objects, ref"
                 + " updates that lose no commit, HEAD and the index, nothing else");
         List<Path> out = new ArrayList<>();
@@ -79,15 +97,23 @@ public final class GitViews {
             candidates.add(repo.resolve(".git"));
         }
         for (Path d : candidates) {
-            if (viewable(d, out, git.get().workTree(), dirs)) {
-                if (out.size() == MAX) {
-                    notes.add("git: more than " + MAX + " git dirs: " + d + " and the rest have no view; their"
-                            + " config and hooks are protected path by path");
-                    break;
-                }
-                out.add(d);
-                notes.add("git: " + d + ", a nested repository's git dir, is a copy-on-write view inside too");
+            if (!viewable(d, out, git.get().workTree(), dirs)) {
+                continue;
             }
+            String other = others.writerOf(d);
+            if (other != null) {
+                notes.add("git: " + d + ", a nested repository's git dir, has no view: another sandbox running now ("
+                        + other + ") made it or can write it without one; its config and hooks are protected path"
+                        + " by path");
+                continue;
+            }
+            if (out.size() == MAX) {
+                notes.add("git: more than " + MAX + " git dirs: " + d + " and the rest have no view; their"
+                        + " config and hooks are protected path by path");
+                break;
+            }
+            out.add(d);
+            notes.add("git: " + d + ", a nested repository's git dir, is a copy-on-write view inside too");
         }
         return List.copyOf(out);
     }

@@ -202,8 +202,15 @@ public final class PlanBuilder {
         } else {
             notes.add("git: no repository above " + env.workDir() + "; git presets add nothing");
         }
+        Path runs;
+        try {
+            runs = RunLayout.runsDir(RunLayout.stateDir(env));
+        } catch (RuntimeException e) {
+            runs = null; // no state dir: this run says why later
+        }
+        String self = prepared != null ? prepared.runDir().getFileName().toString() : "";
         gitViews = GitViews.of(env, git, git.isEmpty() ? null : GitDirs.reuse(gitDirs, env.workDir(), env.home()), nested,
-                notes);
+                notes, runs, self);
     }
 
     /** Whether /tmp is the host's temp dir. */

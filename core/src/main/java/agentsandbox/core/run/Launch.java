@@ -331,8 +331,10 @@ public final class Launch {
                         + "): a concurrent process replaced it or a directory above it; nothing ran", "start again");
             }
             // @git-strict names the project's branch: nested repositories keep the allow-list alone
-            out.add(new GitApply(gitDir, pinned, BaseRefs.in(layer), layer.resolve("upper"), env.hostEnv(),
-                    i == 0 ? plan.gitOnlyBranch() : null));
+            GitApply apply = new GitApply(gitDir, pinned, BaseRefs.in(layer), layer.resolve("upper"), env.hostEnv(),
+                    i == 0 ? plan.gitOnlyBranch() : null);
+            apply.watchOtherRuns(plan.runtimeDir().getParent(), plan.runtimeDir().getFileName().toString());
+            out.add(apply);
         }
         if (!out.isEmpty()) {
             // the nested repositories with views: the project's index may not put a file in their place
