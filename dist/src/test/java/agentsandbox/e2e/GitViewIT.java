@@ -484,6 +484,38 @@ class GitViewIT {
         other.waitFor(Duration.ofSeconds(30));
     }
 
+    /**
+     * A repository a sandbox makes right below the project whose {@code .git} is a link (to
+     * the project's own git dir, or to another repository of the user's): the watch moves the
+     * link aside, never the hook or config it leads to.
+     */
+    @Test
+    void A_Git_Dir_Linked_Into_The_Work_Tree_Loses_The_Link_Not_What_It_Leads_To() throws Exception {
+        Path hook = sandbox.write(sandbox.project(".git/hooks/pre-commit"), "#!/bin/sh\nexit 0\n");
+        Path other = sandbox.world().resolve("other");
+        sandbox.mkdirs(other);
+        sandbox.git("-C", other.toString(), "init", "-q");
+        sandbox.git("-C", other.toString(), "config", "remote.origin.url", "https://example.invalid/x.git");
+        Path otherHook = sandbox.write(other.resolve(".git/hooks/pre-push"), "#!/bin/sh\nexit 0\n");
+        sandbox.chownAll();
+        Path planted = sandbox.project("planted");
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "mkdir one two && ln -s "
+                + sandbox.project(".git") + " one/.git && ln -s " + other.resolve(".git") + " two/.git && touch "
+                + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        Thread.sleep(3 * 200 + 300); // the watch looks every 200 ms
+        run.signal("TERM");
+        Result result = run.waitFor(Duration.ofSeconds(30));
+        assertThat(hook).exists();
+        assertThat(otherHook).exists();
+        assertThat(other.resolve(".git/config")).exists();
+        assertThat(sandbox.git("-C", other.toString(), "config", "remote.origin.url").stdout())
+                .isEqualTo("https://example.invalid/x.git\n");
+        assertThat(sandbox.project("one/.git")).doesNotExist();
+        assertThat(sandbox.project("two/.git")).doesNotExist();
+        result.stderrContains("one/.git is a link the sandbox made").stderrContains("two/.git is a link the sandbox made");
+    }
+
     @Test
     void A_Commit_Made_Inside_Reaches_The_Host_s_Branch_Right_After_It() throws Exception {
         // five commits: each on the host's branch within 0.8 s, which the host's regular look

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.security.SecureRandom;
 
 /**
  * The check of {@link GitAftercheck}, made while the sandbox runs, every
@@ -121,7 +122,16 @@ public final class GitLiveWatch {
             for (GitAftercheck.Finding f : check.scan(dirs)) {
                 if (!f.refusesNextRun() && (swapped.contains(dirs) || !check.existedBefore(f.file()))
                         && f.file().startsWith(check.top) && inGitDir(f.file(), dirs)) {
-                    moveAside(f, moved);
+                    Path link = linkOnTheWay(check.top, f.file());
+                    if (link == null) {
+                        moveAside(f, moved);
+                    } else if (madeSinceStart(link)) {
+                        // never a rename through a link (it would move the file it leads to, the user's
+                        // own hook or another repository's config): the link the sandbox made goes aside
+                        moveAside(new GitAftercheck.Finding(link, "link", link + " is a link the sandbox made, by"
+                                + " which git reaches " + f.file().getFileName() + " elsewhere ("
+                                + readLink(link) + ")", false), moved);
+                    }
                 } else if (!f.refusesNextRun() && !f.file().startsWith(check.top)) {
                     outside = true;
                 }
@@ -139,6 +149,44 @@ public final class GitLiveWatch {
                     }
                 }
             }
+        }
+    }
+
+    /** When the watch began: a link changed since then is the sandbox's. */
+    private final long started = System.currentTimeMillis();
+
+    /** The first symbolic link on the way from {@code top} (not included) to {@code file}'s directory, or null. */
+    static Path linkOnTheWay(Path top, Path file) {
+        Path dir = file.getParent();
+        if (dir == null || !dir.startsWith(top)) {
+            return null;
+        }
+        Path p = top;
+        for (Path part : top.relativize(dir)) {
+            p = p.resolve(part);
+            if (Files.isSymbolicLink(p)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /** Whether link {@code p} was made or changed since the watch began (its change time, which no process sets back). */
+    private boolean madeSinceStart(Path p) {
+        try {
+            java.nio.file.attribute.FileTime changed = (java.nio.file.attribute.FileTime) Files.getAttribute(p,
+                    "unix:ctime", LinkOption.NOFOLLOW_LINKS);
+            return changed.toMillis() >= started - 1000;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    private static String readLink(Path p) {
+        try {
+            return Files.readSymbolicLink(p).toString();
+        } catch (IOException | RuntimeException e) {
+            return "?";
         }
     }
 
@@ -164,13 +212,13 @@ public final class GitLiveWatch {
                 : f.setting().equals("commondir") ? p + " is a new commondir, which sends git to another config and"
                         + " hooks"
                 : f.setting().equals("not a file") ? p + " is a new config that is not a regular file (a link?)"
-                : f.setting().equals("gitdir") ? f.message()
+                : f.setting().equals("gitdir") || f.setting().equals("link") ? f.message()
                 : p + " sets " + f.setting() + ", with which git runs a command";
         String aside = moved.get(p);
         if (aside == null) {
             try {
                 // a directory made read-only by the sandbox gets its owner's write bit back first
-                aside = StateWatch.moveAsideRestoringWrite(p).toString();
+                aside = moveAsideBelow(check.top, p).toString();
             } catch (IOException | RuntimeException e) {
                 if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
                     return; // gone meanwhile
@@ -188,6 +236,61 @@ public final class GitLiveWatch {
                 lines.add(what + "; the sandbox made it while it ran: moved aside at once, to " + aside
                         + "; look at it before you put it back");
             }
+        }
+    }
+
+    /**
+     * Moves {@code p} (below {@code top}) aside as {@link StateWatch#moveAsideRestoringWrite}
+     * does, through no link: each directory on the way is opened without following one (a
+     * sandbox may swap one for a link between a look and the rename), and the rename is made
+     * in the directory so opened.
+     */
+    static Path moveAsideBelow(Path top, Path p) throws IOException {
+        Path dir = p.getParent();
+        if (dir == null || !dir.startsWith(top)) {
+            throw new IOException("not below " + top);
+        }
+        java.nio.file.DirectoryStream<Path> opened = Files.newDirectoryStream(top);
+        try {
+            if (!(opened instanceof java.nio.file.SecureDirectoryStream<Path> at)) {
+                throw new IOException("no way here to open directories without following links");
+            }
+            for (Path part : top.relativize(dir)) {
+                if (part.toString().isEmpty()) {
+                    continue;
+                }
+                java.nio.file.SecureDirectoryStream<Path> next = at.newDirectoryStream(part, LinkOption.NOFOLLOW_LINKS);
+                opened.close();
+                opened = next;
+                at = next;
+            }
+            Path name = p.getFileName();
+            SecureRandom random = new SecureRandom();
+            for (int i = 0; i < 8; i++) {
+                Path aside = Path.of(name + ASIDE + System.currentTimeMillis() + "-"
+                        + Long.toHexString(random.nextLong() & Long.MAX_VALUE));
+                try {
+                    try {
+                        at.move(name, at, aside);
+                    } catch (java.nio.file.AccessDeniedException e) {
+                        // a directory the sandbox took its owner's write or search bit from: back first
+                        java.nio.file.attribute.PosixFileAttributeView view = at.getFileAttributeView(
+                                java.nio.file.attribute.PosixFileAttributeView.class);
+                        java.util.Set<java.nio.file.attribute.PosixFilePermission> perms =
+                                view.readAttributes().permissions();
+                        perms.add(java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
+                        perms.add(java.nio.file.attribute.PosixFilePermission.OWNER_EXECUTE);
+                        view.setPermissions(perms);
+                        at.move(name, at, aside);
+                    }
+                    return dir.resolve(aside);
+                } catch (java.nio.file.FileAlreadyExistsException e) {
+                    // another name
+                }
+            }
+            throw new IOException("no free name beside " + p);
+        } finally {
+            opened.close();
         }
     }
 
