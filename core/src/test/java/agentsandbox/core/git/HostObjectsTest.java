@@ -173,22 +173,40 @@ class HostObjectsTest {
 
     /**
      * One read inflates a bounded number of bytes, its delta bases' included (a planted pack
-     * of large deltas in a chain ends there): a delta of the file is read whole within the
-     * default bound, and not within one just above the file's own size.
+     * of large deltas in a chain ends there): with the bound at a base object's size, the base
+     * reads and a delta of it does not.
      */
     @Test
     void A_Read_Inflates_No_More_Than_Its_Bound() throws Exception {
         Path repo = history("bounded");
         git(repo, "gc", "-q", "--aggressive");
-        String newest = git(repo, "rev-parse", "HEAD:src/deep/er/file.txt");
-        String oldest = git(repo, "rev-parse", "HEAD~30:src/deep/er/file.txt");
-        int size = Integer.parseInt(git(repo, "cat-file", "-s", newest));
-        HostObjects tight = new HostObjects(repo.resolve(".git"), false, size + 16);
+        String idx = Files.list(repo.resolve(".git/objects/pack")).filter(p -> p.toString().endsWith(".idx"))
+                .findFirst().orElseThrow().toString();
+        // verify-pack -v: "id type size packed offset" for an object stored whole, then "depth base" for a delta
+        Map<String, String[]> entries = new LinkedHashMap<>();
+        for (String line : git(repo, "verify-pack", "-v", idx).split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length >= 5 && f[0].matches("[0-9a-f]{40}")) {
+                entries.put(f[0], f);
+            }
+        }
+        String delta = null;
+        String base = null;
+        for (String[] f : entries.values()) {
+            if (f.length == 7 && f[5].equals("1") && f[1].equals("blob")) {
+                delta = f[0];
+                base = f[6];
+                break;
+            }
+        }
+        assertThat(delta).as("a blob stored as a delta of a whole one").isNotNull();
+        int baseSize = Integer.parseInt(entries.get(base)[2]);
+        HostObjects tight = new HostObjects(repo.resolve(".git"), false, baseSize);
         HostObjects plain = new HostObjects(repo.resolve(".git"), false);
         try {
-            assertThat(plain.read(newest)).isNotNull();
-            assertThat(plain.read(oldest)).isNotNull();
-            assertThat(tight.read(oldest)).as("its chain inflates more than the bound").isNull();
+            assertThat(plain.read(delta)).isNotNull();
+            assertThat(tight.read(base)).as("the base, within the bound").isNotNull();
+            assertThat(tight.read(delta)).as("the base and the delta, beyond it").isNull();
         } finally {
             tight.close();
             plain.close();
