@@ -169,6 +169,28 @@ public final class GitApply {
     private Path runs;
     private String self = "";
 
+    /**
+     * Another run of the user's that can write the git dir without a view, as words for the
+     * user; null when none can. At the last apply, runs starting at that moment (whose records
+     * cannot be read yet) are waited for a little: they count until they can be read.
+     */
+    private String otherWriter() {
+        if (runs == null) {
+            return null;
+        }
+        agentsandbox.core.run.OtherRuns others = agentsandbox.core.run.OtherRuns.now(runs, self);
+        for (int i = 0; last && i < 30 && !others.settled() && others.writerOf(shown) != null; i++) {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            others = agentsandbox.core.run.OtherRuns.now(runs, self);
+        }
+        return others.writerOf(shown);
+    }
+
     /** Looks, before each apply, for another run of the user's in {@code runs} that can write the git dir without a view. */
     public void watchOtherRuns(Path runs, String self) {
         this.runs = runs;
@@ -213,7 +235,7 @@ public final class GitApply {
                         + " config: nothing of the view was applied to it; look at that file");
                 return out;
             }
-            String writer = runs == null ? null : agentsandbox.core.run.OtherRuns.now(runs, self).writerOf(shown);
+            String writer = otherWriter();
             if (writer != null) {
                 // a run started since (without a view of this git dir) writes it directly, and
                 // could lead this apply's writes elsewhere through a link

@@ -76,7 +76,7 @@ public final class GitViews {
         Path common = git.get().commonDir();
         agentsandbox.core.run.OtherRuns others = why != null || runs == null ? agentsandbox.core.run.OtherRuns.NONE
                 : agentsandbox.core.run.OtherRuns.now(runs, self);
-        String writer = why != null ? null : others.writerOf(common);
+        String writer = why != null ? null : others.writerOf(common, false);
         if (writer != null) {
             why = "another sandbox running now (" + writer + ") can write it without a view of its own";
         }
@@ -100,7 +100,7 @@ public final class GitViews {
             if (!viewable(d, out, git.get().workTree(), dirs)) {
                 continue;
             }
-            String other = others.writerOf(d);
+            String other = others.writerOf(d, false);
             if (other != null) {
                 notes.add("git: " + d + ", a nested repository's git dir, has no view: another sandbox running now ("
                         + other + ") made it or can write it without one; its config and hooks are protected path"

@@ -145,9 +145,30 @@ public final class OtherRuns {
 
     /**
      * A run of these that can write {@code gitDir} (a real path) without a view of it, as words
-     * for the user ("pid 1234"); null when none can.
+     * for the user ("pid 1234"); null when none can. A run whose records cannot be read yet
+     * (one starting at this moment) counts.
      */
     public String writerOf(Path gitDir) {
+        return writerOf(gitDir, true);
+    }
+
+    /** Whether every run of these could be read (none is starting at this moment). */
+    public boolean settled() {
+        for (Run r : runs) {
+            if (r.writable() == null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * {@link #writerOf(Path)}; a run whose records cannot be read yet counts only with
+     * {@code unreadWrites}. A run deciding its views leaves such runs out: one that then
+     * writes the git dir without a view stops its applies (they look with it counted), where
+     * counting it would give up the view for a run that will have one.
+     */
+    public String writerOf(Path gitDir, boolean unreadWrites) {
         if (runs.isEmpty()) {
             return null;
         }
@@ -160,7 +181,10 @@ public final class OtherRuns {
         }
         for (Run r : runs) {
             if (r.writable() == null) {
-                return r.pid() > 0 ? "pid " + r.pid() : "one starting now";
+                if (unreadWrites) {
+                    return r.pid() > 0 ? "pid " + r.pid() : "one starting now";
+                }
+                continue;
             }
             boolean below = false;
             for (Path w : r.writable()) {

@@ -98,6 +98,8 @@ class OtherRunsTest {
     void A_Run_That_Cannot_Be_Read_Yet_Counts_As_A_Writer_And_An_Ended_One_Does_Not() throws Exception {
         Path starting = Files.createDirectories(runs.resolve(name('c')));
         assertThat(OtherRuns.now(runs, name('f')).writerOf(gitDir)).as("no owner yet").isEqualTo("one starting now");
+        assertThat(OtherRuns.now(runs, name('f')).settled()).isFalse();
+        assertThat(OtherRuns.now(runs, name('f')).writerOf(gitDir, false)).as("when a run decides its views").isNull();
         StaleRuns.writeOwner(starting);
         assertThat(OtherRuns.now(runs, name('f')).writerOf(gitDir)).as("no mount checks yet").startsWith("pid ");
         Files.writeString(starting.resolve(RunLayout.OWNER), "999999999 1 " + StaleRuns.Owner.current().pidNs()
