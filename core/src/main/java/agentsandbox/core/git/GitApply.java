@@ -165,6 +165,37 @@ public final class GitApply {
         return incomplete;
     }
 
+    /** Another run that can write the git dir, found while an apply writes there: its words for the user. */
+    static final class OtherWriter extends IOException {
+        OtherWriter(String who) {
+            super(who);
+        }
+    }
+
+    /** When the other runs were last looked at ({@link #alone()}), System.nanoTime. */
+    private long lookedAt;
+    /** The most a look at the other runs may be old when the apply writes (a run needs far longer to start). */
+    static final long FRESH_NANOS = 20_000_000L;
+
+    /**
+     * Before each write of the apply: throws when another run of the user's can now write the
+     * git dir without a view (one started since the apply began). Looked at again when the last
+     * look is older than {@link #FRESH_NANOS}: a run that was not there then cannot have made
+     * its directory, set up its sandbox and started a command since.
+     */
+    void alone() throws OtherWriter {
+        if (writerFound == null && runs != null && System.nanoTime() - lookedAt >= FRESH_NANOS) {
+            writerFound = agentsandbox.core.run.OtherRuns.now(runs, self).writerOf(shown);
+            lookedAt = System.nanoTime();
+        }
+        if (writerFound != null) {
+            throw new OtherWriter(writerFound);
+        }
+    }
+
+    /** The other run found by {@link #alone()} during the apply under way; null while none is. */
+    private String writerFound;
+
     /** The user's runs dir and this run's name there: other runs that can write the git dir stop an apply. */
     private Path runs;
     private String self = "";
@@ -201,7 +232,19 @@ public final class GitApply {
     private HostObjects hostObjects;
 
     private HostGit.Result git(String... args) {
+        try {
+            alone();
+        } catch (OtherWriter e) {
+            throw new OtherWriterNow(e);
+        }
         return host.run(args);
+    }
+
+    /** {@link OtherWriter}, out of a call that throws no checked exception. */
+    private static final class OtherWriterNow extends RuntimeException {
+        OtherWriterNow(OtherWriter cause) {
+            super(cause.getMessage(), cause);
+        }
     }
 
     /** Applies what the layer holds; one line per thing the user should know. Never throws. */
@@ -236,6 +279,8 @@ public final class GitApply {
                 return out;
             }
             String writer = otherWriter();
+            writerFound = writer;
+            lookedAt = System.nanoTime();
             if (writer != null) {
                 // a run started since (without a view of this git dir) writes it directly, and
                 // could lead this apply's writes elsewhere through a link
@@ -248,7 +293,7 @@ public final class GitApply {
                 }
                 return out;
             }
-            int objects = new ObjectImport(gitDir, upper, host, out).run(objectFormatSha256());
+            int objects = new ObjectImport(gitDir, upper, host, out, this).run(objectFormatSha256());
             if (objects < 0) {
                 return out; // what failed is said; no ref may point at what is not there
             }
@@ -256,6 +301,15 @@ public final class GitApply {
             index();
             refs();
             head();
+        } catch (OtherWriter | OtherWriterNow e) {
+            // a run that can write the git dir began meanwhile: nothing more is written there
+            if (!last) {
+                incomplete = true;
+            } else {
+                out.add("git: the sandbox's changes to " + shown + " were not all applied: another sandbox that began"
+                        + " meanwhile (" + e.getMessage() + ") can write that git dir without a view of its own; what"
+                        + " was applied before stays, in order");
+            }
         } catch (IOException | RuntimeException e) {
             out.add("git: the changes of the sandbox to " + shown + " could not all be applied (" + e.getMessage()
                     + "); the host's git dir has what was applied before, in order");
@@ -390,6 +444,7 @@ public final class GitApply {
         if (hostIndex != null && (sameIndex(hostIndex, bytes) || sameEntries(hostIndex, bytes, hash))) {
             return; // taken already
         }
+        alone();
         Path temp = Files.createTempFile(gitDir, "index.agent-sandbox", "");
         try {
             Files.write(temp, bytes);
@@ -997,6 +1052,7 @@ public final class GitApply {
             if (old == null && !roomFor(ref, packed)) {
                 return ""; // a ref in the way: git says which
             }
+            alone();
             Files.createDirectories(file.getParent());
             try {
                 Files.newByteChannel(lock, java.util.Set.of(java.nio.file.StandardOpenOption.CREATE_NEW,
@@ -1027,11 +1083,14 @@ public final class GitApply {
                 if (("ref: " + ref).equals(hostHead()) && noLinkOnTheWay("logs/HEAD")) {
                     appendReflog("logs/HEAD", entry); // git logs a move of HEAD's branch in HEAD's reflog too
                 }
+                alone();
                 Files.move(lock, file, StandardCopyOption.ATOMIC_MOVE);
                 return null;
             } finally {
                 Files.deleteIfExists(lock);
             }
+        } catch (OtherWriter e) {
+            throw new OtherWriterNow(e);
         } catch (IOException | RuntimeException e) {
             return "cannot write " + ref + ": " + e.getMessage();
         }
@@ -1039,6 +1098,7 @@ public final class GitApply {
 
     /** Appends one line to a reflog of the host's, made where missing; never through a link. */
     private void appendReflog(String rel, String entry) throws IOException {
+        alone();
         Path log = gitDir.resolve(rel);
         Files.createDirectories(log.getParent());
         try (java.nio.channels.SeekableByteChannel c = Files.newByteChannel(log, java.util.Set.of(

@@ -35,7 +35,15 @@ final class ObjectImport {
     private final List<String> out;
 
     /** @param out where a refused object is said, one line */
+    /** Asked before each write: whether the git dir is still this run's alone to write ({@link GitApply#alone()}). */
+    private final GitApply apply;
+
     ObjectImport(Path gitDir, Path upper, HostGit git, List<String> out) {
+        this(gitDir, upper, git, out, null);
+    }
+
+    ObjectImport(Path gitDir, Path upper, HostGit git, List<String> out, GitApply apply) {
+        this.apply = apply;
         this.gitDir = gitDir;
         this.upper = upper;
         this.git = git;
@@ -131,6 +139,9 @@ final class ObjectImport {
         if (problem != null) {
             out.add("git: the sandbox's object " + id + " is " + problem + "; nothing was applied");
             return false;
+        }
+        if (apply != null) {
+            apply.alone();
         }
         Files.createDirectories(target.getParent());
         Path temp = Files.createTempFile(target.getParent(), "tmp_obj_", "");
@@ -306,6 +317,9 @@ final class ObjectImport {
         // indexed where no sandbox sees it (beside the layer, in the run's directory): only a
         // pack the host's git accepted reaches the git dir, which the sandbox's view shows
         Path staging = Files.createDirectories(upper.resolveSibling("apply"));
+        if (apply != null) {
+            apply.alone();
+        }
         Path temp = Files.createTempFile(staging, "tmp_pack_", ".pack");
         Path tempIndex = staging.resolve(temp.getFileName().toString().replace(".pack", ".idx"));
         try {

@@ -193,6 +193,81 @@ class GitApplyTest {
                 .isEqualTo("agent-sandbox <agent-sandbox> agent-sandbox: from the sandbox");
     }
 
+    /**
+     * A run directory of this process (alive) in {@code runs}, as another run of the user's
+     * writes one, that mounts {@code writable} read-write and has no view.
+     */
+    private static void otherRun(Path runs, String name, Path writable) throws IOException {
+        Path run = Files.createDirectories(runs.resolve(name));
+        String stat = Files.readString(Path.of("/proc/self/stat"));
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        String pid = Files.readSymbolicLink(Path.of("/proc/self")).toString();
+        Files.writeString(run.resolve("owner"), pid + " " + fields[22 - 3] + " "
+                + Files.readSymbolicLink(Path.of("/proc/self/ns/pid")) + "\n");
+        java.io.ByteArrayOutputStream checks = new java.io.ByteArrayOutputStream();
+        for (String f : new String[] {"b", writable.toString(), writable.toString()}) {
+            checks.writeBytes(f.getBytes(StandardCharsets.UTF_8));
+            checks.write(0);
+        }
+        Files.write(run.resolve("mount-checks"), checks.toByteArray());
+    }
+
+    /**
+     * Another run of the user's that can write the git dir without a view: nothing is applied
+     * while it runs, and one that begins while an apply writes stops that apply within the
+     * next write (the other runs are looked at again before a write when the last look is
+     * older than 20 ms).
+     */
+    @Test
+    void Another_Run_That_Can_Write_The_Git_Dir_Stops_The_Apply() throws Exception {
+        String tip = commitInside("second");
+        Path runs = Files.createDirectories(dir.resolve("runs"));
+        GitApply apply = viewApply();
+        apply.watchOtherRuns(runs, "f".repeat(16));
+        otherRun(runs, "a".repeat(16), dir);
+        assertThat(apply.apply(false)).isEmpty();
+        assertThat(apply.incomplete()).isTrue();
+        assertThat(apply.apply()).singleElement().asString().contains("were not applied: another sandbox running now"
+                + " (pid ");
+        assertThat(git(host, "rev-parse", "main")).isNotEqualTo(tip);
+        deleteTree(runs.resolve("a".repeat(16)));
+
+        // 400 new branches: the other run begins once the first is on the host
+        for (int i = 0; i < 400; i++) {
+            Files.writeString(upper.resolve("refs/heads/branch-" + i), tip + "\n");
+        }
+        Thread starter = new Thread(() -> {
+            try {
+                while (!Files.exists(host.resolve(".git/refs/heads/main"))
+                        || git(host, "rev-parse", "main").equals(tip) == false) {
+                    Thread.sleep(1);
+                }
+                otherRun(runs, "b".repeat(16), dir);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        GitApply second = viewApply();
+        second.watchOtherRuns(runs, "f".repeat(16));
+        starter.start();
+        List<String> said = second.apply();
+        starter.join();
+        assertThat(said).singleElement().asString().contains("were not all applied: another sandbox that began"
+                + " meanwhile (pid ");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(tip);
+        int taken = git(host, "for-each-ref", "--format=%(refname)", "refs/heads/").split("\n").length;
+        assertThat(taken).as("branches taken before it began").isLessThan(401);
+        git(host, "fsck", "--strict");
+    }
+
+    private static void deleteTree(Path p) throws IOException {
+        try (Stream<Path> all = Files.walk(p)) {
+            for (Path f : (Iterable<Path>) all.sorted(java.util.Comparator.reverseOrder())::iterator) {
+                Files.delete(f);
+            }
+        }
+    }
+
     @Test
     void A_Move_That_Loses_Commits_Is_Kept_Aside_And_Said() throws Exception {
         String hostTip = git(host, "rev-parse", "HEAD");
