@@ -202,7 +202,12 @@ public final class GitDirs {
         for (Path p : watched) {
             String name = p.getFileName().toString();
             boolean config = name.equals("config") || name.equals("config.worktree");
-            if ((config && roots.contains(p) || name.equals("hooks")) && !fromForged(p)
+            // and a linked worktree's commondir: rewritten, it sends that worktree's git to a
+            // config and hooks of the sandbox's (one made anew is the live watch's)
+            boolean commondir = name.equals("commondir") && p.getParent() != null && p.getParent().getParent() != null
+                    && p.getParent().getParent().getFileName() != null
+                    && p.getParent().getParent().getFileName().toString().equals("worktrees");
+            if ((config && roots.contains(p) || name.equals("hooks") || commondir) && !fromForged(p)
                     && Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
                 out.add(p);
             }
@@ -529,6 +534,8 @@ public final class GitDirs {
                     break;
                 }
                 config(e.resolve("config.worktree"));
+                // the worktree's git takes config and hooks from where this file says
+                watched.add(e.resolve("commondir"));
             }
         } catch (IOException | RuntimeException e) {
             // unreadable: nothing more to find here

@@ -310,6 +310,18 @@ class GitAftercheckTest {
                 zz.resolve(".git/hooks"), m.resolve("config"), m.resolve("hooks"));
     }
 
+    /** A linked worktree's commondir is read-only inside without the view: rewritten, it would send that worktree's git elsewhere. */
+    @Test
+    void A_Linked_Worktree_s_Commondir_Is_Protected() throws IOException {
+        Path r = repo();
+        git(r, "commit", "-q", "--allow-empty", "-m", "x");
+        git(r, "worktree", "add", "-q", dir.resolve("wt").toString());
+        Path commondir = r.resolve(".git/worktrees/wt/commondir");
+        assertThat(commondir).isRegularFile();
+        assertThat(GitDirs.find(r).protectable()).contains(commondir, r.resolve(".git/config"));
+        assertThat(GitDirs.find(dir.resolve("wt")).protectable()).contains(commondir);
+    }
+
     /** A SHA-256 repository's index is read at its own entry length: the repository at its gitlink is found. */
     @Test
     void A_Gitlink_Of_A_SHA_256_Repository_Leads_To_Its_Repository() throws IOException {
