@@ -1079,9 +1079,15 @@ public final class GitApply {
                 Files.writeString(lock, tip + "\n", StandardCharsets.US_ASCII, LinkOption.NOFOLLOW_LINKS);
                 String entry = (old == null ? "0".repeat(tip.length()) : old) + " " + tip + " " + REFLOG_NAME + " <"
                         + REFLOG_EMAIL + "> " + (System.currentTimeMillis() / 1000) + " +0000\t" + message + "\n";
+                // git logs a move of HEAD's branch in HEAD's reflog too: both logs plain files (or
+                // none yet) before either is written, so that no entry stands for a move not made
+                boolean headToo = ("ref: " + ref).equals(hostHead());
+                if (!plainOrAbsent("logs/" + ref) || headToo && !plainOrAbsent("logs/HEAD")) {
+                    return "a reflog of it, or HEAD's, is not a plain file";
+                }
                 appendReflog("logs/" + ref, entry);
-                if (("ref: " + ref).equals(hostHead()) && noLinkOnTheWay("logs/HEAD")) {
-                    appendReflog("logs/HEAD", entry); // git logs a move of HEAD's branch in HEAD's reflog too
+                if (headToo) {
+                    appendReflog("logs/HEAD", entry);
                 }
                 alone();
                 Files.move(lock, file, StandardCopyOption.ATOMIC_MOVE);
@@ -1094,6 +1100,13 @@ public final class GitApply {
         } catch (IOException | RuntimeException e) {
             return "cannot write " + ref + ": " + e.getMessage();
         }
+    }
+
+    /** Whether {@code rel} in the host's git dir is a regular file or nothing, with no link on the way. */
+    private boolean plainOrAbsent(String rel) {
+        Path p = gitDir.resolve(rel);
+        return noLinkOnTheWay(rel) && (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
+                || !Files.exists(p, LinkOption.NOFOLLOW_LINKS));
     }
 
     /** Appends one line to a reflog of the host's, made where missing; never through a link. */

@@ -153,6 +153,23 @@ class GitApplyTest {
         git(host, "fsck", "--strict");
     }
 
+    /** HEAD's reflog a link (or a reflog a directory): nothing is written through it, and no entry stands for a move not made. */
+    @Test
+    void A_Reflog_That_Is_No_Plain_File_Gets_No_Entry_And_The_Branch_Stays() throws Exception {
+        String before = git(host, "rev-parse", "main");
+        Path elsewhere = Files.writeString(dir.resolve("elsewhere"), "");
+        Files.delete(host.resolve(".git/logs/HEAD"));
+        Files.createSymbolicLink(host.resolve(".git/logs/HEAD"), elsewhere);
+        long mainLog = Files.size(host.resolve(".git/logs/refs/heads/main"));
+        String tip = commitInside("second");
+        assertThat(apply()).singleElement().asString().contains("refs/heads/main was not taken")
+                .contains("not a plain file");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(before);
+        assertThat(Files.readString(elsewhere)).isEmpty();
+        assertThat(Files.size(host.resolve(".git/logs/refs/heads/main"))).isEqualTo(mainLog);
+        assertThat(git(host, "rev-parse", "refs/agent-sandbox/heads/main")).isEqualTo(tip);
+    }
+
     @Test
     void A_Packed_Branch_And_A_New_Branch_In_A_New_Directory_Are_Written_Too() throws Exception {
         git(host, "pack-refs", "--all");
