@@ -1045,60 +1045,137 @@ public final class GitApply {
         if (ref.equals("refs/stash") || !plainRefStore()) {
             return "";
         }
-        Path file = gitDir.resolve(ref);
-        Path lock = file.resolveSibling(file.getFileName() + ".lock");
+        int slash = ref.lastIndexOf('/');
+        String name = ref.substring(slash + 1);
+        String lockName = name + ".lock";
+        java.nio.file.Path nameP = Path.of(name);
+        java.nio.file.Path lockP = Path.of(lockName);
         try {
             Map<String, String> packed = packedRefs(gitDir.resolve("packed-refs"));
             if (old == null && !roomFor(ref, packed)) {
                 return ""; // a ref in the way: git says which
             }
             alone();
-            Files.createDirectories(file.getParent());
-            try {
-                Files.newByteChannel(lock, java.util.Set.of(java.nio.file.StandardOpenOption.CREATE_NEW,
-                        java.nio.file.StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)).close();
-            } catch (java.nio.file.FileAlreadyExistsException held) {
-                return ""; // a git of the host's holds it: git waits for it, or says so
-            }
-            try {
-                // under the lock: the value now, loose or packed, must be the one this update replaces
-                String now;
-                if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-                    now = looseValue(file);
-                    if (now == null) {
-                        return ""; // a symbolic ref, or something git reads otherwise
+            // every write below is made in directories opened without following a link, so a
+            // directory of the git dir swapped for one leads none of them elsewhere
+            try (java.nio.file.SecureDirectoryStream<Path> dir = directory(ref.substring(0, slash))) {
+                java.nio.channels.SeekableByteChannel lock;
+                try {
+                    lock = dir.newByteChannel(lockP, java.util.Set.of(java.nio.file.StandardOpenOption.CREATE_NEW,
+                            java.nio.file.StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS));
+                } catch (java.nio.file.FileAlreadyExistsException held) {
+                    return ""; // a git of the host's holds it: git waits for it, or says so
+                }
+                boolean moved = false;
+                try {
+                    // under the lock: the value now, loose or packed, must be the one this update replaces
+                    String now;
+                    BasicFileAttributes a;
+                    try {
+                        a = dir.getFileAttributeView(nameP, java.nio.file.attribute.BasicFileAttributeView.class,
+                                LinkOption.NOFOLLOW_LINKS).readAttributes();
+                    } catch (java.nio.file.NoSuchFileException none) {
+                        a = null;
                     }
-                } else if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
-                    return "";
-                } else {
-                    now = packedRefs(gitDir.resolve("packed-refs")).get(ref);
+                    if (a == null) {
+                        now = packedRefs(gitDir.resolve("packed-refs")).get(ref);
+                    } else if (a.isRegularFile() && a.size() <= BaseRefs.REF_BYTES) {
+                        try (java.nio.channels.SeekableByteChannel c = dir.newByteChannel(nameP,
+                                java.util.Set.of(java.nio.file.StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS))) {
+                            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(BaseRefs.REF_BYTES + 1);
+                            while (c.read(b) > 0 && b.hasRemaining()) {
+                                // all of it
+                            }
+                            now = looseValue(new String(b.array(), 0, b.position(), StandardCharsets.US_ASCII));
+                        }
+                        if (now == null) {
+                            return ""; // a symbolic ref, or something git reads otherwise
+                        }
+                    } else {
+                        return "";
+                    }
+                    if (!java.util.Objects.equals(now, old)) {
+                        return ""; // moved meanwhile: git says how
+                    }
+                    write(lock, tip + "\n");
+                    lock.close();
+                    String entry = (old == null ? "0".repeat(tip.length()) : old) + " " + tip + " " + REFLOG_NAME
+                            + " <" + REFLOG_EMAIL + "> " + (System.currentTimeMillis() / 1000) + " +0000\t" + message
+                            + "\n";
+                    // git logs a move of HEAD's branch in HEAD's reflog too: both logs plain files (or
+                    // none yet) before either is written, so that no entry stands for a move not made
+                    boolean headToo = ("ref: " + ref).equals(hostHead());
+                    if (!plainOrAbsent("logs/" + ref) || headToo && !plainOrAbsent("logs/HEAD")) {
+                        return "a reflog of it, or HEAD's, is not a plain file";
+                    }
+                    appendReflog("logs/" + ref, entry);
+                    if (headToo) {
+                        appendReflog("logs/HEAD", entry);
+                    }
+                    alone();
+                    dir.move(lockP, dir, nameP);
+                    moved = true;
+                    return null;
+                } finally {
+                    lock.close();
+                    if (!moved) {
+                        try {
+                            dir.deleteFile(lockP);
+                        } catch (java.nio.file.NoSuchFileException gone) {
+                            // not there
+                        }
+                    }
                 }
-                if (!java.util.Objects.equals(now, old)) {
-                    return ""; // moved meanwhile: git says how
-                }
-                Files.writeString(lock, tip + "\n", StandardCharsets.US_ASCII, LinkOption.NOFOLLOW_LINKS);
-                String entry = (old == null ? "0".repeat(tip.length()) : old) + " " + tip + " " + REFLOG_NAME + " <"
-                        + REFLOG_EMAIL + "> " + (System.currentTimeMillis() / 1000) + " +0000\t" + message + "\n";
-                // git logs a move of HEAD's branch in HEAD's reflog too: both logs plain files (or
-                // none yet) before either is written, so that no entry stands for a move not made
-                boolean headToo = ("ref: " + ref).equals(hostHead());
-                if (!plainOrAbsent("logs/" + ref) || headToo && !plainOrAbsent("logs/HEAD")) {
-                    return "a reflog of it, or HEAD's, is not a plain file";
-                }
-                appendReflog("logs/" + ref, entry);
-                if (headToo) {
-                    appendReflog("logs/HEAD", entry);
-                }
-                alone();
-                Files.move(lock, file, StandardCopyOption.ATOMIC_MOVE);
-                return null;
-            } finally {
-                Files.deleteIfExists(lock);
             }
         } catch (OtherWriter e) {
             throw new OtherWriterNow(e);
         } catch (IOException | RuntimeException e) {
             return "cannot write " + ref + ": " + e.getMessage();
+        }
+    }
+
+    private static void write(java.nio.channels.WritableByteChannel c, String text) throws IOException {
+        java.nio.ByteBuffer bytes = java.nio.ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+        while (bytes.hasRemaining()) {
+            c.write(bytes);
+        }
+    }
+
+    /**
+     * Directory {@code rel} of the host's git dir, made where missing, each directory on the way
+     * opened without following a link (one there fails it). A directory made here through a
+     * path a concurrent process changed is made elsewhere at worst, empty: nothing is written
+     * but in the directories so opened.
+     */
+    private java.nio.file.SecureDirectoryStream<Path> directory(String rel) throws IOException {
+        java.nio.file.DirectoryStream<Path> top = Files.newDirectoryStream(gitDir);
+        if (!(top instanceof java.nio.file.SecureDirectoryStream<Path> at)) {
+            top.close();
+            throw new IOException("no way here to open directories without following links");
+        }
+        java.nio.file.SecureDirectoryStream<Path> current = at;
+        String done = "";
+        try {
+            for (String part : rel.split("/")) {
+                java.nio.file.SecureDirectoryStream<Path> next;
+                try {
+                    next = current.newDirectoryStream(Path.of(part), LinkOption.NOFOLLOW_LINKS);
+                } catch (java.nio.file.NoSuchFileException missing) {
+                    try {
+                        Files.createDirectory(gitDir.resolve(done + part));
+                    } catch (java.nio.file.FileAlreadyExistsException made) {
+                        // made meanwhile: opened below like any other
+                    }
+                    next = current.newDirectoryStream(Path.of(part), LinkOption.NOFOLLOW_LINKS);
+                }
+                current.close();
+                current = next;
+                done = done + part + "/";
+            }
+            return current;
+        } catch (IOException | RuntimeException e) {
+            current.close();
+            throw e;
         }
     }
 
@@ -1112,15 +1189,13 @@ public final class GitApply {
     /** Appends one line to a reflog of the host's, made where missing; never through a link. */
     private void appendReflog(String rel, String entry) throws IOException {
         alone();
-        Path log = gitDir.resolve(rel);
-        Files.createDirectories(log.getParent());
-        try (java.nio.channels.SeekableByteChannel c = Files.newByteChannel(log, java.util.Set.of(
-                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND,
-                java.nio.file.StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS))) {
-            java.nio.ByteBuffer bytes = java.nio.ByteBuffer.wrap(entry.getBytes(StandardCharsets.UTF_8));
-            while (bytes.hasRemaining()) {
-                c.write(bytes);
-            }
+        int slash = rel.lastIndexOf('/');
+        try (java.nio.file.SecureDirectoryStream<Path> dir = directory(rel.substring(0, slash));
+                java.nio.channels.SeekableByteChannel c = dir.newByteChannel(Path.of(rel.substring(slash + 1)),
+                        java.util.Set.of(java.nio.file.StandardOpenOption.CREATE,
+                                java.nio.file.StandardOpenOption.APPEND, java.nio.file.StandardOpenOption.WRITE,
+                                LinkOption.NOFOLLOW_LINKS))) {
+            write(c, entry);
         }
     }
 

@@ -215,7 +215,8 @@ class GitApplyTest {
      * writes one, that mounts {@code writable} read-write and has no view.
      */
     private static void otherRun(Path runs, String name, Path writable) throws IOException {
-        Path run = Files.createDirectories(runs.resolve(name));
+        // made whole beside the runs, then moved in: the apply never reads it half made
+        Path run = Files.createDirectories(runs.resolveSibling("making-" + name));
         String stat = Files.readString(Path.of("/proc/self/stat"));
         String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
         String pid = Files.readSymbolicLink(Path.of("/proc/self")).toString();
@@ -227,6 +228,7 @@ class GitApplyTest {
             checks.write(0);
         }
         Files.write(run.resolve("mount-checks"), checks.toByteArray());
+        Files.move(run, runs.resolve(name), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
     /**
