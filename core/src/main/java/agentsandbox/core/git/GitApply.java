@@ -1141,42 +1141,9 @@ public final class GitApply {
         }
     }
 
-    /**
-     * Directory {@code rel} of the host's git dir, made where missing, each directory on the way
-     * opened without following a link (one there fails it). A directory made here through a
-     * path a concurrent process changed is made elsewhere at worst, empty: nothing is written
-     * but in the directories so opened.
-     */
+    /** Directory {@code rel} of the host's git dir, opened through no link ({@link LinkFree#open}). */
     private java.nio.file.SecureDirectoryStream<Path> directory(String rel) throws IOException {
-        java.nio.file.DirectoryStream<Path> top = Files.newDirectoryStream(gitDir);
-        if (!(top instanceof java.nio.file.SecureDirectoryStream<Path> at)) {
-            top.close();
-            throw new IOException("no way here to open directories without following links");
-        }
-        java.nio.file.SecureDirectoryStream<Path> current = at;
-        String done = "";
-        try {
-            for (String part : rel.split("/")) {
-                java.nio.file.SecureDirectoryStream<Path> next;
-                try {
-                    next = current.newDirectoryStream(Path.of(part), LinkOption.NOFOLLOW_LINKS);
-                } catch (java.nio.file.NoSuchFileException missing) {
-                    try {
-                        Files.createDirectory(gitDir.resolve(done + part));
-                    } catch (java.nio.file.FileAlreadyExistsException made) {
-                        // made meanwhile: opened below like any other
-                    }
-                    next = current.newDirectoryStream(Path.of(part), LinkOption.NOFOLLOW_LINKS);
-                }
-                current.close();
-                current = next;
-                done = done + part + "/";
-            }
-            return current;
-        } catch (IOException | RuntimeException e) {
-            current.close();
-            throw e;
-        }
+        return LinkFree.open(gitDir, rel);
     }
 
     /** Whether {@code rel} in the host's git dir is a regular file or nothing, with no link on the way. */

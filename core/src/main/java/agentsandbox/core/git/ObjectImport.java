@@ -143,14 +143,32 @@ final class ObjectImport {
         if (apply != null) {
             apply.alone();
         }
-        Files.createDirectories(target.getParent());
-        Path temp = Files.createTempFile(target.getParent(), "tmp_obj_", "");
-        try {
-            Files.write(temp, deflated);
-            temp.toFile().setReadOnly();
-            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
-        } finally {
-            Files.deleteIfExists(temp);
+        // written and renamed in directories opened through no link (see LinkFree), read-only as git leaves objects
+        try (java.nio.file.SecureDirectoryStream<Path> dir = LinkFree.open(gitDir, "objects/" + id.substring(0, 2))) {
+            Path temp = Path.of("tmp_obj_" + Long.toHexString(System.nanoTime()) + "_"
+                    + Long.toHexString(Double.doubleToLongBits(Math.random())));
+            boolean moved = false;
+            try {
+                try (java.nio.channels.SeekableByteChannel c = dir.newByteChannel(temp, java.util.Set.of(
+                        java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE,
+                        LinkOption.NOFOLLOW_LINKS), java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                                java.nio.file.attribute.PosixFilePermissions.fromString("r--r--r--")))) {
+                    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(deflated);
+                    while (b.hasRemaining()) {
+                        c.write(b);
+                    }
+                }
+                dir.move(temp, dir, Path.of(id.substring(2)));
+                moved = true;
+            } finally {
+                if (!moved) {
+                    try {
+                        dir.deleteFile(temp);
+                    } catch (java.nio.file.NoSuchFileException gone) {
+                        // not made
+                    }
+                }
+            }
         }
         return true;
     }

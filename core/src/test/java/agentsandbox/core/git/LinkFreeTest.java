@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+package agentsandbox.core.git;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
+import java.nio.file.StandardOpenOption;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Directories of a git dir opened through no link, for the apply's writes. */
+class LinkFreeTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void Missing_Directories_Are_Made_And_Writes_Land_In_Them() throws Exception {
+        Path root = Files.createDirectories(dir.resolve("git"));
+        try (SecureDirectoryStream<Path> d = LinkFree.open(root, "logs/refs/heads/feature")) {
+            d.newByteChannel(Path.of("x"), Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)).close();
+        }
+        assertThat(root.resolve("logs/refs/heads/feature/x")).isRegularFile();
+    }
+
+    /** A directory on the way that is a link (to another repository's refs, say) fails the open: nothing is written there. */
+    @Test
+    void A_Link_On_The_Way_Fails_The_Open() throws Exception {
+        Path root = Files.createDirectories(dir.resolve("git"));
+        Path elsewhere = Files.createDirectories(dir.resolve("elsewhere/heads"));
+        Files.createDirectories(root.resolve("refs"));
+        Files.createSymbolicLink(root.resolve("refs/heads"), elsewhere);
+        assertThatThrownBy(() -> LinkFree.open(root, "refs/heads")).isInstanceOf(java.io.IOException.class);
+        assertThatThrownBy(() -> LinkFree.open(root, "refs/heads/deeper")).isInstanceOf(java.io.IOException.class);
+        assertThat(elsewhere.resolve("deeper")).doesNotExist();
+        assertThat(Files.isSymbolicLink(root.resolve("refs/heads"))).isTrue();
+        assertThat(Files.exists(root.resolve("refs/heads"), LinkOption.NOFOLLOW_LINKS)).isTrue();
+    }
+}
