@@ -185,7 +185,9 @@ public final class GitApply {
      */
     void alone() throws OtherWriter {
         if (writerFound == null && runs != null && System.nanoTime() - lookedAt >= FRESH_NANOS) {
-            writerFound = agentsandbox.core.run.OtherRuns.now(runs, self).writerOf(shown);
+            Path where = whereNow();
+            writerFound = where == null ? "its git dir was removed or cannot be found"
+                    : agentsandbox.core.run.OtherRuns.now(runs, self).writerOf(where);
             lookedAt = System.nanoTime();
         }
         if (writerFound != null) {
@@ -209,8 +211,12 @@ public final class GitApply {
         if (runs == null) {
             return null;
         }
+        Path where = whereNow();
+        if (where == null) {
+            return "its git dir was removed or cannot be found";
+        }
         agentsandbox.core.run.OtherRuns others = agentsandbox.core.run.OtherRuns.now(runs, self);
-        for (int i = 0; last && i < 30 && !others.settled() && others.writerOf(shown) != null; i++) {
+        for (int i = 0; last && i < 30 && !others.settled() && others.writerOf(where) != null; i++) {
             try {
                 Thread.sleep(100);
             } catch (InterruptedException e) {
@@ -219,7 +225,24 @@ public final class GitApply {
             }
             others = agentsandbox.core.run.OtherRuns.now(runs, self);
         }
-        return others.writerOf(shown);
+        return others.writerOf(where);
+    }
+
+    /**
+     * Where the git dir is now: a sandbox may have moved a nested repository (its view moves
+     * with it) into a directory another run writes, and the apply writes where it now lies.
+     * The pinned name's target as the kernel tells it; null when it is gone.
+     */
+    private Path whereNow() {
+        if (!pinned) {
+            return shown;
+        }
+        try {
+            String target = Files.readSymbolicLink(gitDir).toString();
+            return target.startsWith("/") && !target.endsWith(" (deleted)") ? Path.of(target) : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     /** Looks, before each apply, for another run of the user's in {@code runs} that can write the git dir without a view. */
@@ -872,8 +895,10 @@ public final class GitApply {
         // whatever other runs or the user did meanwhile. A tag the host had is never deleted,
         // nor the branch checked out on the host (now or when the run began); the deleted tip
         // is kept aside, and a later ref of the same name is judged against it.
-        boolean checkedOut = ("ref: " + ref).equals(hostHead()) || ("ref: " + ref).equals(headAtStart)
-                || checkedOutInAWorktree(ref);
+        String headNow = hostHead();
+        // a HEAD that cannot be read (now or when the run began) may name this very branch
+        boolean checkedOut = headNow == null || headAtStart == null || ("ref: " + ref).equals(headNow)
+                || ("ref: " + ref).equals(headAtStart) || checkedOutInAWorktree(ref);
         String atStart = startValue(ref);
         if (!hostTip.equals(lastApplied.get(ref)) && atStart != null && !hostTip.equals(atStart)) {
             // moved on the host since the run began (by you, or another run): yours wins
@@ -1108,11 +1133,11 @@ public final class GitApply {
                     if (!plainOrAbsent("logs/" + ref) || headToo && !plainOrAbsent("logs/HEAD")) {
                         return "a reflog of it, or HEAD's, is not a plain file";
                     }
+                    alone(); // the last look before anything of the move is written: the rename follows no link
                     appendReflog("logs/" + ref, entry);
                     if (headToo) {
                         appendReflog("logs/HEAD", entry);
                     }
-                    alone();
                     dir.move(lockP, dir, nameP);
                     moved = true;
                     return null;
@@ -1155,7 +1180,6 @@ public final class GitApply {
 
     /** Appends one line to a reflog of the host's, made where missing; never through a link. */
     private void appendReflog(String rel, String entry) throws IOException {
-        alone();
         int slash = rel.lastIndexOf('/');
         try (java.nio.file.SecureDirectoryStream<Path> dir = directory(rel.substring(0, slash));
                 java.nio.channels.SeekableByteChannel c = dir.newByteChannel(Path.of(rel.substring(slash + 1)),
@@ -1236,7 +1260,7 @@ public final class GitApply {
                 }
                 Path head = w.resolve("HEAD");
                 if (Files.isRegularFile(head, LinkOption.NOFOLLOW_LINKS) && Files.size(head) <= 4096
-                        && Files.readString(head, StandardCharsets.ISO_8859_1).strip().equals("ref: " + ref)) {
+                        && Files.readString(head, StandardCharsets.UTF_8).strip().equals("ref: " + ref)) {
                     return true;
                 }
             }
@@ -1283,22 +1307,19 @@ public final class GitApply {
         if (onlyBranch != null) {
             return; // @git-strict: the host's HEAD stays on its branch
         }
-        if (!noLinkOnTheWay("logs/HEAD")) {
-            out.add("git: the host's git dir holds a symbolic link or a file at logs: its HEAD stays");
-            return;
-        }
         Path head = upper.resolve("HEAD");
         if (!Files.isRegularFile(head, LinkOption.NOFOLLOW_LINKS) || Files.size(head) > 4096) {
             return;
         }
-        String text = Files.readString(head, StandardCharsets.US_ASCII).strip();
+        // leniently: bytes that are no UTF-8 give a name no rule takes
+        String text = new String(Files.readAllBytes(head), StandardCharsets.UTF_8).strip();
         if (text.startsWith("ref: ")) {
             String target = text.substring("ref: ".length());
             // a branch the host has (after the refs above): never an unborn or odd name
             if (target.startsWith("refs/heads/") && applicable(target) && !symbolicOnHost(target)
                     && resolve(target) != null) {
                 String now = hostHead();
-                if (!("ref: " + target).equals(now)) {
+                if (!("ref: " + target).equals(now) && headLogPlain()) {
                     git("symbolic-ref", "-m", "agent-sandbox: from the sandbox", "HEAD", target);
                 }
             }
@@ -1311,8 +1332,19 @@ public final class GitApply {
                         : ", a commit that adds a submodule at " + printablePath(link)) + ": the host's HEAD stays");
                 return;
             }
-            git("update-ref", "--no-deref", "-m", "agent-sandbox: from the sandbox", "HEAD", text);
+            if (headLogPlain()) {
+                git("update-ref", "--no-deref", "-m", "agent-sandbox: from the sandbox", "HEAD", text);
+            }
         }
+    }
+
+    /** Whether HEAD's reflog, which the host's git appends to, is a plain file or none yet (else said). */
+    private boolean headLogPlain() {
+        if (plainOrAbsent("logs/HEAD")) {
+            return true;
+        }
+        out.add("git: the host's git dir holds a symbolic link or something else at logs or logs/HEAD: its HEAD stays");
+        return false;
     }
 
     // ------------------------------------------------------------------ the host's git
@@ -1381,7 +1413,9 @@ public final class GitApply {
     /** What the host's HEAD file says, stripped; null when unreadable. */
     private String hostHead() {
         try {
-            return Files.readString(gitDir.resolve("HEAD"), StandardCharsets.US_ASCII).strip();
+            // UTF-8, as git writes a branch's name (and as the layer's ref names read); one that
+            // does not read as that is no branch this apply could tell apart: null
+            return Files.readString(gitDir.resolve("HEAD"), StandardCharsets.UTF_8).strip();
         } catch (IOException e) {
             return null;
         }

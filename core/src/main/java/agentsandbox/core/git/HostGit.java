@@ -45,6 +45,10 @@ final class HostGit {
         // none of the git dir's hooks, and no signature check (which runs gpg.program): a
         // nested repository's git dir may be one a sandbox wrote in the work tree
         argv.addAll(List.of("-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false"));
+        // and no transport at all: a partial clone's git fetches a missing object on its own
+        // (through core.sshCommand, a credential helper, a remote helper), from a config a
+        // sandbox may have written
+        argv.addAll(List.of("-c", "protocol.allow=never"));
         argv.addAll(List.of(args));
         Map<String, String> env = new java.util.LinkedHashMap<>();
         for (String keep : new String[] {"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME"}) {
@@ -54,6 +58,7 @@ final class HostGit {
             }
         }
         env.put("GIT_TERMINAL_PROMPT", "0");
+        env.put("GIT_NO_LAZY_FETCH", "1"); // git 2.45 and later: no fetch of a missing object at all
         // the reflog entries of the apply's ref updates name agent-sandbox, as those it writes itself do
         env.put("GIT_COMMITTER_NAME", GitApply.REFLOG_NAME);
         env.put("GIT_COMMITTER_EMAIL", GitApply.REFLOG_EMAIL);

@@ -188,7 +188,7 @@ public final class OtherRuns {
             }
             boolean below = false;
             for (Path w : r.writable()) {
-                below |= gitDir.startsWith(w);
+                below |= gitDir.startsWith(w) || w.startsWith(gitDir); // the git dir, or a part of it
             }
             if (below && !r.views().contains(gitDir + "\0" + identity)) {
                 return "pid " + r.pid();

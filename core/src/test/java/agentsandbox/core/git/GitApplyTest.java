@@ -758,6 +758,39 @@ class GitApplyTest {
     }
 
     /** A tag the host had is never deleted either. */
+    /** The branch checked out on the host, named in UTF-8 beyond ASCII, is never deleted either. */
+    @Test
+    void A_Checked_Out_Branch_With_A_Name_Beyond_ASCII_Is_Never_Deleted() throws Exception {
+        git(host, "switch", "-q", "-c", "caf\u00e9");
+        git(host, "pack-refs", "--all");
+        String main = git(host, "rev-parse", "main");
+        GitApply apply = viewApply();
+        packedMainOnly(main);
+        assertThat(apply.apply()).anySatisfy(line -> assertThat(line).contains("the sandbox deleted refs/heads/caf"
+                + "\u00e9; the host keeps it"));
+        assertThat(git(host, "rev-parse", "caf\u00e9")).isEqualTo(main);
+        assertThat(git(host, "symbolic-ref", "HEAD")).isEqualTo("refs/heads/caf\u00e9");
+    }
+
+    /**
+     * A partial clone's git fetches a missing object by itself, through the transport its
+     * config names (core.sshCommand, say): the apply's git uses no transport at all.
+     */
+    @Test
+    void The_Apply_s_Git_Fetches_Nothing_For_A_Missing_Object() throws Exception {
+        Path marker = dir.resolve("fetched");
+        git(host, "config", "core.repositoryformatversion", "1");
+        git(host, "config", "extensions.partialClone", "origin");
+        git(host, "config", "remote.origin.url", "ssh://example.invalid/x.git");
+        git(host, "config", "remote.origin.promisor", "true");
+        git(host, "config", "core.sshCommand", "touch " + marker + " #");
+        Files.createDirectories(upper.resolve("refs/heads"));
+        Files.writeString(upper.resolve("refs/heads/ghost"), "1234567890123456789012345678901234567890\n");
+        assertThat(apply()).singleElement().asString().contains("refs/heads/ghost points at 123456789012, an object"
+                + " it did not leave");
+        assertThat(marker).doesNotExist();
+    }
+
     @Test
     void A_Tag_The_Host_Had_Is_Never_Deleted() throws Exception {
         git(host, "tag", "v1");

@@ -78,6 +78,15 @@ class OtherRunsTest {
         assertThat(OtherRuns.now(runs, name('a')).writerOf(gitDir)).as("this run itself").isNull();
     }
 
+    /** A read-write mount of a part of the git dir (its logs, say) writes it too. */
+    @Test
+    void A_Run_That_Mounts_A_Part_Of_The_Git_Dir_Writable_Writes_It() throws Exception {
+        run(name('a'), Files.createDirectories(gitDir.resolve("logs")), gitDir);
+        assertThat(OtherRuns.now(runs, name('f')).writerOf(gitDir)).as("even with a view of the whole").isNull();
+        run(name('b'), Files.createDirectories(gitDir.resolve("logs/refs")));
+        assertThat(OtherRuns.now(runs, name('f')).writerOf(gitDir)).startsWith("pid ");
+    }
+
     @Test
     void A_Run_With_A_View_Of_It_Or_Without_It_Mounted_Writable_Does_Not() throws Exception {
         run(name('a'), project, gitDir);
