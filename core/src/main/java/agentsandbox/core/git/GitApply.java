@@ -743,8 +743,9 @@ public final class GitApply {
         if (!applicable(ref)) {
             return;
         }
-        if (!noLinkOnTheWay(ref) || !noLinkOnTheWay("logs/" + ref) || !noLinkOnTheWay(KEPT + ref.substring(5))
-                || !noLinkOnTheWay("logs/" + KEPT + ref.substring(5))) {
+        // the reflogs too, whole: git appends to a reflog through a link at its last name
+        if (!noLinkOnTheWay(ref) || !plainOrAbsent("logs/" + ref) || !noLinkOnTheWay(KEPT + ref.substring(5))
+                || !plainOrAbsent("logs/" + KEPT + ref.substring(5))) {
             out.add("git: the host's git dir holds a symbolic link or a file on the way to " + ref
                     + " or its reflog: the sandbox's " + ref + " was not taken");
             return;
@@ -1246,8 +1247,32 @@ public final class GitApply {
         }
     }
 
-    /** Whether a linked worktree of the host's has {@code ref} checked out (its HEAD names it). */
+    /**
+     * Whether git counts {@code ref} as checked out in git dir {@code dir} beyond its HEAD: a
+     * rebase or a bisect under way there names the branch it goes back to.
+     */
+    private static boolean inUseIn(Path dir, String ref) {
+        for (String name : new String[] {"rebase-merge/head-name", "rebase-apply/head-name", "BISECT_START"}) {
+            Path f = dir.resolve(name);
+            try {
+                if (Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS) && Files.size(f) <= 4096) {
+                    String named = Files.readString(f, StandardCharsets.UTF_8).strip();
+                    if (named.equals(ref) || ("refs/heads/" + named).equals(ref)) {
+                        return true;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                return true; // cannot tell: as if in use
+            }
+        }
+        return false;
+    }
+
+    /** Whether a linked worktree of the host's has {@code ref} checked out (its HEAD names it), or the main one a rebase or bisect of it under way. */
     private boolean checkedOutInAWorktree(String ref) {
+        if (inUseIn(gitDir, ref)) {
+            return true;
+        }
         Path worktrees = gitDir.resolve("worktrees");
         if (!Files.isDirectory(worktrees, LinkOption.NOFOLLOW_LINKS)) {
             return false;
@@ -1260,7 +1285,8 @@ public final class GitApply {
                 }
                 Path head = w.resolve("HEAD");
                 if (Files.isRegularFile(head, LinkOption.NOFOLLOW_LINKS) && Files.size(head) <= 4096
-                        && Files.readString(head, StandardCharsets.UTF_8).strip().equals("ref: " + ref)) {
+                        && Files.readString(head, StandardCharsets.UTF_8).strip().equals("ref: " + ref)
+                        || inUseIn(w, ref)) {
                     return true;
                 }
             }
@@ -1279,6 +1305,9 @@ public final class GitApply {
     /** The sandbox's tip of a ref the host did not take, at {@code refs/agent-sandbox/...}; its name, or null. */
     private String keepAside(String ref, String tip) {
         String kept = KEPT + ref.substring("refs/".length());
+        if (!noLinkOnTheWay(kept) || !plainOrAbsent("logs/" + kept)) {
+            return null; // git would append to a reflog through a link
+        }
         // with a reflog: a second tip kept there leaves the first recoverable too
         return git("update-ref", "--no-deref", "--create-reflog", "-m", "agent-sandbox: a tip the host did not take",
                 kept, tip)
@@ -1413,6 +1442,11 @@ public final class GitApply {
     /** What the host's HEAD file says, stripped; null when unreadable. */
     private String hostHead() {
         try {
+            if (Files.isSymbolicLink(gitDir.resolve("HEAD"))) {
+                // core.preferSymlinkRefs: HEAD a link to its branch's file
+                String target = Files.readSymbolicLink(gitDir.resolve("HEAD")).toString();
+                return target.startsWith("refs/") ? "ref: " + target : null;
+            }
             // UTF-8, as git writes a branch's name (and as the layer's ref names read); one that
             // does not read as that is no branch this apply could tell apart: null
             return Files.readString(gitDir.resolve("HEAD"), StandardCharsets.UTF_8).strip();

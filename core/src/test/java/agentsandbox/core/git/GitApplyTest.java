@@ -758,6 +758,59 @@ class GitApplyTest {
     }
 
     /** A tag the host had is never deleted either. */
+    /** A reflog of the host's that is a link (to a file of the user's, say) is never appended to, by git either. */
+    @Test
+    void A_Reflog_That_Is_A_Link_Gets_Nothing_Through_It() throws Exception {
+        Path bashrc = Files.writeString(dir.resolve("bashrc"), "# mine\n");
+        Files.createDirectories(host.resolve(".git/logs/refs"));
+        Files.createSymbolicLink(host.resolve(".git/logs/refs/stash"), bashrc);
+        Files.writeString(inside.resolve("a.txt"), "changed\n");
+        git(inside, "stash", "-q");
+        String stash = git(inside, "rev-parse", "refs/stash");
+        syncLayer();
+        Files.writeString(upper.resolve("refs/stash"), stash + "\n");
+        assertThat(apply()).anySatisfy(line -> assertThat(line).contains("refs/stash").contains("was not taken"));
+        assertThat(Files.readString(bashrc)).isEqualTo("# mine\n");
+    }
+
+    /**
+     * A branch a rebase or a bisect under way will go back to (in the main worktree or a
+     * linked one) is as checked out, and a HEAD that is a link to its branch's file
+     * (core.preferSymlinkRefs) names its branch: none of these is deleted.
+     */
+    @Test
+    void A_Branch_A_Rebase_Or_Bisect_Returns_To_Or_A_Linked_HEAD_Names_Is_Never_Deleted() throws Exception {
+        String main = git(host, "rev-parse", "main");
+        git(host, "branch", "feat");
+        git(host, "branch", "other");
+        git(host, "pack-refs", "--all");
+        Files.createDirectories(host.resolve(".git/rebase-merge"));
+        Files.writeString(host.resolve(".git/rebase-merge/head-name"), "refs/heads/feat\n");
+        Files.writeString(host.resolve(".git/BISECT_START"), "other\n");
+        GitApply apply = viewApply();
+        packedMainOnly(main);
+        List<String> said = apply.apply();
+        assertThat(said).anySatisfy(line -> assertThat(line).contains("deleted refs/heads/feat; the host keeps it"));
+        assertThat(said).anySatisfy(line -> assertThat(line).contains("deleted refs/heads/other; the host keeps it"));
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).contains("refs/heads/feat",
+                "refs/heads/other");
+    }
+
+    @Test
+    void A_Branch_A_Linked_HEAD_Names_Is_Never_Deleted() throws Exception {
+        git(host, "branch", "feat");
+        git(host, "pack-refs", "--all");
+        String main = git(host, "rev-parse", "main");
+        Files.delete(host.resolve(".git/HEAD"));
+        Files.createSymbolicLink(host.resolve(".git/HEAD"), Path.of("refs/heads/feat"));
+        GitApply apply = viewApply();
+        Files.writeString(upper.resolve("packed-refs"), "# pack-refs with: peeled fully-peeled sorted \n" + main
+                + " refs/heads/main\n");
+        assertThat(apply.apply()).anySatisfy(line -> assertThat(line).contains("deleted refs/heads/feat; the host"
+                + " keeps it"));
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).contains("refs/heads/feat");
+    }
+
     /** The branch checked out on the host, named in UTF-8 beyond ASCII, is never deleted either. */
     @Test
     void A_Checked_Out_Branch_With_A_Name_Beyond_ASCII_Is_Never_Deleted() throws Exception {
