@@ -1077,8 +1077,7 @@ public final class GitApply {
         java.nio.file.Path nameP = Path.of(name);
         java.nio.file.Path lockP = Path.of(lockName);
         try {
-            Map<String, String> packed = packedRefs(gitDir.resolve("packed-refs"));
-            if (old == null && !roomFor(ref, packed)) {
+            if (old == null && !roomFor(ref, packedRefs(gitDir.resolve("packed-refs")))) {
                 return ""; // a ref in the way: git says which
             }
             alone();
