@@ -69,13 +69,43 @@ public final class GitViews {
      */
     public static List<Path> of(Environment env, Optional<GitLayout> git, GitDirs found, boolean nested,
             List<String> notes, Path runs, String self) {
+        return of(env, git, found, notes, look(env, git, nested, runs, self));
+    }
+
+    /**
+     * What the views of a run need to know besides its git dirs: why there is none (null when
+     * there can be), the user's other runs, and the repositories right below the work tree.
+     * None of it depends on the git dirs, so a plan looks while its second thread still finds
+     * those ({@link agentsandbox.core.run.Preparation}).
+     */
+    public record Look(String unavailable, agentsandbox.core.run.OtherRuns others, List<Path> below) {}
+
+    /**
+     * The {@link Look} for a run in {@code env}, where {@code runs} is the user's runs dir
+     * (null: no other run looked at) and {@code self} this run's name there.
+     */
+    public static Look look(Environment env, Optional<GitLayout> git, boolean nested, Path runs, String self) {
+        if (git.isEmpty()) {
+            return new Look("no repository", agentsandbox.core.run.OtherRuns.NONE, List.of());
+        }
+        String why = unavailable(env, nested);
+        agentsandbox.core.run.OtherRuns others = why != null || runs == null ? agentsandbox.core.run.OtherRuns.NONE
+                : agentsandbox.core.run.OtherRuns.now(runs, self);
+        // the repositories right below the project, tracked or not (an ignored clone): the
+        // user's git or an IDE runs in them as readily
+        List<Path> below = why != null ? List.of() : GitDirs.reposBelow(git.get().workTree());
+        return new Look(why, others, below);
+    }
+
+    /** {@link #of(Environment, Optional, GitDirs, boolean, List, Path, String)} with what {@code look} found. */
+    public static List<Path> of(Environment env, Optional<GitLayout> git, GitDirs found, List<String> notes,
+            Look look) {
         if (git.isEmpty()) {
             return List.of();
         }
-        String why = unavailable(env, nested);
+        String why = look.unavailable();
         Path common = git.get().commonDir();
-        agentsandbox.core.run.OtherRuns others = why != null || runs == null ? agentsandbox.core.run.OtherRuns.NONE
-                : agentsandbox.core.run.OtherRuns.now(runs, self);
+        agentsandbox.core.run.OtherRuns others = look.others();
         String writer = why != null ? null : others.writerOf(common, false);
         if (writer != null) {
             why = "another sandbox running now (" + writer + ") can write it without a view of its own";
@@ -90,10 +120,9 @@ public final class GitViews {
         List<Path> out = new ArrayList<>();
         out.add(common);
         GitDirs dirs = found != null ? found : GitDirs.find(env.workDir(), git, env.home());
-        // and the repositories right below the project, tracked or not (an ignored clone):
-        // the user's git or an IDE runs in them as readily
+        // and the repositories right below the project (see look)
         java.util.Set<Path> candidates = new java.util.LinkedHashSet<>(dirs.dirs);
-        for (Path repo : GitDirs.reposBelow(git.get().workTree())) {
+        for (Path repo : look.below()) {
             candidates.add(repo.resolve(".git"));
         }
         for (Path d : candidates) {

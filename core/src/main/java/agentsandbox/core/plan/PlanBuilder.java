@@ -193,7 +193,15 @@ public final class PlanBuilder {
             return;
         }
         git = prepared != null ? prepared.gitLayout() : GitLayout.discover(env.workDir());
-        gitDirs = prepared != null ? prepared.gitDirs() : null;
+        Path runs;
+        try {
+            runs = RunLayout.runsDir(RunLayout.stateDir(env));
+        } catch (RuntimeException e) {
+            runs = null; // no state dir: this run says why later
+        }
+        String self = prepared != null ? prepared.runDir().getFileName().toString() : "";
+        // what the views need besides the git dirs, looked at while the second thread still finds those
+        GitViews.Look look = GitViews.look(env, git, nested, runs, self);
         if (git.isPresent()) {
             GitLayout g = git.get();
             notes.add("git: repository " + g.gitDir()
@@ -202,15 +210,9 @@ public final class PlanBuilder {
         } else {
             notes.add("git: no repository above " + env.workDir() + "; git presets add nothing");
         }
-        Path runs;
-        try {
-            runs = RunLayout.runsDir(RunLayout.stateDir(env));
-        } catch (RuntimeException e) {
-            runs = null; // no state dir: this run says why later
-        }
-        String self = prepared != null ? prepared.runDir().getFileName().toString() : "";
-        gitViews = GitViews.of(env, git, git.isEmpty() ? null : GitDirs.reuse(gitDirs, env.workDir(), env.home()), nested,
-                notes, runs, self);
+        gitDirs = prepared != null ? prepared.gitDirs() : null;
+        gitViews = GitViews.of(env, git, git.isEmpty() ? null : GitDirs.reuse(gitDirs, env.workDir(), env.home()),
+                notes, look);
     }
 
     /** Whether /tmp is the host's temp dir. */
