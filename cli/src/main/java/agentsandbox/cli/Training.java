@@ -89,6 +89,7 @@ public final class Training {
         Environment e = new Environment(home, project, env, tmp, uid, system.osName(), system.installation());
 
         train(e);
+        loadApplyClasses();
         // The build checks that the runtime's sockets get their random numbers the cheap way
         // (finish-image.sh names AgentSandboxUrandom, a module of the runtime, first in java.security).
         try {
@@ -101,6 +102,40 @@ public final class Training {
         // (it logs a Runtime.exit), whose classes the cache would then load at every start
         System.err.flush();
         Runtime.getRuntime().halt(0);
+    }
+
+    /**
+     * The classes the host's apply of a commit made inside a sandbox loads (the index read
+     * at the start of a run in a repository that has one, the objects brought in, the refs
+     * moved), which the training's one real run, with no commit in it, never reaches. Loaded,
+     * not run: a commit inside would bring the host's git (a first commit has no parent the
+     * apply could walk to) and the process classes it is started with, which no run needs
+     * otherwise. StartupIT runs a commit inside and fails on any of them from outside the cache.
+     */
+    static final List<String> APPLY_CLASSES = List.of(
+            "agentsandbox.core.git.GitIndex",
+            "agentsandbox.core.git.GitIndex$Entries",
+            "agentsandbox.core.git.GitIndex$Entry",
+            "agentsandbox.core.git.ObjectImport",
+            "agentsandbox.core.git.ObjectIds",
+            "agentsandbox.core.git.LinkFree",
+            "agentsandbox.core.git.HostObjects",
+            "agentsandbox.core.git.HostObjects$Loaded",
+            "agentsandbox.core.git.HostObjects$Pack",
+            "agentsandbox.core.git.AddedGitlinks",
+            "agentsandbox.core.git.HostGit$Result",
+            "java.util.zip.DataFormatException",
+            "jdk.internal.util.HexDigits",
+            "java.lang.Math$RandomNumberGeneratorHolder");
+
+    private static void loadApplyClasses() {
+        for (String name : APPLY_CLASSES) {
+            try {
+                Class.forName(name, false, Training.class.getClassLoader());
+            } catch (ClassNotFoundException | LinkageError missing) {
+                System.err.println("training: " + name + ": " + missing);
+            }
+        }
     }
 
     /** The runs of the training, in {@code e}: a machine that cannot run a sandbox still trains the rest. */

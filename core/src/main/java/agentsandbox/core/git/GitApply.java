@@ -468,13 +468,10 @@ public final class GitApply {
             return; // taken already
         }
         alone();
-        Path temp = Files.createTempFile(gitDir, "index.agent-sandbox", "");
-        try {
-            Files.write(temp, bytes);
-            Files.move(temp, gitDir.resolve("index"), StandardCopyOption.ATOMIC_MOVE,
-                    StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(temp);
+        // written beside the index and renamed over it, in the git dir opened through no link,
+        // created as git creates its index (what the umask leaves of 0666)
+        try (java.nio.file.SecureDirectoryStream<Path> dir = LinkFree.open(gitDir, "")) {
+            LinkFree.replace(dir, "index.agent-sandbox-", bytes, Path.of("index"));
         }
     }
 
@@ -974,7 +971,7 @@ public final class GitApply {
         if (args.size() > 40_000) {
             return false; // beyond what one command line carries: not told, so not taken
         }
-        HostGit.Result lost = git(args.toArray(String[]::new));
+        HostGit.Result lost = git(args.toArray(new String[0]));
         return lost.status() == 0 && lost.output().strip().equals("0");
     }
 
@@ -1474,7 +1471,8 @@ public final class GitApply {
                 if (!space.equals("refs/remotes/") && slash > 0 && remoteNamed(name.substring(0, slash))) {
                     return true; // origin/x: the remote-tracking ref a fetch makes later would be ambiguous
                 }
-                if (name.matches("[0-9a-fA-F]{4,64}")) {
+                if (name.length() >= 4 && name.length() <= 64
+                        && ObjectIds.isHex(name.toLowerCase(java.util.Locale.ROOT))) {
                     return true; // git takes a name like an object's (abbreviated) id for the ref
                 }
                 for (String other : spaces) {

@@ -101,8 +101,14 @@ final class ObjectImport {
         }
         Path packs = dir.resolve("pack");
         if (Files.isDirectory(packs, LinkOption.NOFOLLOW_LINKS)) {
-            try (DirectoryStream<Path> files = Files.newDirectoryStream(packs, "pack-*.pack")) {
+            // filtered by hand: a glob is a regular expression compiled, which costs an
+            // interpreted run milliseconds
+            try (DirectoryStream<Path> files = Files.newDirectoryStream(packs)) {
                 for (Path pack : files) {
+                    String name = pack.getFileName().toString();
+                    if (!name.startsWith("pack-") || !name.endsWith(".pack")) {
+                        continue;
+                    }
                     if (!pack(pack)) {
                         return -1;
                     }
@@ -145,30 +151,9 @@ final class ObjectImport {
         }
         // written and renamed in directories opened through no link (see LinkFree), read-only as git leaves objects
         try (java.nio.file.SecureDirectoryStream<Path> dir = LinkFree.open(gitDir, "objects/" + id.substring(0, 2))) {
-            Path temp = Path.of("tmp_obj_" + Long.toHexString(System.nanoTime()) + "_"
-                    + Long.toHexString(Double.doubleToLongBits(Math.random())));
-            boolean moved = false;
-            try {
-                try (java.nio.channels.SeekableByteChannel c = dir.newByteChannel(temp, java.util.Set.of(
-                        java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE,
-                        LinkOption.NOFOLLOW_LINKS), java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                                java.nio.file.attribute.PosixFilePermissions.fromString("r--r--r--")))) {
-                    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(deflated);
-                    while (b.hasRemaining()) {
-                        c.write(b);
-                    }
-                }
-                dir.move(temp, dir, Path.of(id.substring(2)));
-                moved = true;
-            } finally {
-                if (!moved) {
-                    try {
-                        dir.deleteFile(temp);
-                    } catch (java.nio.file.NoSuchFileException gone) {
-                        // not made
-                    }
-                }
-            }
+            LinkFree.replace(dir, "tmp_obj_", deflated, Path.of(id.substring(2)),
+                    java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                            java.nio.file.attribute.PosixFilePermissions.fromString("r--r--r--")));
         }
         return true;
     }

@@ -139,7 +139,12 @@ final class GitOptions {
     }
 
     private static void value(Map<String, List<String>> values, String name, String value) {
-        values.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
+        List<String> list = values.get(name);
+        if (list == null) {
+            list = new ArrayList<>();
+            values.put(name, list);
+        }
+        list.add(value);
     }
 
     private int parseLong(List<String> args, int i, Set<String> seen, Map<String, List<String>> values) {
