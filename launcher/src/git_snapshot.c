@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "guard.h"
@@ -123,63 +124,78 @@ static int is_store(const char *name)
     return strcmp(name, "objects") == 0 || strcmp(name, "lfs") == 0 || strcmp(name, "annex") == 0;
 }
 
-/* The names in the directory FD, packed-refs last (git reads the loose refs before it:
- * copied in that order, a ref a git of the host's packs meanwhile is in one of the two
- * copies); NULL with errno. */
-static char **names_of(int fd, int *count)
+/* A name of a directory, and its type as the directory says it (DT_UNKNOWN when it does
+ * not: the caller looks). */
+struct name {
+    char *text;
+    unsigned char type;
+};
+
+/* The names in the directory FD (from its start, whoever read it before), packed-refs last
+ * (git reads the loose refs before it: copied in that order, a ref a git of the host's
+ * packs meanwhile is in one of the two copies); NULL with errno. Read with getdents64
+ * itself: the C library's directory stream would cost a copy of the descriptor, its flags
+ * and a buffer of its own per directory. */
+static struct name *names_of(int fd, int *count)
 {
-    int copy = dup(fd);
-    if (copy < 0) {
-        return NULL;
-    }
-    DIR *dir = fdopendir(copy);
-    if (dir == NULL) {
-        int error = errno;
-        close(copy);
-        errno = error;
-        return NULL;
-    }
-    rewinddir(dir); /* a duplicate shares its offset: from the start, whoever read it before */
+    static char buffer[8192];
     int room = 16;
     int n = 0;
     int packed = -1;
-    char **names = malloc((size_t)room * sizeof *names);
-    struct dirent *e;
-    errno = 0;
-    while (names != NULL && (e = readdir(dir)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
-            continue;
-        }
-        if (n == room) {
-            room *= 2;
-            char **more = realloc(names, (size_t)room * sizeof *names);
-            if (more == NULL) {
-                break;
-            }
-            names = more;
-        }
-        names[n] = strdup(e->d_name);
-        if (names[n] == NULL) {
+    struct name *names = malloc((size_t)room * sizeof *names);
+    int error = names == NULL ? ENOMEM : lseek(fd, 0, SEEK_SET) < 0 ? errno : 0;
+    while (error == 0) {
+        long got = syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+        if (got < 0) {
+            error = errno;
             break;
         }
-        if (strcmp(e->d_name, "packed-refs") == 0) {
-            packed = n;
+        if (got == 0) {
+            break;
         }
-        n++;
-        errno = 0;
+        for (long at = 0; at < got && error == 0;) {
+            struct linux_dirent64 {
+                unsigned long long d_ino;
+                long long d_off;
+                unsigned short d_reclen;
+                unsigned char d_type;
+                char d_name[];
+            } *e = (struct linux_dirent64 *)(void *)(buffer + at);
+            at += e->d_reclen;
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+                continue;
+            }
+            if (n == room) {
+                room *= 2;
+                struct name *more = realloc(names, (size_t)room * sizeof *names);
+                if (more == NULL) {
+                    error = ENOMEM;
+                    break;
+                }
+                names = more;
+            }
+            names[n].text = strdup(e->d_name);
+            names[n].type = e->d_type;
+            if (names[n].text == NULL) {
+                error = ENOMEM;
+                break;
+            }
+            if (strcmp(e->d_name, "packed-refs") == 0) {
+                packed = n;
+            }
+            n++;
+        }
     }
-    int error = errno;
-    closedir(dir);
-    if (names == NULL || error != 0) {
+    if (error != 0) {
         for (int i = 0; names != NULL && i < n; i++) {
-            free(names[i]);
+            free(names[i].text);
         }
         free(names);
-        errno = error != 0 ? error : ENOMEM;
+        errno = error;
         return NULL;
     }
     if (packed >= 0) {
-        char *last = names[packed];
+        struct name last = names[packed];
         memmove(names + packed, names + packed + 1, (size_t)(n - packed - 1) * sizeof *names);
         names[n - 1] = last;
     }
@@ -187,10 +203,10 @@ static char **names_of(int fd, int *count)
     return names;
 }
 
-static void free_names(char **names, int count)
+static void free_names(struct name *names, int count)
 {
     for (int i = 0; i < count; i++) {
-        free(names[i]);
+        free(names[i].text);
     }
     free(names);
 }
@@ -217,7 +233,10 @@ static int copy_file(int source, int target, const char *name, const char *rel, 
         snprintf(reason, capacity, "more than %d MiB outside its objects", GIT_SNAPSHOT_MAX_BYTES >> 20);
         return -1;
     }
-    int out = openat(target, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    /* made with the file's own mode (git_snapshot_copy clears the umask): only this process
+     * writes in the copy, and a mode that forbids writing binds only later opens */
+    int out = openat(target, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     in >= 0 ? (st->st_mode & 07777) : 0);
     if (out < 0) {
         int error = errno;
         if (in >= 0) {
@@ -228,10 +247,7 @@ static int copy_file(int source, int target, const char *name, const char *rel, 
     if (in < 0) {
         int error = errno;
         int status = error == EACCES || error == EPERM ? 0 : fail(reason, capacity, "cannot read", rel, error);
-        if (fchmod(out, 0) != 0 && status == 0) {
-            status = fail(reason, capacity, "cannot copy", rel, errno);
-        }
-        close(out);
+        close(out); /* made with mode 0 */
         return status;
     }
     char head[GIT_BASE_REF_BYTES + 1];
@@ -250,6 +266,8 @@ static int copy_file(int source, int target, const char *name, const char *rel, 
         if (n == 0) {
             break;
         }
+        int last = (size_t)n < sizeof buffer
+                   && copied + (unsigned long long)n == (unsigned long long)now.st_size;
         copied += (unsigned long long)n;
         s->bytes += (unsigned long long)n;
         if (s->bytes > GIT_SNAPSHOT_MAX_BYTES) {
@@ -273,14 +291,14 @@ static int copy_file(int source, int target, const char *name, const char *rel, 
             }
             done += w;
         }
-        if (status != 0) {
-            break;
+        if (status != 0 || last) {
+            break; /* all the file had when it was opened: no read to meet its end */
         }
     }
     close(in);
     if (status == 0) {
         struct timespec times[2] = {st->st_atim, st->st_mtim};
-        if (fchmod(out, st->st_mode & 07777) != 0 || futimens(out, times) != 0) {
+        if (futimens(out, times) != 0) {
             status = fail(reason, capacity, "cannot copy", rel, errno);
         }
     }
@@ -306,13 +324,13 @@ static int copy_dir(int source, int target, const char *rel, int depth, struct g
     }
     int git_dir = is_git_dir(source);
     int count = 0;
-    char **names = names_of(source, &count);
+    struct name *names = names_of(source, &count);
     if (names == NULL) {
         return errno == ENOENT ? 0 : fail(reason, capacity, "cannot list", rel[0] == '\0' ? "." : rel, errno);
     }
     int status = 0;
     for (int i = 0; i < count && status == 0; i++) {
-        const char *name = names[i];
+        const char *name = names[i].text;
         char child[PATH_MAX];
         int n = rel[0] == '\0' ? snprintf(child, sizeof child, "%s", name)
                                : snprintf(child, sizeof child, "%s/%s", rel, name);
@@ -325,6 +343,9 @@ static int copy_dir(int source, int target, const char *rel, int depth, struct g
             snprintf(reason, capacity, "more than %d files outside its objects", GIT_SNAPSHOT_MAX_ENTRIES);
             status = -1;
             break;
+        }
+        if (names[i].type == DT_REG && (ends_with(name, ".lock") || sample_hook(rel, name))) {
+            continue; /* left out below too: not even looked at */
         }
         struct stat st;
         if (fstatat(source, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -403,7 +424,9 @@ int git_snapshot_copy(int source, const char *target, struct git_snapshot *snaps
     if (to < 0) {
         return fail(reason, capacity, "cannot open", target, errno);
     }
+    mode_t before = umask(0); /* each file made with its mode whole (copy_file) */
     int status = copy_dir(source, to, "", 0, snapshot, reason, capacity);
+    umask(before);
     close(to);
     return status;
 }
