@@ -107,13 +107,12 @@ if [[ -n $run_id ]]; then
     # the git dir's copy-on-write view (when the line has one): its layer, and what the
     # first program mounts
     if grep -q -- "--cap-add" <<<"$dry_run"; then
-        # (the view's lower dir: a copy of the git dir without its objects, which are a view of
-        # their own over the host's directory)
-        run sh -c 'l=$1/git-layers/0 && mkdir -p -m 700 "$l/upper/objects" "$l/work" "$l/work-0" &&
-            cp -a "$2/.git" "$l/lower" && rm -rf "$l/lower/objects" && mkdir "$l/lower/objects" &&
+        # (the first program copies the git dir into its lower dir itself, in memory of the
+        # sandbox's own, and checks that it mounts on the very directory the record names)
+        run sh -c 'l=$1/git-layers/0 && mkdir -p -m 700 "$l/lower" "$l/upper" "$l/work" &&
             i=/run/agent-sandbox-git/0 &&
-            printf "%s\0%s\0g\0%s\0%s\0%s\0%s\0o\0%s\0%s\0%s\0" "$(id -u)" "$(id -g)" "$2/.git" "$i/lower" \
-                "$i/upper" "$i/work" "$2/.git/objects" "$i/upper/objects" "$i/work-0" >"$1/git-views"' \
+            printf "%s\0%s\0g\0%s\0%s\0%s\0%s\0%s\0" "$(id -u)" "$(id -g)" "$2/.git" "$i/lower" \
+                "$i/upper" "$i/work" "$(stat -c %d:%i "$2/.git")" >"$1/git-views"' \
             sh "$runtime_dir" "$project"
     fi
     # the store of the home's layers, which the line binds (its views are not in the records
