@@ -452,6 +452,47 @@ class GitViewIT {
     }
 
     /**
+     * Two sandboxes of one project, both hostile. The first moves a nested repository (its
+     * view moves with it) into a directory the second was started in, where the second
+     * writes the repository's git dir on the host, having no view of it; then the first
+     * moves it back. What the second wrote there is no user's edit: the first's live watch
+     * sees that the repository's directory changed this run and moves the setting aside
+     * while the sandboxes still run, and the host's git never runs it.
+     */
+    @Test
+    void A_Nested_Repository_Moved_Away_And_Back_Loses_What_Another_Sandbox_Planted_Meanwhile() throws Exception {
+        ignoredClone("tool", "tool/\n");
+        sandbox.mkdirs("elsewhere");
+        Path away = sandbox.project("elsewhere/tool/.git/config");
+        Path planted = sandbox.project("elsewhere/planted");
+        Path back = sandbox.project("back");
+        SandboxCli.Started mover = sandbox.command("--", "sh", "-c", "mv tool elsewhere/tool && while [ ! -e "
+                + planted + " ]; do sleep 0.05; done && mv elsewhere/tool tool && touch " + back + " && sleep 30")
+                .start();
+        mover.awaitFile(away, Duration.ofSeconds(30));
+        Result planter = sandbox.command("-C", sandbox.project("elsewhere").toString(), "--", "sh", "-c",
+                "git -C tool config core.fsmonitor 'touch " + marker + "' && touch " + planted).run().succeeds();
+        mover.awaitFile(back, Duration.ofSeconds(30));
+        // the watch looks every 200 ms; the config goes aside whole
+        Path config = sandbox.project("tool/.git/config");
+        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (Files.exists(config) && System.nanoTime() < until) {
+            Thread.sleep(50);
+        }
+        assertThat(config).as("the planted config, while the sandboxes run").doesNotExist();
+        try (var aside = Files.list(config.getParent())) {
+            assertThat(aside.filter(p -> p.getFileName().toString().startsWith("config.agent-sandbox-")).toList())
+                    .singleElement().satisfies(p -> assertThat(sandbox.read(p)).contains("fsmonitor"));
+        }
+        sandbox.git("-C", "tool", "status", "--porcelain");
+        assertThat(marker).as("a command the host's git ran").doesNotExist();
+        mover.signal("TERM");
+        Result moved = mover.waitFor(Duration.ofSeconds(30));
+        assertThat(moved.stderr()).contains(config + " sets core.fsmonitor").contains("moved aside at once");
+        assertThat(planter.exitCode()).isZero();
+    }
+
+    /**
      * A sandbox without a view of the project's git dir (started with the view off) writes
      * it directly: while it runs, the host side of a sandbox started before it applies
      * nothing there, and says so when that sandbox ends first. One started after it has no

@@ -471,6 +471,21 @@ public final class GitAftercheck {
      * directory's inode, and its {@code .git} (a directory's inode; a file's whole state,
      * since what it names may change in place).
      */
+    /**
+     * Whether {@code p} (not followed, if a link) changed at or after {@code millis} (epoch
+     * milliseconds): its change time, which a rename, a write, a new or removed entry of a
+     * directory, or a change of mode sets, and no process can set back.
+     */
+    static boolean changedAfter(Path p, long millis) {
+        try {
+            java.nio.file.attribute.FileTime changed = (java.nio.file.attribute.FileTime) Files.getAttribute(p,
+                    "unix:ctime", LinkOption.NOFOLLOW_LINKS);
+            return changed.toMillis() >= millis;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
     static Object identity(Path repo) {
         State dir = state(repo);
         State git = state(repo.resolve(".git"));

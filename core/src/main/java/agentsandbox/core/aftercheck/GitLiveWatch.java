@@ -103,6 +103,7 @@ public final class GitLiveWatch {
         List<GitDirs> found = new ArrayList<>();
         found.add(GitDirs.fresh(check.workDir, check.home));
         java.util.Set<GitDirs> swapped = new java.util.HashSet<>();
+        java.util.Set<GitDirs> touched = new java.util.HashSet<>();
         for (Path repo : childRepos(check.top)) {
             Object was = check.reposBefore.get(repo);
             if (was == null || !was.equals(GitAftercheck.identity(repo))) {
@@ -114,13 +115,29 @@ public final class GitLiveWatch {
                     // now is the sandbox's, whatever the path held before
                     swapped.add(dirs);
                 }
+            } else if (GitAftercheck.changedAfter(repo, started - 1000)) {
+                // the same repository, but its directory changed this run: renamed away and
+                // back, say, into a directory that another sandbox running beside this one
+                // writes without a view, where that one could write its git dir, which this
+                // run's view keeps only inside. What in its git dir changed this run is then
+                // no user's edit to trust: a setting there that runs a command goes aside too
+                // (found once: the directory stays touched for the rest of the run, and its git
+                // dirs are read again at every look only where they may be others now)
+                GitDirs dirs = touchedDirs.get(repo);
+                if (dirs == null) {
+                    dirs = GitDirs.find(repo, GitLayout.discover(repo), check.home);
+                    touchedDirs.put(repo, dirs);
+                }
+                found.add(dirs);
+                touched.add(dirs);
             }
         }
         Map<Path, String> moved = new HashMap<>();
         for (GitDirs dirs : found) {
             boolean outside = false;
             for (GitAftercheck.Finding f : check.scan(dirs)) {
-                if (!f.refusesNextRun() && (swapped.contains(dirs) || !check.existedBefore(f.file()))
+                if (!f.refusesNextRun() && (swapped.contains(dirs) || !check.existedBefore(f.file())
+                        || (touched.contains(dirs) && GitAftercheck.changedAfter(f.file(), started - 1000)))
                         && f.file().startsWith(check.top) && inGitDir(f.file(), dirs)) {
                     Path link = linkOnTheWay(check.top, f.file());
                     if (link == null) {
@@ -152,6 +169,9 @@ public final class GitLiveWatch {
         }
     }
 
+    /** The git dirs of each repository right below the top whose directory changed this run (only the watch's thread). */
+    private final Map<Path, GitDirs> touchedDirs = new HashMap<>();
+
     /** When the watch began: a link changed since then is the sandbox's. */
     private final long started = System.currentTimeMillis();
 
@@ -173,13 +193,7 @@ public final class GitLiveWatch {
 
     /** Whether link {@code p} was made or changed since the watch began (its change time, which no process sets back). */
     private boolean madeSinceStart(Path p) {
-        try {
-            java.nio.file.attribute.FileTime changed = (java.nio.file.attribute.FileTime) Files.getAttribute(p,
-                    "unix:ctime", LinkOption.NOFOLLOW_LINKS);
-            return changed.toMillis() >= started - 1000;
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
+        return GitAftercheck.changedAfter(p, started - 1000);
     }
 
     private static String readLink(Path p) {

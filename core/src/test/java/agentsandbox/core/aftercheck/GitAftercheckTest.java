@@ -58,6 +58,37 @@ class GitAftercheckTest {
         return findings.stream().map(f -> f.file().getFileName() + " " + f.setting()).toList();
     }
 
+    /**
+     * A nested repository right below the project whose directory a sandbox renamed away and
+     * back this run (where another sandbox could write its git dir): the live watch moves
+     * aside what changed in its git dir meanwhile, and leaves a repository whose directory
+     * did not change alone, however its config changed (the user's own edit).
+     */
+    @Test
+    void The_Watch_Moves_Aside_What_Changed_In_A_Nested_Repository_Moved_Away_And_Back() throws Exception {
+        Path r = repo();
+        Path moved = Files.createDirectories(r.resolve("moved"));
+        git(moved, "init", "-q");
+        Path kept = Files.createDirectories(r.resolve("kept"));
+        git(kept, "init", "-q");
+        git(kept, "config", "core.hooksPath", "/usr/share/hooks"); // the user's own, before the run
+        Thread.sleep(1100); // the repositories older than the run (change times have a second's grace)
+        GitAftercheck check = GitAftercheck.before(r);
+        GitLiveWatch watch = GitLiveWatch.start(check);
+        Path away = Files.createDirectories(r.resolve("away"));
+        Files.move(moved, away.resolve("moved"));
+        git(away.resolve("moved"), "config", "core.fsmonitor", "touch pwned");
+        Files.move(away.resolve("moved"), moved);
+        git(kept, "config", "core.fsmonitor", "watchman"); // the user's own, during the run
+        List<String> lines = watch.stop();
+
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains(moved.resolve(".git/config") + " sets core.fsmonitor")
+                .contains("moved aside at once"));
+        assertThat(moved.resolve(".git/config")).doesNotExist();
+        assertThat(lines).noneSatisfy(l -> assertThat(l).contains(kept.toString()));
+        assertThat(Files.readString(kept.resolve(".git/config"))).contains("fsmonitor").contains("hooksPath");
+    }
+
     @Test
     void Gitlink_To_A_New_Nested_Repository_With_Fsmonitor_Is_Reported() throws IOException {
         Path r = repo();
