@@ -387,6 +387,11 @@ public final class GitApply {
         }
         byte[] bytes = Files.readAllBytes(index);
         int hash = objectFormatSha256() ? 32 : 20;
+        if (entriesAreTheHosts(bytes, hash)) {
+            // nothing to take (a commit after a git add that was taken in passing changes only
+            // the index's caches): no look at each entry, which the interpreter does slowly
+            return;
+        }
         String problem = checkIndex(bytes, objectFormatSha256());
         if (problem == null) {
             problem = GitIndex.refusal(bytes, hash);
@@ -506,6 +511,21 @@ public final class GitApply {
             zero &= sandbox[i] == 0;
         }
         return zero ? java.util.Arrays.equals(host, sandbox) : java.util.Arrays.equals(host, n - 20, n, sandbox, n - 20, n);
+    }
+
+    /**
+     * Whether the entries of the sandbox's index {@code sandbox}, and its header, are byte for
+     * byte those of the host's index as it is now: then the host has all the sandbox's index
+     * could give it (its extensions are caches, or what the host would not take). Equal bytes
+     * up to the end of the sandbox's entries are the host's entries up to the same end.
+     */
+    private boolean entriesAreTheHosts(byte[] sandbox, int hash) {
+        byte[] host = hostIndexNow();
+        if (host == null) {
+            return false;
+        }
+        int end = GitIndex.entriesEnd(sandbox, hash);
+        return end > 0 && end <= host.length && java.util.Arrays.equals(host, 0, end, sandbox, 0, end);
     }
 
     /**

@@ -875,6 +875,31 @@ class GitApplyTest {
         assertThat(apply()).as("taken already").isEmpty();
     }
 
+    /**
+     * An index whose entries are the host's, whatever follows them (a cache-tree, an
+     * extension the host would not take), gives the host nothing: its index stays the very
+     * file it was, and nothing is said.
+     */
+    @Test
+    void An_Index_Whose_Entries_Are_The_Host_s_Leaves_The_Host_s_Index_As_It_Is() throws Exception {
+        byte[] hosts = Files.readAllBytes(host.resolve(".git/index"));
+        int end = hosts.length - 20; // no extension in a young repository's index
+        java.io.ByteArrayOutputStream sandbox = new java.io.ByteArrayOutputStream();
+        sandbox.write(hosts, 0, end);
+        sandbox.write("link".getBytes(StandardCharsets.ISO_8859_1)); // a split index: never taken
+        sandbox.write(new byte[] {0, 0, 0, 20});
+        sandbox.write(new byte[20]);
+        sandbox.write(new byte[20]); // a checksum of zeros: git's index.skipHash
+        Files.write(upper.resolve("index"), sandbox.toByteArray());
+        Object before = Files.getAttribute(host.resolve(".git/index"), "unix:ino");
+        java.nio.file.attribute.FileTime modified = Files.getLastModifiedTime(host.resolve(".git/index"));
+
+        assertThat(apply()).isEmpty();
+        assertThat(Files.getAttribute(host.resolve(".git/index"), "unix:ino")).isEqualTo(before);
+        assertThat(Files.getLastModifiedTime(host.resolve(".git/index"))).isEqualTo(modified);
+        assertThat(Files.readAllBytes(host.resolve(".git/index"))).isEqualTo(hosts);
+    }
+
     /** A note, branch or remote-tracking ref that names no commit is not taken (the host's git log would fail). */
     @Test
     void A_Ref_Other_Than_A_Tag_Naming_No_Commit_Is_Not_Taken() throws Exception {
