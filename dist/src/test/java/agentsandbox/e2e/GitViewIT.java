@@ -47,6 +47,14 @@ class GitViewIT {
         sandbox.git("-C", name, "commit", "-q", "--allow-empty", "-m", name);
     }
 
+    /** Waits up to 10 s for {@code file} to be gone (moved aside by the live watch). */
+    private static void awaitGone(Path file) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (Files.exists(file) && System.nanoTime() < until) {
+            Thread.sleep(50);
+        }
+    }
+
     private String hostHead() {
         return sandbox.git("rev-parse", "HEAD").stdout().strip();
     }
@@ -452,6 +460,33 @@ class GitViewIT {
     }
 
     /**
+     * A repository right below the project whose {@code .git} file names its git dir
+     * elsewhere in the project (git init --separate-git-dir): that git dir is a plain
+     * directory of the project, which the sandbox writes, with no view. A setting planted
+     * there in place goes aside while the sandbox runs, and the host's git never runs it.
+     */
+    @Test
+    void A_Git_Dir_A_Git_File_Names_In_The_Project_Loses_What_The_Sandbox_Plants_While_It_Runs() throws Exception {
+        sandbox.write(".gitignore", "n/\nstore/\n");
+        sandbox.git("add", ".gitignore");
+        sandbox.git("commit", "-q", "-m", "ignore");
+        sandbox.mkdirs("store");
+        sandbox.git("init", "-q", "--separate-git-dir", sandbox.project("store/n.git").toString(), "n");
+        Thread.sleep(1100); // the repository older than the run (its change times have a second's grace)
+        Path planted = sandbox.project("planted");
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "printf '[core]\\n\\tfsmonitor = touch " + marker
+                + "\\n' >> store/n.git/config && touch " + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        Path config = sandbox.project("store/n.git/config");
+        awaitGone(config); // the watch looks every 200 ms
+        assertThat(config).as("the planted config, while the sandbox runs").doesNotExist();
+        sandbox.git("-C", "n", "status", "--porcelain");
+        assertThat(marker).as("a command the host's git ran").doesNotExist();
+        run.signal("TERM");
+        assertThat(run.waitFor(Duration.ofSeconds(30)).stderr()).contains(config + " sets core.fsmonitor");
+    }
+
+    /**
      * Two sandboxes of one project, both hostile. The first moves a nested repository (its
      * view moves with it) into a directory the second was started in, where the second
      * writes the repository's git dir on the host, having no view of it; then the first
@@ -473,12 +508,9 @@ class GitViewIT {
         Result planter = sandbox.command("-C", sandbox.project("elsewhere").toString(), "--", "sh", "-c",
                 "git -C tool config core.fsmonitor 'touch " + marker + "' && touch " + planted).run().succeeds();
         mover.awaitFile(back, Duration.ofSeconds(30));
-        // the watch looks every 200 ms; the config goes aside whole
+        // the config goes aside whole
         Path config = sandbox.project("tool/.git/config");
-        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (Files.exists(config) && System.nanoTime() < until) {
-            Thread.sleep(50);
-        }
+        awaitGone(config); // the watch looks every 200 ms
         assertThat(config).as("the planted config, while the sandboxes run").doesNotExist();
         try (var aside = Files.list(config.getParent())) {
             assertThat(aside.filter(p -> p.getFileName().toString().startsWith("config.agent-sandbox-")).toList())

@@ -486,6 +486,12 @@ public final class GitAftercheck {
         }
     }
 
+    /** What {@link #state} says of {@code p} (inode, size, times, type), or "absent". */
+    static Object stateOf(Path p) {
+        State s = state(p);
+        return s == null ? "absent" : s;
+    }
+
     static Object identity(Path repo) {
         State dir = state(repo);
         State git = state(repo.resolve(".git"));

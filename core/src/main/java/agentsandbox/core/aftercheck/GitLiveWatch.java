@@ -47,8 +47,9 @@ public final class GitLiveWatch {
     private final Thread thread;
     private boolean stopped; // under this
 
-    private GitLiveWatch(GitAftercheck check) {
+    private GitLiveWatch(GitAftercheck check, List<Path> nestedViews) {
         this.check = check;
+        this.nestedViews = List.copyOf(nestedViews);
         this.thread = new Thread(new Runnable() {
             @Override
             public void run() {
@@ -60,7 +61,16 @@ public final class GitLiveWatch {
 
     /** Starts watching what {@code check} took a snapshot of. */
     public static GitLiveWatch start(GitAftercheck check) {
-        GitLiveWatch w = new GitLiveWatch(check);
+        return start(check, List.of());
+    }
+
+    /**
+     * Starts watching what {@code check} took a snapshot of, and the git dirs of the
+     * repositories nested in the project that the run sees through views of their own
+     * ({@code nestedViews}, their host git dirs).
+     */
+    public static GitLiveWatch start(GitAftercheck check, List<Path> nestedViews) {
+        GitLiveWatch w = new GitLiveWatch(check, nestedViews);
         w.thread.start();
         return w;
     }
@@ -104,6 +114,7 @@ public final class GitLiveWatch {
         found.add(GitDirs.fresh(check.workDir, check.home));
         java.util.Set<GitDirs> swapped = new java.util.HashSet<>();
         java.util.Set<GitDirs> touched = new java.util.HashSet<>();
+        java.util.Set<Path> others = new java.util.LinkedHashSet<>();
         for (Path repo : childRepos(check.top)) {
             Object was = check.reposBefore.get(repo);
             if (was == null || !was.equals(GitAftercheck.identity(repo))) {
@@ -115,19 +126,24 @@ public final class GitLiveWatch {
                     // now is the sandbox's, whatever the path held before
                     swapped.add(dirs);
                 }
-            } else if (GitAftercheck.changedAfter(repo, started - 1000)) {
-                // the same repository, but its directory changed this run: renamed away and
-                // back, say, into a directory that another sandbox running beside this one
-                // writes without a view, where that one could write its git dir, which this
-                // run's view keeps only inside. What in its git dir changed this run is then
-                // no user's edit to trust: a setting there that runs a command goes aside too
-                // (found once: the directory stays touched for the rest of the run, and its git
-                // dirs are read again at every look only where they may be others now)
-                GitDirs dirs = touchedDirs.get(repo);
-                if (dirs == null) {
-                    dirs = GitDirs.find(repo, GitLayout.discover(repo), check.home);
-                    touchedDirs.put(repo, dirs);
-                }
+            } else {
+                others.add(repo);
+            }
+        }
+        for (Path view : nestedViews) {
+            if (view.getParent() != null) {
+                others.add(view.getParent());
+            }
+        }
+        for (Path repo : others) {
+            // The same repository as before, whose git dir this run cannot write (a view, or
+            // read-only) or can (a git dir a .git file names elsewhere in the project, the
+            // git dir of one of its submodules). A file there with which git runs a command
+            // that changed this run is no user's edit to trust: the sandbox wrote it, or
+            // another sandbox running beside this one did while this one had moved the
+            // repository into a directory that one writes without a view. It goes aside.
+            GitDirs dirs = dirsOf(repo);
+            if (changedThisRun(dirs)) {
                 found.add(dirs);
                 touched.add(dirs);
             }
@@ -169,8 +185,62 @@ public final class GitLiveWatch {
         }
     }
 
-    /** The git dirs of each repository right below the top whose directory changed this run (only the watch's thread). */
-    private final Map<Path, GitDirs> touchedDirs = new HashMap<>();
+    /** The host git dirs of the repositories nested in the project that the run sees through views. */
+    private final List<Path> nestedViews;
+    /** Each repository's git dirs as last found ({@link #dirsOf}), and what they were found from (only the watch's thread). */
+    private final Map<Path, GitDirs> foundDirs = new HashMap<>();
+    private final Map<Path, Object> foundFrom = new HashMap<>();
+
+    /**
+     * The git dirs of repository {@code repo}, found again only when what they are found
+     * from changed since (its {@code .git}, {@code .gitmodules}, index, {@code modules} and
+     * {@code worktrees}): a submodule added to it this run is looked at as well.
+     */
+    private GitDirs dirsOf(Path repo) {
+        java.util.Optional<GitLayout> layout = GitLayout.discover(repo);
+        List<Object> from = new ArrayList<>();
+        from.add(GitAftercheck.stateOf(repo.resolve(".git")));
+        from.add(GitAftercheck.stateOf(repo.resolve(".gitmodules")));
+        if (layout.isPresent()) {
+            Path gitDir = layout.get().gitDir();
+            Path common = layout.get().commonDir();
+            for (Path p : List.of(gitDir, gitDir.resolve("index"), gitDir.resolve("modules"), common,
+                    common.resolve("worktrees"), common.resolve("config"))) {
+                from.add(p.toString());
+                from.add(GitAftercheck.stateOf(p));
+            }
+        }
+        GitDirs dirs = foundDirs.get(repo);
+        if (dirs == null || !from.equals(foundFrom.get(repo))) {
+            dirs = GitDirs.find(repo, layout, check.home);
+            foundDirs.put(repo, dirs);
+            foundFrom.put(repo, from);
+        }
+        return dirs;
+    }
+
+    /** Whether a file {@code dirs} watches (a config, a commondir, a hooks dir or a hook in it) changed this run. */
+    private boolean changedThisRun(GitDirs dirs) {
+        long since = started - 1000;
+        for (Path p : dirs.watched) {
+            if (GitAftercheck.changedAfter(p, since)) {
+                return true;
+            }
+            if (p.getFileName() != null && p.getFileName().toString().equals("hooks")
+                    && Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                try (java.nio.file.DirectoryStream<Path> hooks = Files.newDirectoryStream(p)) {
+                    for (Path hook : hooks) {
+                        if (GitAftercheck.changedAfter(hook, since)) {
+                            return true;
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // unreadable: the check after the run says so
+                }
+            }
+        }
+        return false;
+    }
 
     /** When the watch began: a link changed since then is the sandbox's. */
     private final long started = System.currentTimeMillis();

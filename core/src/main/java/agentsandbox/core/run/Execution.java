@@ -156,7 +156,10 @@ public final class Execution implements AutoCloseable {
         }
         this.gitCheck = git == null ? null : git.ready();
         // with the git presets off, the user left the git dirs to the sandbox
-        this.gitWatch = git == null || !plan.gitPresets() ? null : GitLiveWatch.start(git);
+        // and the host git dirs of the nested repositories this run sees through views (the
+        // first view is the project's own)
+        this.gitWatch = git == null || !plan.gitPresets() ? null : GitLiveWatch.start(git,
+                plan.gitViews().size() > 1 ? plan.gitViews().subList(1, plan.gitViews().size()) : List.of());
         this.state = state;
         this.uid = uid;
         this.bwrap = bwrap;

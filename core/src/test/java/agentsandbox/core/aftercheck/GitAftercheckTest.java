@@ -59,16 +59,21 @@ class GitAftercheckTest {
     }
 
     /**
-     * A nested repository right below the project whose directory a sandbox renamed away and
-     * back this run (where another sandbox could write its git dir): the live watch moves
-     * aside what changed in its git dir meanwhile, and leaves a repository whose directory
-     * did not change alone, however its config changed (the user's own edit).
+     * The repositories right below the project, and the nested ones the run sees through
+     * views: a file of their git dirs with which git runs a command that changed this run goes
+     * aside while the sandbox runs, whether written in place (a git dir a .git file names
+     * elsewhere in the project, which the sandbox can write) or while the repository was
+     * renamed away and back (into a directory another sandbox writes); what such a file held
+     * before the run stays, however the sandbox touched the repository.
      */
     @Test
-    void The_Watch_Moves_Aside_What_Changed_In_A_Nested_Repository_Moved_Away_And_Back() throws Exception {
+    void The_Watch_Moves_Aside_What_Changed_This_Run_In_The_Git_Dirs_Of_Nested_Repositories() throws Exception {
         Path r = repo();
         Path moved = Files.createDirectories(r.resolve("moved"));
         git(moved, "init", "-q");
+        Path separate = Files.createDirectories(r.resolve("separate"));
+        Files.createDirectories(r.resolve("store"));
+        git(separate, "init", "-q", "--separate-git-dir", r.resolve("store/separate.git").toString());
         Path kept = Files.createDirectories(r.resolve("kept"));
         git(kept, "init", "-q");
         git(kept, "config", "core.hooksPath", "/usr/share/hooks"); // the user's own, before the run
@@ -77,16 +82,22 @@ class GitAftercheckTest {
         GitLiveWatch watch = GitLiveWatch.start(check);
         Path away = Files.createDirectories(r.resolve("away"));
         Files.move(moved, away.resolve("moved"));
-        git(away.resolve("moved"), "config", "core.fsmonitor", "touch pwned");
+        Files.writeString(away.resolve("moved/.git/config"), "[core]\n\tfsmonitor = touch pwned\n",
+                java.nio.file.StandardOpenOption.APPEND);
         Files.move(away.resolve("moved"), moved);
-        git(kept, "config", "core.fsmonitor", "watchman"); // the user's own, during the run
+        Files.writeString(r.resolve("store/separate.git/config"), "[core]\n\tfsmonitor = touch pwned\n",
+                java.nio.file.StandardOpenOption.APPEND);
+        Files.createDirectories(kept.resolve("build")); // its directory touched, its config not
         List<String> lines = watch.stop();
 
         assertThat(lines).anySatisfy(l -> assertThat(l).contains(moved.resolve(".git/config") + " sets core.fsmonitor")
                 .contains("moved aside at once"));
         assertThat(moved.resolve(".git/config")).doesNotExist();
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains(r.resolve("store/separate.git/config")
+                + " sets core.fsmonitor"));
+        assertThat(r.resolve("store/separate.git/config")).doesNotExist();
         assertThat(lines).noneSatisfy(l -> assertThat(l).contains(kept.toString()));
-        assertThat(Files.readString(kept.resolve(".git/config"))).contains("fsmonitor").contains("hooksPath");
+        assertThat(Files.readString(kept.resolve(".git/config"))).contains("hooksPath");
     }
 
     @Test
