@@ -116,18 +116,22 @@ public final class GitLiveWatch {
         java.util.Set<GitDirs> touched = new java.util.HashSet<>();
         java.util.Set<Path> others = new java.util.LinkedHashSet<>();
         for (Path repo : childRepos(check.top)) {
-            Object was = check.reposBefore.get(repo);
-            if (was == null || !was.equals(GitAftercheck.identity(repo))) {
-                GitDirs dirs = GitDirs.find(repo, GitLayout.discover(repo), check.home);
-                found.add(dirs);
-                if (was != null) {
-                    // a repository that was there, now another one at its path (its directory
-                    // renamed away, a link or a new .git put in its place): what its files hold
-                    // now is the sandbox's, whatever the path held before
-                    swapped.add(dirs);
+            try {
+                Object was = check.reposBefore.get(repo);
+                if (was == null || !was.equals(GitAftercheck.identity(repo))) {
+                    GitDirs dirs = GitDirs.find(repo, GitLayout.discover(repo), check.home);
+                    found.add(dirs);
+                    if (was != null) {
+                        // a repository that was there, now another one at its path (its directory
+                        // renamed away, a link or a new .git put in its place): what its files hold
+                        // now is the sandbox's, whatever the path held before
+                        swapped.add(dirs);
+                    }
+                } else {
+                    others.add(repo);
                 }
-            } else {
-                others.add(repo);
+            } catch (RuntimeException e) {
+                // one repository the look cannot read (a .git file naming no path) stops no other
             }
         }
         for (Path view : nestedViews) {
@@ -142,44 +146,65 @@ public final class GitLiveWatch {
             // that changed this run is no user's edit to trust: the sandbox wrote it, or
             // another sandbox running beside this one did while this one had moved the
             // repository into a directory that one writes without a view. It goes aside.
-            GitDirs dirs = dirsOf(repo);
-            if (changedThisRun(dirs)) {
-                found.add(dirs);
-                touched.add(dirs);
+            try {
+                GitDirs dirs = dirsOf(repo);
+                if (changedThisRun(dirs)) {
+                    found.add(dirs);
+                    touched.add(dirs);
+                }
+            } catch (RuntimeException e) {
+                // one repository the look cannot read stops no other
             }
         }
         Map<Path, String> moved = new HashMap<>();
         for (GitDirs dirs : found) {
-            boolean outside = false;
-            for (GitAftercheck.Finding f : check.scan(dirs)) {
-                if (!f.refusesNextRun() && (swapped.contains(dirs) || !check.existedBefore(f.file())
-                        || (touched.contains(dirs) && GitAftercheck.changedAfter(f.file(), started - 1000)))
-                        && f.file().startsWith(check.top) && inGitDir(f.file(), dirs)) {
-                    Path link = linkOnTheWay(check.top, f.file());
-                    if (link == null) {
-                        moveAside(f, moved);
-                    } else if (madeSinceStart(link)) {
-                        // never a rename through a link (it would move the file it leads to, the user's
-                        // own hook or another repository's config): the link the sandbox made goes aside
-                        moveAside(new GitAftercheck.Finding(link, "link", link + " is a link the sandbox made, by"
-                                + " which git reaches " + f.file().getFileName() + " elsewhere ("
-                                + readLink(link) + ")", false), moved);
-                    }
-                } else if (!f.refusesNextRun() && !f.file().startsWith(check.top)) {
-                    outside = true;
-                }
+            try {
+                moveAsideIn(dirs, swapped, touched, moved);
+            } catch (RuntimeException e) {
+                // one repository the look cannot read stops no other
             }
-            if (outside) {
-                // A setting that runs a command, in a git dir outside the project (one the sandbox
-                // could fill beforehand, such as its own layer of ~/.cache), that git now reaches
-                // from the project: the project's .git file that the sandbox pointed there this
-                // run goes aside, and git there no longer leaves the project.
-                for (Path p : dirs.watched) {
-                    if (p.getFileName() != null && p.getFileName().toString().equals(".git") && p.startsWith(check.top)
-                            && Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) && check.changedSince(p)) {
-                        moveAside(new GitAftercheck.Finding(p, "gitdir", p + " was pointed this run at a git dir"
-                                + " outside the project whose settings make git run a command", false), moved);
+        }
+    }
+
+    /** Moves aside what the sandbox planted in {@code dirs} this run (see {@link #look}). */
+    private void moveAsideIn(GitDirs dirs, Set<GitDirs> swapped, Set<GitDirs> touched, Map<Path, String> moved) {
+        boolean outside = false;
+        for (GitAftercheck.Finding f : check.scan(dirs)) {
+            // a file too large to read whole (a config padded past the check's bound) that
+            // changed this run goes aside like one that says what it does
+            boolean movable = !f.refusesNextRun()
+                    || (f.setting().equals("limit") && Files.isRegularFile(f.file(), LinkOption.NOFOLLOW_LINKS));
+            boolean ofTheSandbox = swapped.contains(dirs) || touched.contains(dirs) || !check.existedBefore(f.file());
+            if (movable && ofTheSandbox && f.file().startsWith(check.top) && inGitDir(f.file(), dirs)) {
+                Path link = linkOnTheWay(check.top, f.file());
+                if (link == null) {
+                    // only what changed this run: what a file held before it (the user's own
+                    // setting, in a git dir the snapshot did not take) stays, however the
+                    // sandbox touched the repository
+                    if (GitAftercheck.changedAfter(f.file(), started - 1000)) {
+                        moveAside(f, moved);
                     }
+                } else if (madeSinceStart(link)) {
+                    // never a rename through a link (it would move the file it leads to, the user's
+                    // own hook or another repository's config): the link the sandbox made goes aside
+                    moveAside(new GitAftercheck.Finding(link, "link", link + " is a link the sandbox made, by"
+                            + " which git reaches " + f.file().getFileName() + " elsewhere ("
+                            + readLink(link) + ")", false), moved);
+                }
+            } else if (!f.refusesNextRun() && !f.file().startsWith(check.top)) {
+                outside = true;
+            }
+        }
+        if (outside) {
+            // A setting that runs a command, in a git dir outside the project (one the sandbox
+            // could fill beforehand, such as its own layer of ~/.cache), that git now reaches
+            // from the project: the project's .git file that the sandbox pointed there this
+            // run goes aside, and git there no longer leaves the project.
+            for (Path p : dirs.watched) {
+                if (p.getFileName() != null && p.getFileName().toString().equals(".git") && p.startsWith(check.top)
+                        && Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) && check.changedSince(p)) {
+                    moveAside(new GitAftercheck.Finding(p, "gitdir", p + " was pointed this run at a git dir"
+                            + " outside the project whose settings make git run a command", false), moved);
                 }
             }
         }
@@ -281,9 +306,13 @@ public final class GitLiveWatch {
             return false;
         }
         Set<Path> gitDirs = dirs.gitDirs();
-        return gitDirs.contains(parent)
-                || (parent.getFileName() != null && parent.getFileName().toString().equals("hooks")
-                        && gitDirs.contains(parent.getParent()));
+        Path above = parent.getParent();
+        String name = parent.getFileName() == null ? "" : parent.getFileName().toString();
+        // a git dir's own file, a hook, or a linked worktree's own file (its config.worktree,
+        // its commondir) in worktrees/NAME of a git dir
+        return gitDirs.contains(parent) || (name.equals("hooks") && gitDirs.contains(above))
+                || (above != null && above.getFileName() != null && above.getFileName().toString().equals("worktrees")
+                        && gitDirs.contains(above.getParent()));
     }
 
     /**
@@ -296,6 +325,8 @@ public final class GitLiveWatch {
                 : f.setting().equals("commondir") ? p + " is a new commondir, which sends git to another config and"
                         + " hooks"
                 : f.setting().equals("not a file") ? p + " is a new config that is not a regular file (a link?)"
+                : f.setting().equals("limit") ? p + " is larger than the check reads whole, so what it makes git run"
+                        + " is not known"
                 : f.setting().equals("gitdir") || f.setting().equals("link") ? f.message()
                 : p + " sets " + f.setting() + ", with which git runs a command";
         String aside = moved.get(p);

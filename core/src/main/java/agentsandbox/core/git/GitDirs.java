@@ -437,11 +437,11 @@ public final class GitDirs {
         Path gitDir = dotGit;
         if (Files.isRegularFile(dotGit, LinkOption.NOFOLLOW_LINKS)) {
             byte[] text = HostRead.bytes(dotGit, MAX_SMALL); // git's own bound for a .git file
-            String s = text == null ? "" : new String(text, StandardCharsets.UTF_8).strip();
-            if (!s.startsWith("gitdir:") || s.length() == "gitdir:".length()) {
+            String target = GitLayout.gitfileTarget(text == null ? "" : new String(text, StandardCharsets.UTF_8));
+            if (target == null) {
                 return;
             }
-            gitDir = workTree.resolve(s.substring("gitdir:".length()).strip()).normalize();
+            gitDir = workTree.resolve(target).normalize();
             boolean belongs = false;
             for (Path h : homes) {
                 belongs |= gitDir.startsWith(h);

@@ -52,15 +52,32 @@ public record GitLayout(Path workTree, Path gitDir, Path commonDir, boolean link
     }
 
     private static Optional<Path> gitdirFile(Path dotGit) {
-        String text = read(dotGit).strip();
-        if (!text.startsWith("gitdir:")) {
-            return Optional.empty();
+        String target = gitfileTarget(read(dotGit));
+        return target == null ? Optional.empty() : Optional.of(dotGit.getParent().resolve(target).normalize());
+    }
+
+    /**
+     * The path a {@code .git} file's content {@code text} names, read as git reads it
+     * ({@code read_gitfile_gently}): after exactly {@code "gitdir: "}, with only the line
+     * ends at its end taken off (a space there is part of the name), up to a NUL byte (git
+     * takes it as a C string); null when git takes it for no {@code .git} file.
+     */
+    public static String gitfileTarget(String text) {
+        if (!text.startsWith("gitdir: ")) {
+            return null;
         }
-        String target = text.substring("gitdir:".length()).strip();
-        if (target.isEmpty()) {
-            return Optional.empty();
+        String target = pathText(text.substring("gitdir: ".length()));
+        return target.isEmpty() ? null : target;
+    }
+
+    /** A path in a file of git's ({@code commondir}, a {@code .git} file's rest): its line ends off, up to a NUL. */
+    static String pathText(String text) {
+        int end = text.length();
+        while (end > 0 && (text.charAt(end - 1) == '\n' || text.charAt(end - 1) == '\r')) {
+            end--;
         }
-        return Optional.of(dotGit.getParent().resolve(target).normalize());
+        int nul = text.indexOf('\0');
+        return text.substring(0, nul >= 0 && nul < end ? nul : end);
     }
 
     private static GitLayout layout(Path workTree, Path gitDir) {
@@ -68,7 +85,7 @@ public record GitLayout(Path workTree, Path gitDir, Path commonDir, boolean link
         boolean linked = false;
         Path commondirFile = gitDir.resolve("commondir");
         if (Files.isRegularFile(commondirFile)) {
-            String target = read(commondirFile).strip();
+            String target = pathText(read(commondirFile));
             if (!target.isEmpty()) {
                 commonDir = gitDir.resolve(target).normalize();
                 linked = !commonDir.equals(gitDir);

@@ -100,6 +100,46 @@ class GitAftercheckTest {
         assertThat(Files.readString(kept.resolve(".git/config"))).contains("hooksPath");
     }
 
+    /**
+     * What the watch reads as git reads it, and what stops it not: a .git file whose path
+     * ends in a space (git keeps it), one with a NUL byte (git reads up to it), a linked
+     * worktree's config.worktree, a config padded past the check's bound; and the user's own
+     * setting in a git dir the snapshot did not take stays when the sandbox only rewrites the
+     * .git file that names it.
+     */
+    @Test
+    void The_Watch_Reads_Git_Files_As_Git_Does_And_Moves_Only_What_Changed() throws Exception {
+        Path r = repo();
+        Files.createDirectories(r.resolve("store"));
+        Path user = Files.createDirectories(r.resolve("user"));
+        git(user, "init", "-q", "--separate-git-dir", r.resolve("store/user.git").toString());
+        git(user, "config", "alias.x", "!true"); // the user's own, before the run
+        Thread.sleep(1100); // older than the run (change times have a second's grace)
+        GitAftercheck check = GitAftercheck.before(r);
+        GitLiveWatch watch = GitLiveWatch.start(check);
+        Path broken = Files.createDirectories(r.resolve("broken"));
+        Files.writeString(broken.resolve(".git"), "gitdir: a\0b\n"); // stops no look
+        Path spaced = Files.createDirectories(r.resolve("spaced"));
+        git(spaced, "init", "-q", "--separate-git-dir", spaced.resolve("gd ").toString());
+        Files.writeString(spaced.resolve("gd /config"), "[core]\n\tfsmonitor = touch pwned\n",
+                java.nio.file.StandardOpenOption.APPEND);
+        Files.writeString(user.resolve(".git"), Files.readString(user.resolve(".git"))); // rewritten, the same
+        Path big = Files.createDirectories(r.resolve("big"));
+        git(big, "init", "-q");
+        Files.writeString(big.resolve(".git/config"), "#" + "x".repeat(1_200_000) + "\n[core]\n\tfsmonitor = touch pwned\n",
+                java.nio.file.StandardOpenOption.APPEND);
+        Path worktree = Files.createDirectories(r.resolve("store/user.git/worktrees/wt"));
+        Files.writeString(worktree.resolve("config.worktree"), "[core]\n\tfsmonitor = touch pwned\n");
+        List<String> lines = watch.stop();
+
+        assertThat(spaced.resolve("gd /config")).doesNotExist();
+        assertThat(big.resolve(".git/config")).doesNotExist();
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains(big.resolve(".git/config") + " is larger than"));
+        assertThat(Files.readString(r.resolve("store/user.git/config"))).contains("alias");
+        assertThat(lines).noneSatisfy(l -> assertThat(l).contains(r.resolve("store/user.git/config").toString()));
+        assertThat(worktree.resolve("config.worktree")).doesNotExist();
+    }
+
     @Test
     void Gitlink_To_A_New_Nested_Repository_With_Fsmonitor_Is_Reported() throws IOException {
         Path r = repo();
