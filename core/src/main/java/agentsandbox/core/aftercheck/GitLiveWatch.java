@@ -112,9 +112,9 @@ public final class GitLiveWatch {
     void look() {
         List<GitDirs> found = new ArrayList<>();
         found.add(GitDirs.fresh(check.workDir, check.home));
-        java.util.Set<GitDirs> swapped = new java.util.HashSet<>();
-        java.util.Set<GitDirs> touched = new java.util.HashSet<>();
-        java.util.Set<Path> others = new java.util.LinkedHashSet<>();
+        Set<GitDirs> swapped = new java.util.HashSet<>();
+        Set<GitDirs> touched = new java.util.HashSet<>();
+        Set<Path> others = new LinkedHashSet<>();
         for (Path repo : childRepos(check.top)) {
             try {
                 Object was = check.reposBefore.get(repo);
@@ -222,7 +222,7 @@ public final class GitLiveWatch {
      * {@code worktrees}): a submodule added to it this run is looked at as well.
      */
     private GitDirs dirsOf(Path repo) {
-        java.util.Optional<GitLayout> layout = GitLayout.discover(repo);
+        Optional<GitLayout> layout = GitLayout.discover(repo);
         List<Object> from = new ArrayList<>();
         from.add(GitAftercheck.stateOf(repo.resolve(".git")));
         from.add(GitAftercheck.stateOf(repo.resolve(".gitmodules")));

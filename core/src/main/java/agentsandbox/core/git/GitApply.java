@@ -7,7 +7,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -387,7 +386,10 @@ public final class GitApply {
         }
         byte[] bytes = Files.readAllBytes(index);
         int hash = objectFormatSha256() ? 32 : 20;
-        if (entriesAreTheHosts(bytes, hash)) {
+        // the host's index as it is now, read once for all that this apply compares with it
+        // (none yet: every gitlink is new)
+        byte[] hostIndex = hostIndexNow();
+        if (entriesAreTheHosts(hostIndex, bytes, hash)) {
             // nothing to take (a commit after a git add that was taken in passing changes only
             // the index's caches): no look at each entry, which the interpreter does slowly
             return;
@@ -399,7 +401,7 @@ public final class GitApply {
         if (problem == null && gitlinksAtStart == null) {
             // the host's before this run wrote any index: one the sandbox emptied for a while
             // (a switch to an orphan branch, taken in passing) may have them back
-            gitlinksAtStart = GitIndex.gitlinks(hostIndexNow(), Integer.MAX_VALUE, hash);
+            gitlinksAtStart = GitIndex.gitlinks(hostIndex, Integer.MAX_VALUE, hash);
         }
         List<String> kept = new ArrayList<>(nestedRepositories);
         if (gitlinksAtStart != null) {
@@ -416,7 +418,7 @@ public final class GitApply {
         }
         if (entries != null && hiddenAtStart == null) {
             // the host's before this run wrote any index (a sparse checkout marks entries skip-worktree)
-            hiddenAtStart = GitIndex.hidden(hostIndexNow(), hash);
+            hiddenAtStart = GitIndex.hidden(hostIndex, hash);
         }
         if (entries != null && problem == null) {
             java.util.Set<String> hidden = new java.util.LinkedHashSet<>(entries.hidden());
@@ -434,12 +436,6 @@ public final class GitApply {
         // A gitlink is where the host's git status goes into another repository, whose config
         // the sandbox could write (a nested repository in the work tree is no part of the
         // view): an index with gitlinks the host's has not is not taken.
-        byte[] hostIndex = null;
-        try {
-            hostIndex = Files.readAllBytes(gitDir.resolve("index"));
-        } catch (IOException e) {
-            // none yet: every gitlink is new
-        }
         List<String> sandboxLinks = GitIndex.gitlinks(bytes, Integer.MAX_VALUE, hash);
         List<String> dropped = new ArrayList<>(gitlinksAtStart);
         dropped.removeAll(sandboxLinks);
@@ -515,12 +511,12 @@ public final class GitApply {
 
     /**
      * Whether the entries of the sandbox's index {@code sandbox}, and its header, are byte for
-     * byte those of the host's index as it is now: then the host has all the sandbox's index
-     * could give it (its extensions are caches, or what the host would not take). Equal bytes
-     * up to the end of the sandbox's entries are the host's entries up to the same end.
+     * byte those of the host's index {@code host} (null: none): then the host has all the
+     * sandbox's index could give it (its extensions are caches, or what the host would not
+     * take). Equal bytes up to the end of the sandbox's entries are the host's entries up to
+     * the same end.
      */
-    private boolean entriesAreTheHosts(byte[] sandbox, int hash) {
-        byte[] host = hostIndexNow();
+    private static boolean entriesAreTheHosts(byte[] host, byte[] sandbox, int hash) {
         if (host == null) {
             return false;
         }
