@@ -19,15 +19,16 @@ import java.security.SecureRandom;
 
 /**
  * The check of {@link GitAftercheck}, made while the sandbox runs, every
- * {@link #INTERVAL_MILLIS}: a file in a git dir with which the host's git would run a
- * command (a config that sets {@code core.fsmonitor} or a pager, a hook, a
- * {@code commondir}) that the sandbox created or changed is moved aside the moment it is
- * seen, not at the end: an IDE runs {@code git status} every few seconds, and agents run
- * for hours. It looks where {@link GitDirs} looks (the repository, its submodules, the
- * repositories at its gitlinks; where git's config and hooks are read-only inside, the new
- * files beside them: a {@code commondir}, a {@code config.worktree}, a submodule's git dir),
- * and at the repositories a sandbox creates directly below the project's top or the working
- * directory (where an IDE looks for repositories of their own).
+ * {@link #INTERVAL_MILLIS} (less often where one look takes long: {@link #pause}): a file
+ * in a git dir with which the host's git would run a command (a config that sets
+ * {@code core.fsmonitor} or a pager, a hook, a {@code commondir}) that the sandbox created
+ * or changed is moved aside the moment it is seen, not at the end: an IDE runs
+ * {@code git status} every few seconds, and agents run for hours. It looks where
+ * {@link GitDirs} looks (the repository, its submodules, the repositories at its gitlinks;
+ * where git's config and hooks are read-only inside, the new files beside them: a
+ * {@code commondir}, a {@code config.worktree}, a submodule's git dir), and at the
+ * repositories a sandbox creates directly below the project's top or the working directory
+ * (where an IDE looks for repositories of their own), every entry there.
  *
  * <p>Only a file that did not exist when the run began, in the project's tree, is moved: one
  * that did is read-only inside (the {@code @git} preset), so a change to it is the user's own
@@ -89,23 +90,36 @@ public final class GitLiveWatch {
 
     private void watch() {
         boolean last = false;
+        long took = 0;
         while (!last) {
             synchronized (this) {
                 if (!stopped) {
                     try {
-                        wait(INTERVAL_MILLIS);
+                        wait(pause(took));
                     } catch (InterruptedException e) {
                         return;
                     }
                 }
                 last = stopped;
             }
+            long began = System.nanoTime();
             try {
                 look();
             } catch (RuntimeException e) {
                 // the check after the run looks again, and says what it cannot
             }
+            took = (System.nanoTime() - began) / 1_000_000;
         }
+    }
+
+    /**
+     * How long the watch waits after a look that took {@code tookMillis}: {@link #INTERVAL_MILLIS},
+     * or longer where one look takes long (thousands of entries right below the project, many
+     * nested repositories), so that the watch never takes more than a tenth of one core. Every
+     * look looks at everything; only how often it looks gives way.
+     */
+    static long pause(long tookMillis) {
+        return Math.max(INTERVAL_MILLIS, 9 * tookMillis);
     }
 
     /** One look: what changed is moved aside. */

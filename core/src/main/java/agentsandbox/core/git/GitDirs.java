@@ -215,25 +215,19 @@ public final class GitDirs {
         return out;
     }
 
-    /** At most this many entries of a directory are looked at by {@link #reposBelow}. */
-    public static final int MAX_BELOW = MAX_LIST;
-
     /**
      * The directories right below {@code top} that hold a {@code .git} (a repository of
-     * their own, tracked or not: where an IDE looks for repositories), among the first
-     * {@link #MAX_BELOW} entries.
+     * their own, tracked or not: where an IDE looks for repositories). Every entry is looked
+     * at, however many there are: a sandbox that made thousands of entries before its
+     * repository would otherwise hide it from the views and the live watch.
      */
     public static List<Path> reposBelow(Path top) {
         List<Path> out = new ArrayList<>();
         if (top == null) {
             return out;
         }
-        int n = 0;
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(top)) {
             for (Path e : entries) {
-                if (++n > MAX_BELOW) {
-                    break;
-                }
                 if (!e.getFileName().toString().equals(".git")
                         && Files.exists(e.resolve(".git"), LinkOption.NOFOLLOW_LINKS)) {
                     out.add(e);

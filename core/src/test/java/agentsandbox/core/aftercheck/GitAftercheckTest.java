@@ -101,6 +101,42 @@ class GitAftercheckTest {
     }
 
     /**
+     * Every entry right below the project is looked at, however many: repositories a sandbox
+     * creates after thousands of other entries lose their plants while it runs, as the first
+     * does.
+     */
+    @Test
+    void The_Watch_Looks_At_Every_Entry_Below_The_Project_However_Many() throws Exception {
+        Path r = repo();
+        for (int i = 0; i < 3000; i++) {
+            Files.createDirectory(r.resolve("d" + i));
+        }
+        Thread.sleep(1100); // older than the run (change times have a second's grace)
+        GitAftercheck check = GitAftercheck.before(r);
+        GitLiveWatch watch = GitLiveWatch.start(check);
+        List<Path> planted = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            Path nested = Files.createDirectories(r.resolve("n" + i));
+            git(nested, "init", "-q");
+            Files.writeString(nested.resolve(".git/config"), "[core]\n\tfsmonitor = touch pwned\n",
+                    java.nio.file.StandardOpenOption.APPEND);
+            planted.add(nested.resolve(".git/config"));
+        }
+        // while the watch runs, not only at its last look
+        long until = System.currentTimeMillis() + 15_000;
+        while (planted.stream().anyMatch(Files::exists) && System.currentTimeMillis() < until) {
+            Thread.sleep(50);
+        }
+        List<Path> left = planted.stream().filter(Files::exists).toList();
+        List<String> lines = watch.stop();
+
+        assertThat(left).isEmpty();
+        for (Path p : planted) {
+            assertThat(lines).anySatisfy(l -> assertThat(l).contains(p + " sets core.fsmonitor"));
+        }
+    }
+
+    /**
      * What the watch reads as git reads it, and what stops it not: a .git file whose path
      * ends in a space (git keeps it), one with a NUL byte (git reads up to it), a linked
      * worktree's config.worktree, a config padded past the check's bound; and the user's own
