@@ -204,6 +204,19 @@ public final class GitLiveWatch {
                     moveAside(new GitAftercheck.Finding(link, "link", link + " is a link the sandbox made, by"
                             + " which git reaches " + f.file().getFileName() + " elsewhere ("
                             + readLink(link) + ")", false), moved);
+                } else {
+                    // A link of the user's own (a repository right below the project that is a link
+                    // to another of its directories, a .git that links to a git dir elsewhere in
+                    // it): the file it leads to is judged at its own place, when that is in the
+                    // project and reached through no link, and moved there; the link stays.
+                    // (never a file of the project's own git dir the snapshot took: only you
+                    // change that one, inside it is read-only or a view)
+                    Path real = realIn(f.file());
+                    if (real != null && !check.existedBefore(real)
+                            && GitAftercheck.changedAfter(real, started - 1000)) {
+                        moveAside(new GitAftercheck.Finding(real, f.setting(), f.message().replace(
+                                f.file().toString(), real.toString()), f.refusesNextRun()), moved);
+                    }
                 }
             } else if (!f.refusesNextRun() && !f.file().startsWith(check.top)) {
                 outside = true;
@@ -298,6 +311,23 @@ public final class GitLiveWatch {
             }
         }
         return null;
+    }
+
+    /**
+     * Where {@code file} really is, when that is below {@link GitAftercheck#top} with no link on
+     * the way from it; null otherwise (outside the project, where the sandbox writes nothing
+     * that is not granted, or gone).
+     */
+    private Path realIn(Path file) {
+        try {
+            Path top = check.top.toRealPath();
+            // the directories resolved, the file itself not: a config or hook that is a link is a finding of its own
+            Path real = file.getParent().toRealPath().resolve(file.getFileName());
+            return real.startsWith(top) && !real.equals(top) && linkOnTheWay(top, real) == null
+                    ? check.top.resolve(top.relativize(real)) : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     /** Whether link {@code p} was made or changed since the watch began (its change time, which no process sets back). */

@@ -137,6 +137,40 @@ class GitAftercheckTest {
     }
 
     /**
+     * A link of the user's own on the way to a git dir the sandbox can write (a repository
+     * right below the project that is a link to another of its directories, a .git that is a
+     * link to a git dir elsewhere in the project): what the sandbox plants there goes aside at
+     * the place the link leads to, and the links stay.
+     */
+    @Test
+    void The_Watch_Follows_The_User_s_Own_Links_To_Git_Dirs_In_The_Project() throws Exception {
+        Path r = repo();
+        Files.createDirectories(r.resolve("store"));
+        Path sub = Files.createDirectories(r.resolve("sub"));
+        git(sub, "init", "-q", "--separate-git-dir", r.resolve("store/sub.git").toString());
+        Files.delete(sub.resolve(".git"));
+        Files.createSymbolicLink(sub.resolve(".git"), Path.of("../store/sub.git"));
+        Path x = Files.createDirectories(r.resolve("vendor/x"));
+        git(x, "init", "-q");
+        Files.createSymbolicLink(r.resolve("lib"), Path.of("vendor/x"));
+        Thread.sleep(1100); // older than the run (change times have a second's grace)
+        GitAftercheck check = GitAftercheck.before(r);
+        GitLiveWatch watch = GitLiveWatch.start(check);
+        Files.writeString(r.resolve("store/sub.git/config"), "[core]\n\tfsmonitor = touch pwned\n",
+                java.nio.file.StandardOpenOption.APPEND);
+        Files.writeString(x.resolve(".git/config"), "[core]\n\tfsmonitor = touch pwned\n",
+                java.nio.file.StandardOpenOption.APPEND);
+        List<String> lines = watch.stop();
+
+        assertThat(r.resolve("store/sub.git/config")).doesNotExist();
+        assertThat(x.resolve(".git/config")).doesNotExist();
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains(r.resolve("store/sub.git/config") + " sets core.fsmonitor"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains(x.resolve(".git/config") + " sets core.fsmonitor"));
+        assertThat(sub.resolve(".git")).isSymbolicLink();
+        assertThat(r.resolve("lib")).isSymbolicLink();
+    }
+
+    /**
      * What the watch reads as git reads it, and what stops it not: a .git file whose path
      * ends in a space (git keeps it), one with a NUL byte (git reads up to it), a linked
      * worktree's config.worktree, a config padded past the check's bound; and the user's own
