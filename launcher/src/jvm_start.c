@@ -40,6 +40,7 @@
 
 #include "guard.h"
 #include "sha1.h"
+#include "bytes.h"
 #include "spawn.h"
 
 typedef jint(JNICALL *CreateJavaVM)(JavaVM **, void **, void *);
@@ -98,6 +99,37 @@ static jbyteArray JNICALL native_sha1(JNIEnv *env, jclass owner, jbyteArray data
         (*env)->SetByteArrayRegion(env, out, 0, SHA1_LENGTH, (const jbyte *)digest);
     }
     return out;
+}
+
+/* Native.firstDifference(byte[] a, int aFrom, byte[] b, int bFrom, int length): the offset of the
+ * first byte in which those ranges differ, -1 when none does (bytes.c). */
+static jint JNICALL native_first_difference(JNIEnv *env, jclass owner, jbyteArray a, jint a_from, jbyteArray b,
+                                            jint b_from, jint length) {
+    (void)owner;
+    jsize a_size = a == NULL ? 0 : (*env)->GetArrayLength(env, a);
+    jsize b_size = b == NULL ? 0 : (*env)->GetArrayLength(env, b);
+    if (a == NULL || b == NULL || a_from < 0 || b_from < 0 || length < 0 || a_from > a_size - length
+        || b_from > b_size - length) {
+        jclass bounds = (*env)->FindClass(env, "java/lang/IndexOutOfBoundsException");
+        if (bounds != NULL) {
+            (*env)->ThrowNew(env, bounds, "firstDifference: no such range of the arrays");
+        }
+        return -1;
+    }
+    jbyte *x = (*env)->GetPrimitiveArrayCritical(env, a, NULL);
+    if (x == NULL) {
+        return -1; /* OutOfMemoryError thrown */
+    }
+    jbyte *y = (*env)->GetPrimitiveArrayCritical(env, b, NULL);
+    if (y == NULL) {
+        (*env)->ReleasePrimitiveArrayCritical(env, a, x, JNI_ABORT);
+        return -1;
+    }
+    size_t at = first_difference((const unsigned char *)x + a_from, (const unsigned char *)y + b_from,
+                                 (size_t)length);
+    (*env)->ReleasePrimitiveArrayCritical(env, b, y, JNI_ABORT);
+    (*env)->ReleasePrimitiveArrayCritical(env, a, x, JNI_ABORT);
+    return at == (size_t)length ? -1 : (jint)at;
 }
 
 /* Native.openDirectory(byte[] path): a descriptor of that directory, opened as a path only,
@@ -242,11 +274,14 @@ static void register_natives(JNIEnv *env) {
     jbyteArray(JNICALL *sha1_function)(JNIEnv *, jclass, jbyteArray, jint, jint) = native_sha1;
     jint(JNICALL *open_function)(JNIEnv *, jclass, jbyteArray) = native_open_directory;
     jbyteArray(JNICALL *run_function)(JNIEnv *, jclass, jbyteArray, jbyteArray, jbyteArray, jint) = native_run;
-    JNINativeMethod methods[3];
+    jint(JNICALL *difference_function)(JNIEnv *, jclass, jbyteArray, jint, jbyteArray, jint, jint) =
+        native_first_difference;
+    JNINativeMethod methods[4];
     METHOD(methods[0], "sha1", "([BII)[B", sha1_function);
     METHOD(methods[1], "openDirectory", "([B)I", open_function);
     METHOD(methods[2], "run", "([B[B[BI)[B", run_function);
-    if ((*env)->RegisterNatives(env, owner, methods, 3) != 0) {
+    METHOD(methods[3], "firstDifference", "([BI[BII)I", difference_function);
+    if ((*env)->RegisterNatives(env, owner, methods, 4) != 0) {
         (*env)->ExceptionClear(env);
     }
     (*env)->DeleteLocalRef(env, owner);

@@ -22,6 +22,9 @@ public final class Native {
     /** Registered by the tool's JVM starter (NATIVE_CLASS in guard.h): launcher/src/sha1.c. */
     private static native byte[] sha1(byte[] data, int offset, int length);
 
+    /** Registered by the tool's JVM starter: launcher/src/bytes.c. */
+    private static native int firstDifference(byte[] a, int aFrom, byte[] b, int bFrom, int length);
+
     /**
      * Registered by the tool's JVM starter: a descriptor of the directory at {@code path}
      * (NUL-free bytes), opened as a path only and never through a symbolic link on the way
@@ -118,6 +121,27 @@ public final class Native {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("no SHA-1 in this runtime", e);
         }
+    }
+
+    /**
+     * The offset (from {@code aFrom} and {@code bFrom}) of the first byte in which the
+     * {@code length} bytes of {@code a} and of {@code b} there differ; -1 when none does, as
+     * {@link java.util.Arrays#mismatch(byte[], int, int, byte[], int, int)} says it. The host's
+     * apply compares the index a sandbox left with the host's; the tool's JVM runs interpreted,
+     * where the JDK's comparison takes some 12 ns a byte (20 ms for the index of a repository
+     * of 20 000 files). Without the native method the JDK's answers.
+     */
+    public static int mismatch(byte[] a, int aFrom, byte[] b, int bFrom, int length) {
+        if (registered != Boolean.FALSE) {
+            try {
+                int at = firstDifference(a, aFrom, b, bFrom, length);
+                registered = Boolean.TRUE;
+                return at;
+            } catch (UnsatisfiedLinkError none) {
+                registered = Boolean.FALSE;
+            }
+        }
+        return java.util.Arrays.mismatch(a, aFrom, aFrom + length, b, bFrom, bFrom + length);
     }
 
     /**

@@ -11,7 +11,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Where no native method is registered (a test's JVM): the JDK's digest answers SHA-1 on the
- * part of the array asked for, no directory is pinned, and no program is run. The native methods are checked by
+ * part of the array asked for, and the JDK's comparison where two ranges differ; no directory
+ * is pinned, and no program is run. The native methods are checked by
  * the launcher's own tests (launcher/test/launcher_test.c) and by the built image's
  * end-to-end tests (every apply, and GitViewIT's renamed nested repository).
  */
@@ -24,6 +25,10 @@ class NativeTest {
         byte[] data = "abcdef".getBytes(StandardCharsets.US_ASCII);
         assertThat(HexFormat.of().formatHex(Native.sha1(data, 3))).isEqualTo("a9993e364706816aba3e25717850c26c9cd0d89d");
         assertThat(Native.isNative()).isFalse();
+        byte[] other = "abcxef".getBytes(StandardCharsets.US_ASCII);
+        assertThat(Native.mismatch(data, 0, other, 0, 6)).isEqualTo(3);
+        assertThat(Native.mismatch(data, 4, other, 4, 2)).isEqualTo(-1);
+        assertThat(Native.mismatch(data, 1, other, 0, 3)).isEqualTo(0);
         assertThat(Native.pinned(dir)).isNull();
         // the caller runs the program the JDK's way
         assertThat(Native.run(java.util.List.of("true"), java.util.Map.of("PATH", "/usr/bin:/bin"), dir, 1000))

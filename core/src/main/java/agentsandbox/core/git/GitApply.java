@@ -506,7 +506,15 @@ public final class GitApply {
         for (int i = n - 20; i < n; i++) {
             zero &= sandbox[i] == 0;
         }
-        return zero ? java.util.Arrays.equals(host, sandbox) : java.util.Arrays.equals(host, n - 20, n, sandbox, n - 20, n);
+        return zero ? same(host, 0, sandbox, 0, n) : same(host, n - 20, sandbox, n - 20, 20);
+    }
+
+    /**
+     * Whether the {@code length} bytes of {@code a} at {@code aFrom} are those of {@code b} at
+     * {@code bFrom}: compared natively ({@link agentsandbox.core.Native#mismatch}).
+     */
+    private static boolean same(byte[] a, int aFrom, byte[] b, int bFrom, int length) {
+        return agentsandbox.core.Native.mismatch(a, aFrom, b, bFrom, length) < 0;
     }
 
     /**
@@ -521,7 +529,7 @@ public final class GitApply {
             return false;
         }
         int end = GitIndex.entriesEnd(sandbox, hash);
-        return end > 0 && end <= host.length && java.util.Arrays.equals(host, 0, end, sandbox, 0, end);
+        return end > 0 && end <= host.length && same(host, 0, sandbox, 0, end);
     }
 
     /**
@@ -532,7 +540,7 @@ public final class GitApply {
     private static boolean sameEntries(byte[] host, byte[] sandbox, int hash) {
         int end = GitIndex.entriesEnd(sandbox, hash);
         return end > 0 && end == sandbox.length - hash && end <= host.length && GitIndex.entriesEnd(host, hash) == end
-                && java.util.Arrays.equals(host, 0, end, sandbox, 0, end);
+                && same(host, 0, sandbox, 0, end);
     }
 
     /** Why {@code bytes} is not an index file git would read; null when it is one. */

@@ -181,4 +181,105 @@ class GitIndexTest {
         Files.write(dir.resolve(".git/index"), GitIndex.withStatOnlyWhereKnown(index(), before, 20));
         assertThat(git("status", "--porcelain")).isEqualTo("M  f1.txt\n");
     }
+    /**
+     * Entries added, removed, changed and only touched, in indexes of version 2, 3 and 4 (the
+     * first two read whole stretches of the host's own entries at once, the last entry by
+     * entry): an entry keeps its stat data exactly where the host's index has one with its
+     * very bytes, and the result is an index git reads.
+     */
+    @Test
+    void Stat_Data_Stays_Exactly_Where_The_Host_Has_The_Very_Entry() throws Exception {
+        for (int version : new int[] {2, 3, 4}) {
+            if (version == 3) {
+                // an entry with extended flags (intent to add), without which git writes version 2
+                Files.writeString(dir.resolve("i3.txt"), "later\n");
+                git("add", "-N", "i3.txt");
+            }
+            git("update-index", "--index-version", Integer.toString(version));
+            byte[] before = index();
+            assertThat(java.nio.ByteBuffer.wrap(before, 4, 4).getInt()).isEqualTo(version);
+            int v = version;
+            Files.writeString(dir.resolve("f1" + v + ".txt"), "changed\n"); // changed
+            Files.writeString(dir.resolve("f1" + v + "a.txt"), "new\n"); // added between two
+            Files.delete(dir.resolve("f2" + v + ".txt")); // removed
+            Files.writeString(dir.resolve("zz" + v + ".txt"), "new at the end\n");
+            Thread.sleep(1100);
+            Files.writeString(dir.resolve("f3" + v + ".txt"), "file 3" + v + "\n"); // the same content, new stat data
+            git("add", "f1" + v + ".txt", "f1" + v + "a.txt", "f2" + v + ".txt", "zz" + v + ".txt", "f3" + v + ".txt");
+            byte[] after = index();
+            assertThat(java.nio.ByteBuffer.wrap(after, 4, 4).getInt()).isEqualTo(version);
+            byte[] taken = GitIndex.withStatOnlyWhereKnown(after, before, 20);
+
+            java.util.Map<String, byte[]> hostEntries = entries(before);
+            java.util.Map<String, byte[]> sandboxEntries = entries(after);
+            java.util.Map<String, byte[]> takenEntries = entries(taken);
+            assertThat(takenEntries.keySet()).as("version " + version).isEqualTo(sandboxEntries.keySet());
+            List<String> kept = new ArrayList<>();
+            for (String name : sandboxEntries.keySet()) {
+                boolean hostHas = hostEntries.containsKey(name) && Arrays.equals(hostEntries.get(name),
+                        sandboxEntries.get(name));
+                byte[] stat = Arrays.copyOf(takenEntries.get(name), 40);
+                boolean zeroed = Arrays.equals(stat, 0, 24, new byte[24], 0, 24)
+                        && Arrays.equals(stat, 28, 40, new byte[12], 0, 12);
+                if (hostHas) {
+                    assertThat(takenEntries.get(name)).as("version " + version + ", " + name)
+                            .isEqualTo(sandboxEntries.get(name));
+                } else {
+                    assertThat(zeroed).as("version " + version + ", " + name).isTrue();
+                }
+                if (hostHas) {
+                    kept.add(name);
+                }
+            }
+            assertThat(kept).as("version " + version).contains("f0.txt", "f9.txt", "f1.txt", "f39.txt")
+                    .doesNotContain("f1" + v + ".txt", "f1" + v + "a.txt", "f3" + v + ".txt", "zz" + v + ".txt");
+            Files.write(dir.resolve(".git/index"), taken);
+            assertThat(git("status", "--porcelain")).as("version " + version).contains("M  f1" + v + ".txt\n",
+                    "A  f1" + v + "a.txt\n", "D  f2" + v + ".txt\n", "A  zz" + v + ".txt\n").doesNotContain("f3" + v);
+            git("commit", "-q", "-m", "version " + version);
+        }
+    }
+
+    /** Name to stat data, mode, object and flags, of each entry of an index of version 2, 3 or 4 (SHA-1). */
+    private static java.util.Map<String, byte[]> entries(byte[] index) {
+        java.util.Map<String, byte[]> out = new java.util.LinkedHashMap<>();
+        int version = java.nio.ByteBuffer.wrap(index, 4, 4).getInt();
+        int count = java.nio.ByteBuffer.wrap(index, 8, 4).getInt();
+        int pos = 12;
+        String previous = "";
+        for (int n = 0; n < count; n++) {
+            int start = pos;
+            int flags = ((index[pos + 60] & 0xff) << 8) | (index[pos + 61] & 0xff);
+            pos += (flags & 0x4000) != 0 ? 64 : 62;
+            String name;
+            if (version == 4) {
+                int strip = 0;
+                int c;
+                do { // git's offset varint
+                    c = index[pos++] & 0xff;
+                    strip = (strip << 7) | (c & 0x7f);
+                    if ((c & 0x80) != 0) {
+                        strip++;
+                    }
+                } while ((c & 0x80) != 0);
+                int end = pos;
+                while (index[end] != 0) {
+                    end++;
+                }
+                name = previous.substring(0, previous.length() - strip)
+                        + new String(index, pos, end - pos, java.nio.charset.StandardCharsets.UTF_8);
+                pos = end + 1;
+            } else {
+                int end = pos;
+                while (index[end] != 0) {
+                    end++;
+                }
+                name = new String(index, pos, end - pos, java.nio.charset.StandardCharsets.UTF_8);
+                pos = start + ((end - start + 8) & ~7);
+            }
+            previous = name;
+            out.put(name, Arrays.copyOfRange(index, start, start + 62));
+        }
+        return out;
+    }
 }
