@@ -85,26 +85,6 @@ static void follow_modes(struct term_filter *f, const unsigned char *params, siz
     }
 }
 
-/* Whether one of the ;-separated parameters is value. */
-static int has_param(const unsigned char *params, size_t n, long value)
-{
-    long v = 0;
-    int digits = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i < n && params[i] >= '0' && params[i] <= '9') {
-            v = v < 100000 ? v * 10 + (params[i] - '0') : v;
-            digits = 1;
-            continue;
-        }
-        if (digits && v == value) {
-            return 1;
-        }
-        v = 0;
-        digits = 0;
-    }
-    return 0;
-}
-
 /* Whether every parameter of an ANSI mode set or reset is 4 or 20. */
 static int ansi_modes_pass(const unsigned char *params, size_t n)
 {
@@ -118,6 +98,42 @@ static int ansi_modes_pass(const unsigned char *params, size_t n)
             return 0;
         }
         v = 0;
+    }
+    return 1;
+}
+
+/* The private modes a sandbox may set and reset: those whose reports come as input are
+ * TRACKED (and turned off at the end); the others only change how the terminal draws or
+ * what keys send. Any other (VT52 mode 2, in-band resize reports 2048, palette reports 2031,
+ * the next terminal's new ones) is dropped with its sequence. */
+static const int PRIVATE_MODES[] = {3, 4, 5, 6, 7, 8, 12, 1007, 1034, 1035, 1036, 1037, 1039, 1042, 1043, 1048};
+
+/* Whether every parameter of a private mode set or reset is one a sandbox may set. */
+static int private_modes_pass(const unsigned char *params, size_t n)
+{
+    long v = 0;
+    int digits = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && params[i] >= '0' && params[i] <= '9') {
+            v = v < 100000 ? v * 10 + (params[i] - '0') : v;
+            digits = 1;
+            continue;
+        }
+        if (!digits) {
+            return 0;
+        }
+        int known = 0;
+        for (size_t t = 0; t < TRACKED_COUNT && !known; t++) {
+            known = TRACKED[t] == v;
+        }
+        for (size_t t = 0; t < sizeof PRIVATE_MODES / sizeof PRIVATE_MODES[0] && !known; t++) {
+            known = PRIVATE_MODES[t] == v;
+        }
+        if (!known) {
+            return 0;
+        }
+        v = 0;
+        digits = 0;
     }
     return 1;
 }
@@ -164,8 +180,8 @@ static int csi_passes(struct term_filter *f)
         if (marker == 0 && intermediate == '!' && final == 'p') {
             return 1; /* soft reset */
         }
-        if (marker == 0 && intermediate == '"' && (final == 'p' || final == 'q')) {
-            return 1; /* conformance level, character protection */
+        if (marker == 0 && intermediate == '"' && final == 'q') {
+            return 1; /* character protection; not the conformance level (" p), which can turn on 8-bit controls */
         }
         if ((marker == 0 || marker == '?') && intermediate == '$' && final == 'p') {
             f->answers_possible = 1; /* a mode's state asked (DECRQM): a fixed answer */
@@ -198,7 +214,7 @@ static int csi_passes(struct term_filter *f)
         if (final == 'h' || final == 'l') {
             /* not mode 2: VT52 mode would leave the caller's terminal speaking another
              * language, and this filter behind */
-            if (has_param(s + start, params_end - start, 2)) {
+            if (!private_modes_pass(s + start, params_end - start)) {
                 return 0;
             }
             follow_modes(f, s + start, params_end - start, final == 'h');
@@ -337,13 +353,19 @@ size_t term_filter(struct term_filter *f, const unsigned char *in, size_t n, uns
             continue;
         }
         if (c <= 0xbf) {
-            if (f->utf8_left > 0) {
+            if (f->utf8_left > 0 && c >= f->utf8_low && c <= f->utf8_high) {
                 f->utf8_left--;
+                f->utf8_low = 0x80;
+                f->utf8_high = 0xbf;
                 out[o++] = c;
-            } else if (c >= 0xa0) {
-                out[o++] = c;
+            } else {
+                /* a byte no UTF-8 decoder takes here ends the character; a lone 0x80-0x9f is
+                 * an 8-bit C1 control to a terminal not (or no longer) in UTF-8: dropped */
+                f->utf8_left = 0;
+                if (c >= 0xa0) {
+                    out[o++] = c;
+                }
             }
-            /* a lone 0x80-0x9f: an 8-bit C1 control to a terminal not in UTF-8, dropped */
             continue;
         }
         if (c == 0xc2) {
@@ -351,7 +373,15 @@ size_t term_filter(struct term_filter *f, const unsigned char *in, size_t n, uns
             f->utf8_left = 0;
             continue;
         }
-        f->utf8_left = c < 0xe0 ? 1 : c < 0xf0 ? 2 : c < 0xf8 ? 3 : 0;
+        if (c < 0xc2 || c > 0xf4) {
+            f->utf8_left = 0; /* no UTF-8 character starts so: dropped */
+            continue;
+        }
+        /* the first continuation's range as UTF-8 has it (RFC 3629): none of the bytes
+         * 0x80-0x9f that an overlong form or a surrogate would need passes after E0, F0, F4 */
+        f->utf8_left = c < 0xe0 ? 1 : c < 0xf0 ? 2 : 3;
+        f->utf8_low = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+        f->utf8_high = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
         out[o++] = c;
         continue;
 
@@ -442,9 +472,10 @@ size_t term_filter(struct term_filter *f, const unsigned char *in, size_t n, uns
         if (f->state == ESCAPE_MORE) {
             if (c >= 0x30) {
                 f->state = GROUND;
-                /* character sets (ESC ( B, ESC % G), line sizes and alignment (ESC # 8);
-                 * not ESC SP G, which would make the terminal answer in 8-bit controls */
-                if (!f->overflow && f->length <= 8 && strchr("()*+-./#%", f->sequence[1]) != NULL) {
+                /* character sets (ESC ( B), line sizes and alignment (ESC # 8); not ESC SP G,
+                 * which would make the terminal answer in 8-bit controls, nor ESC % @, which
+                 * takes it out of UTF-8, where a lone 0x9d starts an OSC */
+                if (!f->overflow && f->length <= 8 && strchr("()*+-./#", f->sequence[1]) != NULL) {
                     o = put(out, o, f->sequence, f->length);
                 }
             }

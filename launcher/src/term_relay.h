@@ -34,6 +34,8 @@ struct term_filter {
     size_t length;
     int overflow;
     int utf8_left;
+    unsigned char utf8_low;  /* the range of the next continuation byte (the first one after a */
+    unsigned char utf8_high; /* lead byte is narrower: no overlong form, surrogate or beyond U+10FFFF) */
     unsigned long modes;     /* tracked private modes the sandbox set, one bit each */
     int keyboard_pushes;     /* kitty keyboard protocol levels pushed */
     int modify_keys;         /* xterm modifyOtherKeys/modifyCursorKeys changed */

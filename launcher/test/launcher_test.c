@@ -22,6 +22,7 @@
 #include "../src/net_stack.h"
 #include "../src/remove_tree.h"
 #include "../src/sha1.h"
+#include "../src/bytes.h"
 #include "../src/spawn.h"
 #include "../src/starter_request.h"
 #include "../src/term_relay.h"
@@ -352,6 +353,18 @@ static void test_term_filter(void)
     CHECK(filters_to("a\033]7;file:///etc\007\033]9;hi\007\033]777;notify;x;y\007b", "ab"));
     CHECK(filters_to("a\033[?2lb\033[2hc\033[5id", "abcd"));
     CHECK(filters_to("a\033 Gb", "ab"));
+    /* nothing takes the terminal out of UTF-8 or to 8-bit controls, and no byte of a C1
+     * control passes as part of a character UTF-8 would not decode (E0 9D is overlong): the
+     * lead byte alone stays, which a terminal shows as a broken character */
+    CHECK(filters_to("a\033%@\033%Gb", "ab"));
+    CHECK(filters_to("a\033[62;0\"pb", "ab"));
+    CHECK(filters_to("a\xe0\x9d" "2;t\x07" "\xe0\x9b" "21tb", "a\xe0" "2;t\x07" "\xe0" "21tb"));
+    CHECK(filters_to("a\xed\xa0\x80\xf0\x80\x80\x80\xf4\x90\x80\x80\xc0\x9d\xf5\x9d" "b", "a\xed\xa0\xf0\xf4" "b"));
+    CHECK(filters_to("\xe0\xa0\x80\xed\x9f\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\xc4\x80",
+                     "\xe0\xa0\x80\xed\x9f\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\xc4\x80"));
+    /* private modes by an allow-list: in-band resize and palette reports, unknown ones, do not pass */
+    CHECK(filters_to("a\033[?2048h\033[?2031h\033[?99999h\033[?7;2048hb", "ab"));
+    CHECK(filters_to("a\033[?7h\033[?12;25hb", "a\033[?7h\033[?12;25hb"));
     /* C1 controls, raw or in UTF-8, never start a sequence */
     CHECK(filters_to("a\x9d" "52;c;eA==\x07" "b", "a52;c;eA==\x07" "b"));
     CHECK(filters_to("a\xc2\x9d" "2;t\xc2\x9c" "b", "a2;tb"));
@@ -665,6 +678,26 @@ static void test_git_snapshot(void)
     CHECK(remove_tree(base) == 0);
 }
 
+/* The first differing byte: none, the first, the last, in the block after a whole equal one. */
+static void test_first_difference(void)
+{
+    static unsigned char a[10000];
+    static unsigned char b[10000];
+    memset(a, 'x', sizeof a);
+    memset(b, 'x', sizeof b);
+    CHECK(first_difference(a, b, sizeof a) == sizeof a);
+    CHECK(first_difference(a, b, 0) == 0);
+    b[0] = 'y';
+    CHECK(first_difference(a, b, sizeof a) == 0);
+    b[0] = 'x';
+    b[9999] = 'y';
+    CHECK(first_difference(a, b, sizeof a) == 9999);
+    CHECK(first_difference(a, b, 9999) == 9999);
+    b[5000] = 'y';
+    CHECK(first_difference(a, b, sizeof a) == 5000);
+    CHECK(first_difference(a + 5001, b + 5001, 4999) == 4998);
+}
+
 /* SHA-1 against the examples of FIPS 180 and git's own object names. */
 static void test_sha1(void)
 {
@@ -801,6 +834,7 @@ int main(void)
     test_term_filter();
     test_git_snapshot();
     test_sha1();
+    test_first_difference();
     if (failures > 0) {
         fprintf(stderr, "launcher tests: %d failed\n", failures);
         return 1;
