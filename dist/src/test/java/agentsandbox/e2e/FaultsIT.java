@@ -360,8 +360,7 @@ class FaultsIT {
      */
     private SandboxCli.Invocation withStubbornBwrap(SandboxCli.Invocation invocation) {
         Path realBwrap = onPath("bwrap");
-        Path bin = sandbox.mkdirs(sandbox.world().resolve("stubborn-bin"));
-        Path fake = sandbox.write(bin.resolve("bwrap"), """
+        Path bin = sandbox.systemProgram("stubborn-bin", "bwrap", """
                 #!/bin/sh
                 trap '' TERM INT
                 "$FAULTS_REAL_BWRAP" "$@" &
@@ -370,12 +369,7 @@ class FaultsIT {
                     wait "$child"; status=$?
                     kill -0 "$child" 2>/dev/null || exit "$status"
                 done
-                """);
-        try {
-            Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString("rwxr-xr-x"));
-        } catch (IOException e) {
-            throw new AssertionError("cannot make " + fake + " executable: " + e.getMessage(), e);
-        }
+                """, "rwxr-xr-x").getParent();
         return invocation.env(Map.of("PATH", bin + ":" + SandboxCli.PATH, "FAULTS_REAL_BWRAP", realBwrap.toString()));
     }
 

@@ -743,14 +743,13 @@ class FilesystemIT {
 
     @Test
     void Private_Runtime_Dir_Is_Removed_When_Bwrap_Fails() throws IOException {
-        Path fakeBin = sandbox.mkdirs(sandbox.world().resolve("fake-bin"));
-        Path fakeBwrap = sandbox.write(fakeBin.resolve("bwrap"), """
+        Path seen = sandbox.world().resolve("tmp/seen");
+        Path fakeBin = sandbox.systemProgram("fake-bin", "bwrap", """
                 #!/bin/sh
-                ls -d "$HOME"/.local/state/agent-sandbox/run/* >> "$(dirname "$0")/seen" 2>&1
+                ls -d "$HOME"/.local/state/agent-sandbox/run/* >> '%s' 2>&1
                 echo "bwrap: Creating new namespace failed: Operation not permitted" >&2
                 exit 1
-                """);
-        Files.setPosixFilePermissions(fakeBwrap, PosixFilePermissions.fromString("rwxr-xr-x"));
+                """.formatted(seen), "rwxr-xr-x").getParent();
         sandbox.write(".env", "API_KEY=hunter2\n");
 
         Result result = sandbox.command("--exclude", ".env", "--", "true")
@@ -763,7 +762,7 @@ class FilesystemIT {
                 .satisfies(lines -> assertThat(lines.get(0)).startsWith("agent-sandbox: bwrap ")
                         .contains("Operation not permitted"));
 
-        assertThat(sandbox.read(fakeBin.resolve("seen")))
+        assertThat(sandbox.read(seen))
                 .as("the run's dir existed while bwrap ran").startsWith(sandbox.home(".local/state/agent-sandbox/run/")
                         .toString());
         assertThat(runtimeDirsLeft()).isEmpty();

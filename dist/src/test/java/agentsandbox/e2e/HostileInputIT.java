@@ -419,12 +419,9 @@ class HostileInputIT {
 
     // ------------------------------------------------------------------ helpers
 
-    /** A directory with a file bwrap of that content and mode, to put first on PATH. */
+    /** A directory of root's with a file bwrap of that content and mode, to put first on PATH. */
     private Path fakeBwrap(String content, String mode) throws IOException {
-        Path fakeBin = sandbox.mkdirs(sandbox.world().resolve("fake-bin"));
-        Path fake = sandbox.write(fakeBin.resolve("bwrap"), content);
-        Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString(mode));
-        return fakeBin;
+        return sandbox.systemProgram("fake-bin", "bwrap", content, mode).getParent();
     }
 
     /** Status 1, one line of agent-sandbox's own on stderr, no trace, no runtime dir left. */

@@ -501,10 +501,8 @@ class RunningIT {
 
     @Test
     void Bwrap_That_Cannot_Create_A_Sandbox_Gives_One_Error_Line_And_Leaves_No_Runtime_Dir() throws IOException {
-        Path fakeBin = sandbox.mkdirs(sandbox.world().resolve("fake-bin"));
-        Path fake = sandbox.write(fakeBin.resolve("bwrap"),
-                "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n");
-        Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path fakeBin = sandbox.systemProgram("fake-bin", "bwrap",
+                "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n", "rwxr-xr-x").getParent();
 
         Result result = sandbox.command("--", "sh", "-c", "echo should not run > ran")
                 .env("PATH", fakeBin + ":" + SandboxCli.PATH)

@@ -239,6 +239,30 @@ public final class SandboxCli implements BeforeEachCallback, AfterEachCallback {
         }
     }
 
+    /**
+     * A stand-in for a program agent-sandbox itself runs on the host (bwrap): a file {@code name}
+     * of {@code content} and {@code mode}, in a new directory {@code dir} of the world that
+     * belongs to root, as the system's own directories do. The tool takes such programs only
+     * from directories its user cannot write (a sandbox could have put one anywhere else), so
+     * the test JVM must run as root to make one.
+     */
+    public Path systemProgram(String dir, String name, String content, String mode) {
+        if (!host().root()) {
+            throw new AssertionError("a stand-in for a program the tool runs on the host needs a test JVM that runs as"
+                    + " root: the tool takes those only from directories its user cannot write");
+        }
+        try {
+            Path bin = Files.createDirectories(world().resolve(dir));
+            Files.setPosixFilePermissions(bin, WORLD_READABLE_DIR);
+            Path file = bin.resolve(name);
+            Files.writeString(file, content, StandardCharsets.UTF_8);
+            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
+            return file;
+        } catch (IOException e) {
+            throw new AssertionError("cannot write " + dir + "/" + name + ": " + e.getMessage(), e);
+        }
+    }
+
     /** Gives a path, and everything below it, to the test user (after the test JVM created files there). */
     public void chown(Path path) {
         Host host = host();

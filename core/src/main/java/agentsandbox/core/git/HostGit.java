@@ -39,8 +39,15 @@ final class HostGit {
 
     /** The host's git on the host's git dir, with the host's own config, output and errors together. */
     Result run(String... args) {
+        // the host's git from a directory no sandbox can write (see HostPrograms), and a PATH of
+        // such directories for what it starts
+        Path git = agentsandbox.core.host.HostPrograms.find(hostEnv, "git");
+        if (git == null) {
+            return new Result(-1, "cannot run git: there is none on your PATH in a directory you cannot write (a"
+                    + " sandbox may have put one in any other)");
+        }
         List<String> argv = new ArrayList<>();
-        argv.add("git");
+        argv.add(git.toString());
         argv.add("--git-dir=" + gitDir);
         // none of the git dir's hooks, and no signature check (which runs gpg.program): a
         // nested repository's git dir may be one a sandbox wrote in the work tree
@@ -51,12 +58,14 @@ final class HostGit {
         argv.addAll(List.of("-c", "protocol.allow=never"));
         argv.addAll(List.of(args));
         Map<String, String> env = new java.util.LinkedHashMap<>();
-        for (String keep : new String[] {"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME"}) {
+        for (String keep : new String[] {"HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME"}) {
             String v = hostEnv.get(keep);
             if (v != null) {
                 env.put(keep, v);
             }
         }
+        env.put("PATH", agentsandbox.core.host.HostPrograms.trustedPath(hostEnv.get("PATH"),
+                agentsandbox.core.host.HostPrograms.processUid()));
         env.put("GIT_TERMINAL_PROMPT", "0");
         env.put("GIT_NO_LAZY_FETCH", "1"); // git 2.45 and later: no fetch of a missing object at all
         // the reflog entries of the apply's ref updates name agent-sandbox, as those it writes itself do

@@ -77,9 +77,15 @@ public final class HomeLayers {
         for (String own : ToolCatalogue.OWN_IN_SANDBOXES) {
             if (own.startsWith(rel + "/") && own.indexOf('/', rel.length() + 1) < 0) {
                 Path whiteout = layer.resolve(own.substring(rel.length() + 1));
+                // from the system's directories only (see HostPrograms)
+                Path mknod = agentsandbox.core.host.HostPrograms.find((String) null, "mknod",
+                        agentsandbox.core.host.HostPrograms.processUid());
+                if (mknod == null) {
+                    return; // the files show until the sandbox saves its own
+                }
                 try {
                     // the kernel lets any user make a whiteout (a character device 0/0); Java cannot
-                    Process p = new ProcessBuilder("mknod", whiteout.toString(), "c", "0", "0")
+                    Process p = new ProcessBuilder(mknod.toString(), whiteout.toString(), "c", "0", "0")
                             .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
                     p.waitFor();
                 } catch (java.io.IOException e) {

@@ -98,15 +98,7 @@ public final class GpgAgent {
     }
 
     private static Path onPath(Environment env, String name) {
-        for (String dir : env.env("PATH").orElse("/usr/bin:/bin").split(":")) {
-            if (dir.startsWith("/")) {
-                Path p = Path.of(dir, name);
-                if (Files.isExecutable(p)) {
-                    return p;
-                }
-            }
-        }
-        return null;
+        return HostPrograms.find(env.env("PATH").orElse(null), name, env.uid());
     }
 
     /** Runs gpgconf; its first line of output as a path (gpgconf escapes ':' and '%' as %XX), or null. */

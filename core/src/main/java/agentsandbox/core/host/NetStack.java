@@ -4,7 +4,6 @@ package agentsandbox.core.host;
 import agentsandbox.core.Environment;
 import agentsandbox.core.SandboxException;
 
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -71,9 +70,12 @@ public record NetStack(Path program, String fallback, String fix) {
                                 + " for the proxy, or unset it");
             }
         } else {
-            program = onPath(env);
+            program = HostPrograms.find(env.env("PATH").orElse(null), PROGRAM, env.uid());
             if (program == null) {
-                return new NetStack(null, "slirp4netns is not installed", "install it: sudo apt-get install"
+                Path writable = HostPrograms.untrusted(env.env("PATH").orElse(null), PROGRAM, env.uid());
+                return new NetStack(null, writable != null ? PROGRAM + " is on your PATH only at " + writable
+                        + ", in a directory you can write, where a sandbox may have put it"
+                        : PROGRAM + " is not installed", "install it: sudo apt-get install"
                         + " slirp4netns (or your distribution's package of that name)");
             }
         }
@@ -90,20 +92,6 @@ public record NetStack(Path program, String fallback, String fix) {
     /** The way out on this machine. */
     public static NetStack choose(Environment env) {
         return choose(env, Path.of("/dev/net/tun"));
-    }
-
-    private static Path onPath(Environment env) {
-        String path = env.env("PATH").orElse("/usr/local/bin:/usr/bin:/bin");
-        for (String dir : path.split(File.pathSeparator)) {
-            if (dir.isEmpty() || !dir.startsWith("/")) {
-                continue;
-            }
-            Path p = Path.of(dir, PROGRAM);
-            if (Files.isRegularFile(p) && Files.isExecutable(p)) {
-                return p;
-            }
-        }
-        return null;
     }
 
     /**

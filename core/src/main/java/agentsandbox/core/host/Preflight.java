@@ -7,7 +7,6 @@ import agentsandbox.core.SandboxException;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Checks that the machine can run a sandbox at all, each with an actionable message. */
@@ -18,19 +17,9 @@ public final class Preflight {
             "install bubblewrap: 'sudo apt-get install bubblewrap' (Debian/Ubuntu), "
                     + "'sudo dnf install bubblewrap' (Fedora), 'sudo pacman -S bubblewrap' (Arch)";
 
-    /** The bwrap executable on the caller's PATH, or null. */
+    /** The bwrap executable on the caller's PATH, in a directory no sandbox can write ({@link HostPrograms}), or null. */
     public static Path findBwrap(Environment env) {
-        String path = env.env("PATH").orElse("/usr/local/bin:/usr/bin:/bin");
-        for (String dir : path.split(File.pathSeparator)) {
-            if (dir.isEmpty() || !dir.startsWith("/")) {
-                continue;
-            }
-            Path p = Path.of(dir, "bwrap");
-            if (Files.isRegularFile(p) && Files.isExecutable(p)) {
-                return p;
-            }
-        }
-        return null;
+        return HostPrograms.find(env.env("PATH").orElse(null), "bwrap", env.uid());
     }
 
     public static void checkCanRun(Environment env) {
@@ -43,6 +32,11 @@ public final class Preflight {
                     "run it as your normal user; root inside a sandbox defeats its purpose");
         }
         if (findBwrap(env) == null) {
+            Path writable = HostPrograms.untrusted(env.env("PATH").orElse(null), "bwrap", env.uid());
+            if (writable != null) {
+                throw new SandboxException("bwrap is on your PATH only at " + writable + ", in a directory you can"
+                        + " write, where a sandbox may have put it: agent-sandbox runs no program from there", INSTALL_HINT);
+            }
             throw new SandboxException("bwrap not found on PATH", INSTALL_HINT);
         }
         checkUserNamespaces(env.procSys());

@@ -61,6 +61,44 @@ class PreflightTest {
                 .hasMessageContaining("root");
     }
 
+    /**
+     * A program agent-sandbox runs on the host is taken only from a directory no sandbox of
+     * the user can have written: not one the user owns (a project's .venv/bin), nor one below
+     * such a directory, nor one its group or anyone can write (unless sticky, like /tmp, where
+     * the entry below is judged by its own owner); the checks say where the other one is.
+     */
+    @Test
+    void A_Program_In_A_Directory_The_User_Can_Write_Is_Not_Run() throws Exception {
+        int user = 4242;
+        Path project = Files.createDirectories(tmp.resolve("project"));
+        Path venv = Files.createDirectories(project.resolve(".venv/bin"));
+        Path planted = venv.resolve("bwrap");
+        Files.writeString(planted, "#!/bin/sh\ntouch pwned\n");
+        Files.setPosixFilePermissions(planted, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path system = executable("bwrap", "exit 0").getParent(); // root's, in a sticky /tmp
+        String path = venv + ":" + system;
+
+        // the project is the user's: its .venv/bin and all below are skipped, even where root owns them
+        Files.setOwner(project, project.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("4242"));
+        assertThat(HostPrograms.find(path, "bwrap", user)).isEqualTo(system.resolve("bwrap").toRealPath());
+        assertThat(HostPrograms.find(venv.toString(), "bwrap", user)).isNull();
+        assertThat(HostPrograms.trustedPath(path, user)).isEqualTo(system.toString());
+        SandboxException e = catchSandbox(() -> Preflight.checkCanRun(env(venv.toString(), user, "Linux")));
+        assertThat(e.getMessage()).contains("only at " + planted).contains("a directory you can write");
+        assertThat(e.oneLine()).contains("apt-get install bubblewrap");
+
+        // nor from a directory its group or anyone can write, nor through a link into one
+        Path shared = Files.createDirectories(tmp.resolve("shared"));
+        Files.copy(planted, shared.resolve("bwrap"));
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxr-x"));
+        assertThat(HostPrograms.find(shared.toString(), "bwrap", user)).isNull();
+        Path linked = Files.createDirectories(tmp.resolve("linked"));
+        Files.createSymbolicLink(linked.resolve("bwrap"), planted);
+        assertThat(HostPrograms.find(linked.toString(), "bwrap", user)).isNull();
+        assertThat(Preflight.findBwrap(env(linked + ":" + system, user, "Linux")))
+                .isEqualTo(system.resolve("bwrap").toRealPath());
+    }
+
     @Test
     void Missing_Bwrap_Says_How_To_Install_It() throws IOException {
         Path empty = Files.createDirectories(tmp.resolve("empty"));
