@@ -64,17 +64,19 @@ final class Changes {
             case "take" -> {
                 for (String p : paths) {
                     for (String line : HomeChanges.take(env, p)) {
-                        out.println(line);
+                        out.println(shown(line));
                     }
                 }
                 return 0;
             }
             case "discard" -> {
                 if (paths.equals(List.of("--all"))) {
-                    HomeChanges.discardAll(env).forEach(out::println);
+                    for (String line : HomeChanges.discardAll(env)) {
+                        out.println(shown(line));
+                    }
                 } else {
                     for (String p : paths) {
-                        out.println(HomeChanges.discard(env, p));
+                        out.println(shown(HomeChanges.discard(env, p)));
                     }
                 }
                 return 0;
@@ -87,9 +89,9 @@ final class Changes {
                 }
                 for (HomeChanges.Change c : changes) {
                     out.printf("%-8s %9s  ~/%s%s%s%s%n", c.kind().name().toLowerCase(java.util.Locale.ROOT),
-                            c.kind() == HomeChanges.Kind.DELETED ? "-" : size(c.size()), c.rel(),
+                            c.kind() == HomeChanges.Kind.DELETED ? "-" : size(c.size()), shown(c.rel()),
                             c.directory() ? "/" : "",
-                            c.linkTarget() != null ? "  (a symbolic link to " + c.linkTarget() + ")" : "",
+                            c.linkTarget() != null ? "  (a symbolic link to " + shown(c.linkTarget()) + ")" : "",
                             c.risky() ? "  (code or settings)" : "");
                 }
                 err.println("agent-sandbox: these changes are seen by sandboxes only; review one with"
@@ -113,24 +115,31 @@ final class Changes {
     private static void diff(Environment env, String path, PrintStream out) {
         HomeChanges.Located at = HomeChanges.locate(env, path);
         if (LayerMerge.whiteout(at.layerPath())) {
-            out.println("~/" + at.rel() + ": deleted in the sandboxes' layer");
+            out.println("~/" + shown(at.rel()) + ": deleted in the sandboxes' layer");
             return;
         }
         String link = HomeChanges.linkTarget(at.layerPath());
         if (link != null) {
             // what it points at is not its content: a link to ~/.bashrc would show the host's file
-            out.println("~/" + at.rel() + ": a symbolic link in the sandboxes' layer, to " + link);
+            out.println("~/" + shown(at.rel()) + ": a symbolic link in the sandboxes' layer, to " + shown(link));
             return;
         }
         boolean directory = Files.isDirectory(at.layerPath(), LinkOption.NOFOLLOW_LINKS);
         String host = Files.exists(at.hostPath(), LinkOption.NOFOLLOW_LINKS) ? at.hostPath().toString() : "/dev/null";
-        ProcessBuilder pb = new ProcessBuilder("diff", directory ? "-ruN" : "-u", "--no-dereference", "--label",
+        // from the system's directories only: the project's own bin directories on PATH are the sandboxes' to write
+        java.nio.file.Path diff = agentsandbox.core.host.HostPrograms.find((String) null, "diff",
+                agentsandbox.core.host.HostPrograms.processUid());
+        if (diff == null) {
+            throw new SandboxException("no diff in " + agentsandbox.core.host.HostPrograms.DEFAULT_PATH
+                    + " owned by the system", "install diffutils with your distribution's package manager");
+        }
+        ProcessBuilder pb = new ProcessBuilder(diff.toString(), directory ? "-ruN" : "-u", "--no-dereference", "--label",
                 "host: ~/" + at.rel(),
                 "--label", "sandboxes: ~/" + at.rel(), host, at.layerPath().toString()).redirectErrorStream(true);
         try {
             Process p = pb.start();
             p.getOutputStream().close();
-            out.write(p.getInputStream().readAllBytes());
+            out.print(shownLines(p.getInputStream().readAllBytes()));
             out.flush();
             int status = p.waitFor();
             if (status > 1) {
@@ -142,5 +151,36 @@ final class Changes {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * What a sandbox wrote (a file's name, a link's target), as one line the terminal shows
+     * and does not obey: its control characters as escapes ({@link SandboxException#printable}).
+     */
+    static String shown(String text) {
+        return SandboxException.printable(text);
+    }
+
+    /**
+     * The output of diff, whose lines hold what a sandbox wrote, as lines the terminal shows
+     * and does not obey: each line's control characters as escapes, tabs kept.
+     */
+    static String shownLines(byte[] output) {
+        String text = new String(output, java.nio.charset.StandardCharsets.UTF_8);
+        StringBuilder b = new StringBuilder(text.length());
+        int start = 0;
+        while (start < text.length()) {
+            int end = text.indexOf('\n', start);
+            String line = text.substring(start, end < 0 ? text.length() : end);
+            int from = 0;
+            for (int tab = line.indexOf('\t'); tab >= 0; tab = line.indexOf('\t', from)) {
+                b.append(SandboxException.printable(line.substring(from, tab))).append('\t');
+                from = tab + 1;
+            }
+            b.append(SandboxException.printable(line.substring(from)));
+            b.append('\n');
+            start = end < 0 ? text.length() : end + 1;
+        }
+        return b.toString();
     }
 }

@@ -256,7 +256,7 @@ final class Cli {
         }
         String projectStatus = null;
         if (config.project() != null) {
-            String decided = checkProjectConfig(policy, config, effective, args.cwd(), debug != Debug.OFF);
+            String decided = checkProjectConfig(policy, config, effective, args.cwd(), args.config(), debug != Debug.OFF);
             debug.line(decided);
             projectStatus = decided.startsWith(TRUSTED) ? "trusted"
                     : "untrusted, which is fine: it only tightens";
@@ -358,7 +358,7 @@ final class Cli {
      * @return what was decided, for {@code --debug}
      */
     private static String checkProjectConfig(Policy policy, ConfigReader.Loaded config, Environment env,
-            String cwdFlag, boolean detail) {
+            String cwdFlag, String configFlag, boolean detail) {
         PolicyLayer project = config.project();
         Path file = Path.of(project.source());
         Trust.Status status = Trust.status(env, file, config.projectBytes());
@@ -381,8 +381,12 @@ final class Cli {
                     + "; inside a sandbox no project config is trusted",
                     "run outside the sandbox, or name a config with -c");
         }
-        throw new SandboxException(file + " " + why + " and loosens the policy: " + summary(loosens),
-                "review it, then run: agent-sandbox trust" + (cwdFlag == null ? "" : " -C " + env.workDir()));
+        throw new SandboxException(file + " " + why + " and loosens the policy: " + summary(loosens)
+                + (configFlag == null ? "" : " (a file named with -c in the project is trusted only as a project"
+                        + " config is: sandboxes write there)"),
+                "review it, then run: agent-sandbox"
+                        + (configFlag == null ? "" : " -c " + agentsandbox.core.text.ShellQuote.quote(configFlag))
+                        + " trust" + (cwdFlag == null ? "" : " -C " + env.workDir()));
     }
 
     private static final String TRUSTED = "project config: trusted";
@@ -404,13 +408,18 @@ final class Cli {
                     + " the config it may have written)", "run agent-sandbox trust outside any sandbox");
         }
         Environment effective = withCwd(args.cwd(), env);
-        Optional<Path> found = ConfigReader.projectFile(effective);
+        Optional<Path> found = args.config() != null ? Optional.of(ConfigReader.explicitFile(effective, args.config()))
+                : ConfigReader.projectFile(effective);
+        if (args.config() != null && !ConfigReader.inProject(effective, found.get())) {
+            throw new SandboxException(found.get() + " is outside the project: a file named with -c there is trusted"
+                    + " without a record", "run agent-sandbox -c FILE with it as it is");
+        }
         if (found.isEmpty()) {
             throw new SandboxException("no .agent-sandbox.json or .agent-sandbox.jsonc in " + effective.workDir()
                     + " to trust", "run it in the project's directory, or give it with -C DIR");
         }
         Path file = found.get();
-        ConfigReader.Loaded config = ConfigReader.load(effective, null);
+        ConfigReader.Loaded config = ConfigReader.load(effective, args.config());
         Policy.Builder builder = Policy.builder();
         for (PolicyLayer layer : config.layers()) {
             builder.layer(layer);
@@ -594,7 +603,8 @@ final class Cli {
 
         void line(String text) {
             if (err != null) {
-                err.println("  " + text);
+                // a path a sandbox named (a nested repository's directory) may hold escape sequences
+                err.println("  " + oneLine(text));
             }
         }
     }

@@ -76,6 +76,17 @@ final class ConfigReader {
 
         if (explicit != null) {
             Path file = explicitFile(env, explicit);
+            if (inProject(env, file)) {
+                // in the project, which every sandbox started there writes (its directory renamed
+                // away and made anew, the file with it): trusted as the project config is
+                byte[] data = bytes(file);
+                PolicyLayer project = parse(file, data, Layer.PROJECT);
+                layers.add(project);
+                files.add(file);
+                notes.add("project config: " + file + " (loaded, given with -c; it is in the project, which sandboxes"
+                        + " write, so it is trusted only as a project config is)");
+                return new Loaded(List.copyOf(layers), List.copyOf(files), List.copyOf(notes), project, data);
+            }
             layers.add(read(file, Layer.PROJECT));
             files.add(file);
             notes.add("project config: " + file + " (loaded, given with -c)");
@@ -152,7 +163,29 @@ final class ConfigReader {
         return hasA ? Optional.of(a) : hasB ? Optional.of(b) : Optional.empty();
     }
 
-    private static Path explicitFile(Environment env, String explicit) {
+    /**
+     * Whether {@code file} (links resolved) lies in the working directory or the repository
+     * around it, which a sandbox started there writes: a file there named with {@code -c} is
+     * no more the user's own than the project config is.
+     */
+    static boolean inProject(Environment env, Path file) {
+        try {
+            Path real = file.toRealPath();
+            Path work = env.workDir().toRealPath();
+            if (work.getParent() == null) {
+                return false; // the host root, read-only in every sandbox
+            }
+            if (real.startsWith(work)) {
+                return true;
+            }
+            Optional<agentsandbox.core.git.GitLayout> git = agentsandbox.core.git.GitLayout.discover(work);
+            return git.isPresent() && git.get().workTree() != null && real.startsWith(git.get().workTree().toRealPath());
+        } catch (IOException | RuntimeException e) {
+            return true; // not told: not trusted for being named
+        }
+    }
+
+    static Path explicitFile(Environment env, String explicit) {
         String expanded = explicit;
         if (env.home() != null && (explicit.equals("~") || explicit.startsWith("~/"))) {
             expanded = env.home() + explicit.substring(1);

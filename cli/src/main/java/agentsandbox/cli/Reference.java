@@ -298,7 +298,8 @@ record Reference(
                                     + " working directory."),
                     flag("-c --config", "PATH", false, "use this config file instead of the project config",
                             "Use this config file instead of the project config; it must exist. The global config"
-                                    + " still applies. A file named with -c is always trusted."),
+                                    + " still applies. A file named with -c is trusted, unless it is in the project"
+                                    + " (which sandboxes write): there it is trusted as the project config is."),
                     flag("--network", "BOOL", true, "network access (default true)",
                             "Network access (default true). On, the sandbox has a network namespace of its own"
                                     + " with a user-mode network stack (slirp4netns): DNS, TCP and UDP for every"
@@ -432,7 +433,8 @@ record Reference(
                                     + " is raised, or a"
                                     + " command's wrapper or block is removed or replaced, agent-sandbox refuses to start"
                                     + " with one line saying what it loosens. The global config and a file named with -c"
-                                    + " are always trusted. Inside a sandbox no project config is trusted."),
+                                    + " outside the project are always trusted. Inside a sandbox no project config is"
+                                    + " trusted."),
                             paragraph("Paths: ~ and ~/... are in your home, absolute paths are as written, anything"
                                     + " else is relative to the working directory (also in the global config). *, ? and"
                                     + " [...] match within one path segment; there is no **. Paths that do not exist and"

@@ -69,6 +69,32 @@ class TrustTest {
         assertThat(r.err().strip()).doesNotContain("\n");
     }
 
+    /**
+     * A file named with -c in the project is the sandboxes' to write (its directory renamed
+     * away and made anew): it is trusted only as the project config is, by -c FILE trust; one
+     * outside the project is the user's own choice, trusted as it is.
+     */
+    @Test
+    void A_Config_Named_With_C_In_The_Project_Is_Trusted_Only_As_A_Project_Config_Is() throws IOException {
+        CliWorld w = world(List.of());
+        Path cfg = w.write("home/project/policy/dev.json", "{\"filesystem\": {\"rw\": [\"~\"]}}");
+        CliWorld.Result r = w.run("-c", "policy/dev.json", "--dry-run", "true");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.err()).startsWith("agent-sandbox: " + cfg + " is not trusted and loosens the policy: ")
+                .contains("rw ~ (was ro)", "agent-sandbox -c policy/dev.json trust");
+        assertThat(r.err().strip()).doesNotContain("\n");
+
+        CliWorld.Result t = w.run("-c", "policy/dev.json", "trust");
+        assertThat(t.status()).as(t.err()).isZero();
+        assertThat(t.out()).contains("trusted " + cfg);
+        assertThat(w.run("-c", "policy/dev.json", "--dry-run", "true").status()).isZero();
+        Files.writeString(cfg, "{\"filesystem\": {\"rw\": [\"~\", \"/tmp\"]}}"); // another one, made by a sandbox
+        assertThat(w.run("-c", "policy/dev.json", "--dry-run", "true").err()).contains("has changed since it was trusted");
+
+        Path outside = w.write("home/policies/dev.json", "{\"filesystem\": {\"rw\": [\"~\"]}}");
+        assertThat(w.run("-c", outside.toString(), "--dry-run", "true").status()).isZero();
+    }
+
     /** Agents' sockets: no agent runs here, so only the refusal of an untrusted config is checked. */
     @ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"sshAgent", "gpgAgent"})

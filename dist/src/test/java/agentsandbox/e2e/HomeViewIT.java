@@ -102,6 +102,24 @@ class HomeViewIT {
         next.stdoutContains("console.log('sandbox')");
     }
 
+    /**
+     * What a sandbox wrote reaches the user's terminal only as text: names, link targets and
+     * contents that hold escape sequences (a clipboard write, a title) are shown escaped by
+     * changes and changes diff.
+     */
+    @Test
+    void Changes_Show_Escape_Sequences_A_Sandbox_Wrote_As_Text() {
+        String esc = "\u001b]52;c;cHduZWQ=\u0007";
+        sandbox.run("--", "sh", "-c", "mkdir -p ~/.cargo && printf 'x\\033]52;c;cHduZWQ=\\007y' > ~/.cargo/config.toml"
+                + " && touch \"$HOME/.cargo/n$(printf '\\033]0;title\\007')\""
+                + " && ln -s \"$(printf '\\033[21t')\" ~/.cargo/link").succeeds();
+
+        Result list = sandbox.run("changes").succeeds();
+        assertThat(list.stdout()).doesNotContain("\u001b", "\u0007").contains("\\x1b]0;title\\x07", "\\x1b[21t");
+        Result diff = sandbox.run("changes", "diff", sandbox.home(".cargo/config.toml").toString()).succeeds();
+        assertThat(diff.stdout()).doesNotContain(esc, "\u001b").contains("+x\\x1b]52;c;cHduZWQ=\\x07y");
+    }
+
     @Test
     void Changes_Lists_Them_As_Code_Or_Settings_And_Take_Brings_A_Reviewed_One_To_The_Host() {
         sandbox.run("--", "sh", "-c", plantScript()).succeeds();
