@@ -50,6 +50,30 @@ class PlantedLinksTest {
         return Sandbox.plan(b.build(), env(w), command);
     }
 
+    /**
+     * A hidden or read-only file of the project with another name (a hard link an earlier run
+     * made while the file was its own): the run is refused, saying how to give it one name.
+     */
+    @Test
+    void A_Protected_File_With_Another_Name_In_The_Project_Stops_The_Run() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Path env = Files.writeString(w.project.resolve(".env"), "API_KEY=secret\n");
+        Files.createDirectories(w.project.resolve("node_modules/.x"));
+        Files.createLink(w.project.resolve("node_modules/.x/e"), env);
+        PolicyLayer hide = PolicyLayer.builder(Layer.FLAG, "flags").exclude(".env").build();
+        assertThatThrownBy(() -> plan(w, List.of("true"), hide)).isInstanceOf(SandboxException.class)
+                .hasMessageContaining(env + " is hidden in the sandbox but has 1 other name (hard links)")
+                .satisfies(e -> assertThat(((SandboxException) e).oneLine()).contains("-samefile"));
+        PolicyLayer readOnly = PolicyLayer.builder(Layer.FLAG, "flags").ro(".env").build();
+        assertThatThrownBy(() -> plan(w, List.of("true"), readOnly)).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("is read-only in the sandbox but has 1 other name");
+
+        // with a name of its own, as the message says
+        Files.copy(env, w.project.resolve(".env.new"), java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+        Files.move(w.project.resolve(".env.new"), env, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        assertThat(line(plan(w, List.of("true"), hide))).contains(env.toString());
+    }
+
     @Test
     void A_Link_Planted_At_A_Protected_Cache_Setting_Does_Not_Show_A_Hidden_Key() throws IOException {
         TestWorld w = new TestWorld(tmp);

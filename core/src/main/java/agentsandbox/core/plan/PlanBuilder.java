@@ -646,6 +646,7 @@ public final class PlanBuilder {
                     + Inside.SPILLED_COMMAND);
         }
         mounts.add(Mount.of(Mount.Kind.REMOUNT_READ_ONLY, null, Inside.RUNTIME, Access.RO, runtime));
+        singleNames(mounts);
         List<String> argv = line.finish(command, spill, mounts.size());
 
         notes.add(networkNote());
@@ -700,5 +701,52 @@ public final class PlanBuilder {
                     + " (fix: " + netStack.fix() + ")";
         }
         return proxy;
+    }
+
+    /**
+     * Refuses a run in which a file that a rule makes read-only or hides, in a directory the
+     * sandbox writes, has another name (a hard link): the rule holds for this name only, and
+     * the sandbox would read or change the file through the other one, which may lie anywhere
+     * it writes. No sandbox makes such a name while the file is protected (a link across the
+     * read-only mount is refused), but one may have made it before: a file it created, which
+     * a later rule protects (a {@code .env} it scaffolded, a lint config it wrote).
+     */
+    static void singleNames(List<Mount> mounts) {
+        List<Path> writable = new ArrayList<>();
+        for (Mount m : mounts) {
+            if (m.kind() == Mount.Kind.READ_WRITE && m.source() != null && m.source().equals(m.target())) {
+                writable.add(m.target());
+            }
+        }
+        for (Mount m : mounts) {
+            boolean hidden = m.kind() == Mount.Kind.UNREADABLE_FILE;
+            boolean readOnly = m.kind() == Mount.Kind.READ_ONLY && m.source() != null && m.source().equals(m.target());
+            if (!hidden && !readOnly) {
+                continue;
+            }
+            boolean inWritable = false;
+            for (Path w : writable) {
+                inWritable |= m.target().startsWith(w) && !m.target().equals(w);
+            }
+            if (!inWritable) {
+                continue;
+            }
+            if (!Files.isRegularFile(m.target(), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                continue; // absent (a rule for a file that may come), or a directory: no other name
+            }
+            int names;
+            try {
+                names = (Integer) Files.getAttribute(m.target(), "unix:nlink", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            } catch (java.io.IOException | RuntimeException e) {
+                continue; // gone meanwhile
+            }
+            if (names > 1) {
+                throw new SandboxException(m.target() + " is " + (hidden ? "hidden" : "read-only") + " in the sandbox but"
+                        + " has " + (names - 1) + " other name" + (names > 2 ? "s" : "") + " (hard links), through which"
+                        + " a sandbox would " + (hidden ? "read" : "change") + " it",
+                        "give it a name of its own: cp -p FILE FILE.new && mv FILE.new FILE (find the others with:"
+                                + " find DIR -samefile FILE)");
+            }
+        }
     }
 }
