@@ -97,15 +97,17 @@ public final class HostPrograms {
                 Map<String, Object> a = Files.readAttributes(at, "unix:uid,mode", LinkOption.NOFOLLOW_LINKS);
                 int owner = (Integer) a.get("uid");
                 int mode = (Integer) a.get("mode");
+                // a directory others can write, unless sticky (like /tmp: there only an entry's
+                // owner renames it, and the entry below was judged by its owner already)
+                boolean sticky = (mode & 01000) != 0 && !at.equals(real);
+                boolean others = (mode & 0022) != 0 && !sticky;
                 // the user's: its owner (but for root, and for the overflow uid, which is also how a
                 // user namespace shows root's files, as in a sandbox running agent-sandbox), or
                 // writable by this very process
                 boolean users = uid < 0 ? owner != 0
                         : (owner == uid && uid != 0 && uid != OVERFLOW_UID)
-                                || (uid == processUid() && uid != 0 && Files.isWritable(at));
-                // a directory others can write, unless sticky (like /tmp: there only an entry's
-                // owner renames it, and the entry below is judged by its owner in turn)
-                if (users || ((mode & 0022) != 0 && (at.equals(real) || (mode & 01000) == 0))) {
+                                || (uid == processUid() && uid != 0 && !sticky && Files.isWritable(at));
+                if (users || others) {
                     return null;
                 }
             }
