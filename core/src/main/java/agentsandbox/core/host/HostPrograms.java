@@ -121,8 +121,9 @@ public final class HostPrograms {
     static final int OVERFLOW_UID = overflowUid();
 
     private static int overflowUid() {
-        try {
-            return Integer.parseInt(Files.readString(Path.of("/proc/sys/kernel/overflowuid")).strip());
+        // read as a stream: Files.readAllBytes takes the size procfs reports, and gets one byte
+        try (java.io.InputStream in = Files.newInputStream(Path.of("/proc/sys/kernel/overflowuid"))) {
+            return Integer.parseInt(new String(in.readNBytes(32), java.nio.charset.StandardCharsets.US_ASCII).strip());
         } catch (IOException | RuntimeException e) {
             return 65534;
         }
