@@ -232,6 +232,13 @@ public final class Doctor {
 
     private static Check bwrap(Environment env, Path bwrap) {
         if (bwrap == null) {
+            Path writable = agentsandbox.core.host.HostPrograms.untrusted(env.env("PATH").orElse(null), "bwrap",
+                    env.uid());
+            if (writable != null) {
+                return new Check("bwrap", Status.PROBLEM, "bwrap is on PATH only at " + writable + ", in a directory"
+                        + " you can write, where a sandbox may have put it: agent-sandbox runs no program from there",
+                        Preflight.INSTALL_HINT);
+            }
             return new Check("bwrap", Status.PROBLEM, "bwrap not found on PATH ("
                     + env.env("PATH").orElse("PATH unset") + ")", Preflight.INSTALL_HINT);
         }

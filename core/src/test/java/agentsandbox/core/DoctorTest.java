@@ -117,6 +117,17 @@ class DoctorTest {
     }
 
     @Test
+    void A_Bwrap_Only_In_A_Directory_The_User_Can_Write_Is_A_Problem_That_Says_Where() throws IOException {
+        Path mine = Files.createDirectories(tmp.resolve("mine"));
+        Files.writeString(mine.resolve("bwrap"), "#!/bin/sh\n");
+        Files.setPosixFilePermissions(mine.resolve("bwrap"), PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.setPosixFilePermissions(mine, PosixFilePermissions.fromString("rwxrwxrwx")); // anyone writes it
+        Doctor.Check bwrap = check(Doctor.machine(env(mine, procSys())), "bwrap");
+        assertThat(bwrap.status()).isEqualTo(Doctor.Status.PROBLEM);
+        assertThat(bwrap.finding()).contains("only at " + mine.resolve("bwrap"), "a directory you can write");
+    }
+
+    @Test
     void A_Bwrap_Older_Than_The_Options_We_Use_Is_A_Problem() throws IOException {
         List<Doctor.Check> checks = Doctor.machine(env(bin(WORKING.replace("0.8.0", "0.4.1")), procSys()));
         Doctor.Check bwrap = check(checks, "bwrap");
