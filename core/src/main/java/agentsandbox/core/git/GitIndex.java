@@ -471,15 +471,6 @@ public final class GitIndex {
      * no entry changes; null when the entries do not read.
      */
     public static byte[] withStatOnlyWhereKnown(byte[] data, byte[] host, int hash) {
-        if (data != null && host != null && data.length >= 12 && host.length >= 12 && int32(data, 4) == int32(host, 4)
-                && (int32(data, 4) == 2 || int32(data, 4) == 3) && host[0] == 'D' && host[1] == 'I' && host[2] == 'R'
-                && host[3] == 'C') {
-            int mineEnd = entriesEnd(data, hash);
-            int theirsEnd = entriesEnd(host, hash);
-            if (mineEnd > 0 && theirsEnd > 0) {
-                return withStatOnlyWhereKnown(data, mineEnd, host, theirsEnd, hash);
-            }
-        }
         Entry mine = new Entry(data, hash);
         Entry theirs = new Entry(host, hash);
         boolean theirsHas = theirs.next();
@@ -510,93 +501,6 @@ public final class GitIndex {
         byte[] sum = checksum(out, out.length - hash, hash);
         System.arraycopy(sum, 0, out, out.length - hash, hash);
         return out;
-    }
-
-    /**
-     * {@link #withStatOnlyWhereKnown(byte[], byte[], int)} of two indexes of version 2 or 3
-     * whose entries read up to {@code mineEnd} and {@code theirsEnd}, where every entry has
-     * its name whole. Where the two hold the same bytes at the same place (the entries before
-     * and after the ones a commit changed), whole entries are passed at once, compared
-     * natively: the interpreter takes some 3 µs an entry to read and compare them one by one,
-     * 60–90 ms for a repository of 20 000 files. An entry is called known only where the host
-     * has one with its very bytes, as before.
-     */
-    private static byte[] withStatOnlyWhereKnown(byte[] data, int mineEnd, byte[] host, int theirsEnd, int hash) {
-        int compared = 40 + hash + 2; // stat data, mode, object, flags
-        int mine = 12;
-        int theirs = 12;
-        byte[] out = null;
-        while (mine < mineEnd) {
-            if (theirs < theirsEnd) {
-                int length = Math.min(mineEnd - mine, theirsEnd - theirs);
-                int same = agentsandbox.core.Native.mismatch(data, mine, host, theirs, length);
-                if (same < 0) {
-                    same = length;
-                }
-                int size = flatSize(data, mine, hash);
-                while (size <= same) {
-                    // the host's own entry, byte for byte, at the same place
-                    mine += size;
-                    theirs += size;
-                    same -= size;
-                    if (mine >= mineEnd) {
-                        break;
-                    }
-                    size = flatSize(data, mine, hash);
-                }
-                if (mine >= mineEnd) {
-                    break;
-                }
-            }
-            // an entry the host has not at this place: the host's entries before its name are passed
-            int nameFrom = flatNameFrom(data, mine, hash);
-            int nameTo = flatNameTo(data, mine, hash);
-            int order = 1;
-            while (theirs < theirsEnd && (order = java.util.Arrays.compareUnsigned(host, flatNameFrom(host, theirs, hash),
-                    flatNameTo(host, theirs, hash), data, nameFrom, nameTo)) < 0) {
-                theirs += flatSize(host, theirs, hash);
-            }
-            boolean known = theirs < theirsEnd && order == 0
-                    && agentsandbox.core.Native.mismatch(host, theirs, data, mine, compared) < 0;
-            if (!known) {
-                if (out == null) {
-                    out = data.clone();
-                }
-                // ctime, mtime, dev, ino; then, after the mode, uid, gid and size
-                java.util.Arrays.fill(out, mine, mine + 24, (byte) 0);
-                java.util.Arrays.fill(out, mine + 28, mine + 40, (byte) 0);
-            }
-            if (theirs < theirsEnd && order == 0) {
-                theirs += flatSize(host, theirs, hash); // the host's entry of that name (and stage, if known) is passed
-            }
-            mine += flatSize(data, mine, hash);
-        }
-        if (out == null) {
-            return data;
-        }
-        byte[] sum = checksum(out, out.length - hash, hash);
-        System.arraycopy(sum, 0, out, out.length - hash, hash);
-        return out;
-    }
-
-    /** Where the name of the version 2 or 3 entry at {@code at} starts (after its flags, extended or not). */
-    private static int flatNameFrom(byte[] d, int at, int hash) {
-        int header = 40 + hash + 2;
-        int flags = ((d[at + header - 2] & 0xff) << 8) | (d[at + header - 1] & 0xff);
-        return at + ((flags & 0x4000) != 0 ? header + 2 : header);
-    }
-
-    /** Where the name of the version 2 or 3 entry at {@code at} ends (its NUL), as {@link #entriesEnd} read it. */
-    private static int flatNameTo(byte[] d, int at, int hash) {
-        int header = 40 + hash + 2;
-        int length12 = (((d[at + header - 2] & 0xff) << 8) | (d[at + header - 1] & 0xff)) & 0xfff;
-        int from = flatNameFrom(d, at, hash);
-        return length12 < 0xfff ? from + length12 : nul(d, from);
-    }
-
-    /** The size of the version 2 or 3 entry at {@code at}, padding included. */
-    private static int flatSize(byte[] d, int at, int hash) {
-        return (flatNameTo(d, at, hash) - at + 1 + 7) & ~7;
     }
 
     /** The checksum git writes after {@code length} bytes of {@code data}: SHA-1, or SHA-256. */

@@ -182,10 +182,9 @@ class GitIndexTest {
         assertThat(git("status", "--porcelain")).isEqualTo("M  f1.txt\n");
     }
     /**
-     * Entries added, removed, changed and only touched, in indexes of version 2, 3 and 4 (the
-     * first two read whole stretches of the host's own entries at once, the last entry by
-     * entry): an entry keeps its stat data exactly where the host's index has one with its
-     * very bytes, and the result is an index git reads.
+     * Entries added, removed, changed and only touched, in indexes of version 2, 3 and 4: an
+     * entry keeps its stat data exactly where the host's index has one with its very bytes,
+     * and the result is an index git reads.
      */
     @Test
     void Stat_Data_Stays_Exactly_Where_The_Host_Has_The_Very_Entry() throws Exception {
