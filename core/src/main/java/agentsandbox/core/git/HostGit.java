@@ -24,6 +24,10 @@ final class HostGit {
     private final Path gitDir;
     private final Map<String, String> hostEnv;
 
+    /** The host's git and the PATH it gets, found at the first call (see HostPrograms). */
+    private Path git;
+    private String trustedPath;
+
     HostGit(Path gitDir, Map<String, String> hostEnv) {
         this.gitDir = gitDir;
         this.hostEnv = hostEnv;
@@ -41,7 +45,11 @@ final class HostGit {
     Result run(String... args) {
         // the host's git from a directory no sandbox can write (see HostPrograms), and a PATH of
         // such directories for what it starts
-        Path git = agentsandbox.core.host.HostPrograms.find(hostEnv, "git");
+        if (git == null) {
+            git = agentsandbox.core.host.HostPrograms.find(hostEnv, "git");
+            trustedPath = agentsandbox.core.host.HostPrograms.trustedPath(hostEnv.get("PATH"),
+                    agentsandbox.core.host.HostPrograms.processUid());
+        }
         if (git == null) {
             return new Result(-1, "cannot run git: there is none on your PATH in a directory you cannot write (a"
                     + " sandbox may have put one in any other)");
@@ -64,8 +72,7 @@ final class HostGit {
                 env.put(keep, v);
             }
         }
-        env.put("PATH", agentsandbox.core.host.HostPrograms.trustedPath(hostEnv.get("PATH"),
-                agentsandbox.core.host.HostPrograms.processUid()));
+        env.put("PATH", trustedPath);
         env.put("GIT_TERMINAL_PROMPT", "0");
         env.put("GIT_NO_LAZY_FETCH", "1"); // git 2.45 and later: no fetch of a missing object at all
         // the reflog entries of the apply's ref updates name agent-sandbox, as those it writes itself do
