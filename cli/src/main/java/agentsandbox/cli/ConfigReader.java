@@ -164,22 +164,33 @@ final class ConfigReader {
     }
 
     /**
-     * Whether {@code file} (links resolved) lies in the working directory or the repository
-     * around it, which a sandbox started there writes: a file there named with {@code -c} is
-     * no more the user's own than the project config is.
+     * Whether {@code file} lies where a sandbox writes: in the working directory or the
+     * repository around it (as given, or where its links lead), or in the sandboxes' own
+     * layers of the home. A file there named with {@code -c} is no more the user's own than the
+     * project config is.
      */
     static boolean inProject(Environment env, Path file) {
         try {
             Path real = file.toRealPath();
             Path work = env.workDir().toRealPath();
+            // the sandboxes' own copy-on-write layers of the home: written inside, at a known path
+            Path layers = agentsandbox.core.homes.HomeLayers.root(env);
+            if (layers != null && (real.startsWith(layers) || (Files.exists(layers) && real.startsWith(layers.toRealPath())))) {
+                return true;
+            }
             if (work.getParent() == null) {
                 return false; // the host root, read-only in every sandbox
             }
-            if (real.startsWith(work)) {
+            // the path as given as well as where it leads: a link the sandbox put in the project
+            // may lead anywhere it writes
+            Path given = file.toAbsolutePath().normalize();
+            if (real.startsWith(work) || given.startsWith(env.workDir().toAbsolutePath().normalize())
+                    || given.startsWith(work)) {
                 return true;
             }
             Optional<agentsandbox.core.git.GitLayout> git = agentsandbox.core.git.GitLayout.discover(work);
-            return git.isPresent() && git.get().workTree() != null && real.startsWith(git.get().workTree().toRealPath());
+            return git.isPresent() && git.get().workTree() != null && (real.startsWith(git.get().workTree().toRealPath())
+                    || given.startsWith(git.get().workTree()));
         } catch (IOException | RuntimeException e) {
             return true; // not told: not trusted for being named
         }

@@ -93,6 +93,14 @@ class TrustTest {
 
         Path outside = w.write("home/policies/dev.json", "{\"filesystem\": {\"rw\": [\"~\"]}}");
         assertThat(w.run("-c", outside.toString(), "--dry-run", "true").status()).isZero();
+
+        // nor by a link in the project to a file outside it, or by a file of the sandboxes' layers
+        Path layered = w.write("home/.local/share/agent-sandbox/homes/layers/.cache/dev.json",
+                "{\"filesystem\": {\"rw\": [\"~\"]}}");
+        Files.createDirectories(cfg.getParent().resolveSibling("linked"));
+        Files.createSymbolicLink(cfg.getParent().resolveSibling("linked/dev.json"), layered);
+        assertThat(w.run("-c", "linked/dev.json", "--dry-run", "true").err()).contains("is not trusted");
+        assertThat(w.run("-c", layered.toString(), "--dry-run", "true").err()).contains("is not trusted");
     }
 
     /** Agents' sockets: no agent runs here, so only the refusal of an untrusted config is checked. */
