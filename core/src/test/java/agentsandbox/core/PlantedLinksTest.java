@@ -68,6 +68,20 @@ class PlantedLinksTest {
         assertThatThrownBy(() -> plan(w, List.of("true"), readOnly)).isInstanceOf(SandboxException.class)
                 .hasMessageContaining("is read-only in the sandbox but has 1 other name");
 
+        // a file in a hidden or read-only directory of the project, too
+        Path secrets = Files.createDirectories(w.project.resolve("secrets/deep"));
+        Path key = Files.writeString(secrets.resolve("api.env"), "API_KEY=secret\n");
+        Files.createLink(w.project.resolve("node_modules/.x/k"), key);
+        for (PolicyLayer rule : List.of(PolicyLayer.builder(Layer.FLAG, "flags").exclude("secrets").build(),
+                PolicyLayer.builder(Layer.FLAG, "flags").ro("secrets").build())) {
+            assertThatThrownBy(() -> plan(w, List.of("true"), rule)).isInstanceOf(SandboxException.class)
+                    .hasMessageContaining(key + " is ").hasMessageContaining("(" + w.project.resolve("secrets") + " is)")
+                    .hasMessageContaining("1 other name");
+        }
+        Files.delete(w.project.resolve("node_modules/.x/k"));
+        assertThat(line(plan(w, List.of("true"), PolicyLayer.builder(Layer.FLAG, "flags").exclude("secrets").build())))
+                .contains(w.project.resolve("secrets").toString());
+
         // with a name of its own, as the message says
         Files.copy(env, w.project.resolve(".env.new"), java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
         Files.move(w.project.resolve(".env.new"), env, java.nio.file.StandardCopyOption.REPLACE_EXISTING);

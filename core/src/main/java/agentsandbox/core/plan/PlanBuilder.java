@@ -646,7 +646,7 @@ public final class PlanBuilder {
                     + Inside.SPILLED_COMMAND);
         }
         mounts.add(Mount.of(Mount.Kind.REMOUNT_READ_ONLY, null, Inside.RUNTIME, Access.RO, runtime));
-        singleNames(mounts);
+        singleNames(mounts, realWork);
         List<String> argv = line.finish(command, spill, mounts.size());
 
         notes.add(networkNote());
@@ -703,23 +703,32 @@ public final class PlanBuilder {
         return proxy;
     }
 
+    /** At most this many entries of the hidden or read-only directories in the project are looked at by {@link #singleNames}. */
+    static final int MAX_NAMES_CHECKED = 50_000;
+
     /**
      * Refuses a run in which a file that a rule makes read-only or hides, in a directory the
      * sandbox writes, has another name (a hard link): the rule holds for this name only, and
      * the sandbox would read or change the file through the other one, which may lie anywhere
      * it writes. No sandbox makes such a name while the file is protected (a link across the
      * read-only mount is refused), but one may have made it before: a file it created, which
-     * a later rule protects (a {@code .env} it scaffolded, a lint config it wrote).
+     * a later rule protects (a {@code .env} it scaffolded, a lint config it wrote, a file in a
+     * directory it made that a rule now hides). Files named by a rule are looked at wherever
+     * the sandbox writes; the files in a hidden or read-only directory, in the working
+     * directory {@code work} (the project: in the home, such directories are the tools' own,
+     * where whole packages live), up to {@link #MAX_NAMES_CHECKED} of them, beyond which the
+     * run stops too.
      */
-    static void singleNames(List<Mount> mounts) {
+    static void singleNames(List<Mount> mounts, Path work) {
         List<Path> writable = new ArrayList<>();
         for (Mount m : mounts) {
             if (m.kind() == Mount.Kind.READ_WRITE && m.source() != null && m.source().equals(m.target())) {
                 writable.add(m.target());
             }
         }
+        int[] seen = {0};
         for (Mount m : mounts) {
-            boolean hidden = m.kind() == Mount.Kind.UNREADABLE_FILE;
+            boolean hidden = m.kind() == Mount.Kind.UNREADABLE_FILE || m.kind() == Mount.Kind.EMPTY_DIR;
             boolean readOnly = m.kind() == Mount.Kind.READ_ONLY && m.source() != null && m.source().equals(m.target());
             if (!hidden && !readOnly) {
                 continue;
@@ -731,22 +740,52 @@ public final class PlanBuilder {
             if (!inWritable) {
                 continue;
             }
-            if (!Files.isRegularFile(m.target(), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                continue; // absent (a rule for a file that may come), or a directory: no other name
+            if (Files.isRegularFile(m.target(), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                singleName(m.target(), m.target(), hidden);
+            } else if (work != null && m.target().startsWith(work)
+                    && Files.isDirectory(m.target(), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                singleNamesBelow(m.target(), m.target(), hidden, seen, 0);
             }
-            int names;
-            try {
-                names = (Integer) Files.getAttribute(m.target(), "unix:nlink", java.nio.file.LinkOption.NOFOLLOW_LINKS);
-            } catch (java.io.IOException | RuntimeException e) {
-                continue; // gone meanwhile
+        }
+    }
+
+    /** {@link #singleName} for every file below directory {@code dir} (links not followed), counting entries in {@code seen}. */
+    private static void singleNamesBelow(Path dir, Path rule, boolean hidden, int[] seen, int depth) {
+        try (java.nio.file.DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path p : entries) {
+                if (++seen[0] > MAX_NAMES_CHECKED || depth > 256) {
+                    throw new SandboxException(rule + " is " + (hidden ? "hidden" : "read-only") + " in the sandbox,"
+                            + " and the hidden and read-only directories of the project hold more than "
+                            + MAX_NAMES_CHECKED + " entries, or lie deeper than 256 levels: agent-sandbox cannot tell that none of their files has"
+                            + " another name (a hard link) through which a sandbox would " + (hidden ? "read" : "change")
+                            + " it", "hide or protect smaller directories");
+                }
+                if (Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    singleNamesBelow(p, rule, hidden, seen, depth + 1);
+                } else if (Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    singleName(p, rule, hidden);
+                }
             }
-            if (names > 1) {
-                throw new SandboxException(m.target() + " is " + (hidden ? "hidden" : "read-only") + " in the sandbox but"
-                        + " has " + (names - 1) + " other name" + (names > 2 ? "s" : "") + " (hard links), through which"
-                        + " a sandbox would " + (hidden ? "read" : "change") + " it",
-                        "give it a name of its own: cp -p FILE FILE.new && mv FILE.new FILE (find the others with:"
-                                + " find DIR -samefile FILE)");
-            }
+        } catch (java.io.IOException | java.nio.file.DirectoryIteratorException e) {
+            // unreadable: what the user cannot read, the sandbox cannot either
+        }
+    }
+
+    /** Refuses the run when {@code file}, protected by the rule on {@code rule}, has another name. */
+    private static void singleName(Path file, Path rule, boolean hidden) {
+        int names;
+        try {
+            names = (Integer) Files.getAttribute(file, "unix:nlink", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        } catch (java.io.IOException | RuntimeException e) {
+            return; // gone meanwhile
+        }
+        if (names > 1) {
+            throw new SandboxException(file + " is " + (hidden ? "hidden" : "read-only") + " in the sandbox"
+                    + (file.equals(rule) ? "" : " (" + rule + " is)") + " but has " + (names - 1) + " other name"
+                    + (names > 2 ? "s" : "") + " (hard links), through which a sandbox would "
+                    + (hidden ? "read" : "change") + " it",
+                    "give it a name of its own: cp -p FILE FILE.new && mv FILE.new FILE (find the others with:"
+                            + " find DIR -samefile FILE)");
         }
     }
 }
