@@ -51,6 +51,37 @@ class PlantedLinksTest {
     }
 
     /**
+     * The shell's working directory reached through a link in the project that leads out of
+     * its directory to another one of the home (a project's directory swapped for a link to
+     * ~/.config by an earlier run): refused with the way to mean it; a link to elsewhere than
+     * the home, and the directory reached by its own path, run.
+     */
+    @Test
+    void A_Working_Directory_Reached_Through_A_Link_Out_Of_The_Project_Into_The_Home_Is_Refused() throws IOException {
+        TestWorld w = new TestWorld(tmp);
+        Path config = Files.createDirectories(w.home.resolve(".config"));
+        Files.createDirectories(w.project.resolve("packages"));
+        Path link = Files.createSymbolicLink(w.project.resolve("packages/web"), config);
+        Path real = config.toRealPath();
+        java.util.function.Function<String, Environment> in = pwd -> new Environment(w.home, real,
+                pwd == null ? Map.of("PATH", "/nonexistent")
+                        : Map.of("PATH", "/nonexistent", "PWD", pwd), w.tmp, 1000, "Linux", null);
+        assertThatThrownBy(() -> Sandbox.plan(Policy.builder().build(), in.apply(link.toString()), List.of("true")))
+                .isInstanceOf(SandboxException.class)
+                .hasMessageContaining("is reached through the link " + link)
+                .satisfies(e -> assertThat(((SandboxException) e).oneLine()).contains("cd -P ."));
+        assertThat(line(Sandbox.plan(Policy.builder().build(), in.apply(config.toString()), List.of("true"))))
+                .contains(config.toString());
+        assertThat(line(Sandbox.plan(Policy.builder().build(), in.apply(null), List.of("true")))).contains(config.toString());
+        // a link to a directory out of the home (a workspace on another disk) is taken as it is
+        Path elsewhere = Files.createDirectories(tmp.resolve("disk/work"));
+        Path out = Files.createSymbolicLink(w.home.resolve("work"), elsewhere);
+        Environment outside = new Environment(w.home, elsewhere.toRealPath(), Map.of("PATH", "/nonexistent", "PWD",
+                out.toString()), w.tmp, 1000, "Linux", null);
+        assertThat(line(Sandbox.plan(Policy.builder().build(), outside, List.of("true")))).contains(elsewhere.toString());
+    }
+
+    /**
      * A hidden or read-only file of the project with another name (a hard link an earlier run
      * made while the file was its own): the run is refused, saying how to give it one name.
      */

@@ -184,6 +184,7 @@ public final class PlanBuilder {
         }
         if (base) {
             WorkDirChecks.canBeWritable(realWork);
+            WorkDirChecks.notThroughALinkOutOfItsDirectory(env.env("PWD").orElse(null), realWork, env.home());
         }
     }
 

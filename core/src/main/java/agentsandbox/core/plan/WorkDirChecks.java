@@ -35,6 +35,41 @@ final class WorkDirChecks {
                 "cd into a project directory first, or name one with -C DIR");
     }
 
+    /**
+     * A working directory that the shell reached ({@code pwd}, the caller's PWD) through a
+     * symbolic link in the home that leads out of the directory holding it, to another
+     * directory of the home, is refused: a sandbox may have made that link (a project's
+     * {@code packages/web} swapped for a link to {@code ~/.config}), and the next run there
+     * would make the directory it leads to writable. A link to elsewhere than the home (a
+     * workspace on another disk), one that stays below its own directory, and the way to the
+     * home itself are taken as they are; so is a PWD that names another directory than
+     * {@code real} (stale, or {@code -C} given).
+     */
+    static void notThroughALinkOutOfItsDirectory(String pwd, Path real, Path home) {
+        if (pwd == null || !pwd.startsWith("/") || home == null || pwd.equals(real.toString())) {
+            return; // no PWD, or the shell's path is the real one: no link on the way
+        }
+        Path homeReal = Resolver.realPath(home);
+        Path logical = Path.of(pwd).normalize();
+        if (homeReal == null || !real.startsWith(homeReal) || !real.equals(Resolver.realPath(logical))) {
+            return;
+        }
+        Path at = logical.getRoot();
+        for (Path part : logical) {
+            at = at.resolve(part);
+            if (!java.nio.file.Files.isSymbolicLink(at)) {
+                continue;
+            }
+            Path holder = Resolver.realPath(at.getParent());
+            if (holder != null && holder.startsWith(homeReal) && !real.startsWith(holder)) {
+                throw new SandboxException("the working directory " + real + " is reached through the link " + at
+                        + ", which leads out of " + at.getParent() + ": a sandbox may have made it, and this run would"
+                        + " make " + real + " writable; nothing ran",
+                        "if you mean that directory, cd into it by its own path (cd -P .) and start again");
+            }
+        }
+    }
+
     /** A working directory that a rule hides is refused: the command could not run there. */
     static void notExcluded(Path workDir, Path real, List<Specificity.Decision> decisions) {
         for (Specificity.Decision d : decisions) {
