@@ -207,7 +207,16 @@ public final class GitAftercheck {
                 @Override
                 public void run() {
                     if (awaitGo()) {
-                        List<Finding> found = scan();
+                        List<Finding> found;
+                        try {
+                            found = scan();
+                        } catch (RuntimeException | StackOverflowError | OutOfMemoryError e) {
+                            // what cannot be read is said, and the next run waits for the user
+                            found = List.of(new Finding(workDir, "unreadable", "the check of the git metadata in "
+                                    + workDir + " could not read it (" + e.getClass().getSimpleName() + "); look at"
+                                    + " .git/config, .git/hooks and nested repositories before you run git there:"
+                                    + " agent-sandbox does not start again until you have", true));
+                        }
                         finish(found);
                     }
                 }

@@ -76,17 +76,50 @@ public final class GitLiveWatch {
         return w;
     }
 
-    /** Stops the watch (after one last look) and returns what it moved aside, one line each. */
+    /** How long {@link #stop} waits for the last look. */
+    static final long LAST_LOOK_MILLIS = 30_000;
+
+    /**
+     * Stops the watch (after one last look, waited for at most {@link #LAST_LOOK_MILLIS}) and
+     * returns what it moved aside, one line each.
+     */
     public List<String> stop() {
         synchronized (this) {
             stopped = true;
             notifyAll();
         }
-        agentsandbox.core.Threads.joinFully(thread);
+        long end = System.nanoTime() + LAST_LOOK_MILLIS * 1_000_000;
+        boolean interrupted = false;
+        while (thread.isAlive() && System.nanoTime() - end < 0) {
+            try {
+                thread.join(Math.max(1, (end - System.nanoTime()) / 1_000_000));
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
         synchronized (this) {
+            if (thread.isAlive()) {
+                unsettled.add(new GitAftercheck.Finding(check.top, "timeout", "the live watch of the git dirs in "
+                        + check.top + " did not end its last look in " + LAST_LOOK_MILLIS / 1000 + " s: what the sandbox"
+                        + " planted in the repositories there may still be in place; look at their .git/config and"
+                        + " hooks before you run git there: agent-sandbox does not start again until you have", true));
+            }
             return new ArrayList<>(lines);
         }
     }
+
+    /**
+     * What the watch could not look at in a repository the sandbox made or changed this run
+     * (a bound reached, a last look that did not end): the next run waits for the user.
+     */
+    public synchronized List<GitAftercheck.Finding> unsettled() {
+        return new ArrayList<>(unsettled);
+    }
+
+    private final List<GitAftercheck.Finding> unsettled = new ArrayList<>(); // under this
 
     private void watch() {
         boolean last = false;
@@ -105,8 +138,8 @@ public final class GitLiveWatch {
             long began = System.nanoTime();
             try {
                 look();
-            } catch (RuntimeException e) {
-                // the check after the run looks again, and says what it cannot
+            } catch (RuntimeException | StackOverflowError | OutOfMemoryError e) {
+                // the next look tries again; the check after the run looks again, and says what it cannot
             }
             took = (System.nanoTime() - began) / 1_000_000;
         }
@@ -125,9 +158,14 @@ public final class GitLiveWatch {
     /** One look: what changed is moved aside. */
     void look() {
         List<GitDirs> found = new ArrayList<>();
-        found.add(GitDirs.fresh(check.workDir, check.home));
+        try {
+            found.add(GitDirs.fresh(check.workDir, check.home));
+        } catch (RuntimeException e) {
+            // the project's own git dirs unreadable now: the repositories below are looked at all the same
+        }
         Set<GitDirs> swapped = new java.util.HashSet<>();
         Set<GitDirs> touched = new java.util.HashSet<>();
+        made.clear();
         Set<Path> others = new LinkedHashSet<>();
         for (Path repo : childRepos(check.top)) {
             try {
@@ -135,6 +173,7 @@ public final class GitLiveWatch {
                 if (was == null || !was.equals(GitAftercheck.identity(repo))) {
                     GitDirs dirs = GitDirs.find(repo, GitLayout.discover(repo), check.home);
                     found.add(dirs);
+                    made.add(dirs);
                     if (was != null) {
                         // a repository that was there, now another one at its path (its directory
                         // renamed away, a link or a new .git put in its place): what its files hold
@@ -220,6 +259,16 @@ public final class GitLiveWatch {
                 }
             } else if (!f.refusesNextRun() && !f.file().startsWith(check.top)) {
                 outside = true;
+            } else if (f.refusesNextRun() && !movable && (made.contains(dirs) || touched.contains(dirs))) {
+                // a bound reached in a repository the sandbox made or changed (thousands of git dirs,
+                // gitlinks deeper than the check follows, includes without end): what lies beyond
+                // it was not looked at, so the next run waits for the user
+                synchronized (this) {
+                    if (unsettled.size() < 100) {
+                        unsettled.add(f);
+                    }
+                    lines.add(f.message());
+                }
             }
         }
         if (outside) {
@@ -236,6 +285,9 @@ public final class GitLiveWatch {
             }
         }
     }
+
+    /** The repositories of the current look that are new or another one at their path (only the watch's thread). */
+    private final Set<GitDirs> made = new java.util.HashSet<>();
 
     /** The host git dirs of the repositories nested in the project that the run sees through views. */
     private final List<Path> nestedViews;

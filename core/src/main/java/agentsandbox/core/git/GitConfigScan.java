@@ -158,7 +158,9 @@ public final class GitConfigScan {
         Path real = Files.isSymbolicLink(file) ? Resolver.realPath(file) : file;
         byte[] data = real == null ? null : HostRead.bytes(real, GitDirs.MAX_SMALL);
         if (data != null) {
-            follow(file, data, home, 0, running, included, limits);
+            java.util.Map<Path, Integer> read = new java.util.HashMap<>();
+            read.put(real, 0);
+            follow(file, data, home, 0, running, included, limits, read);
         } else if (real != null && Files.isRegularFile(real)) {
             limits.add(new GitLimit(file, "is larger than " + GitDirs.MAX_SMALL + " bytes: the files it includes"
                     + " were not looked at"));
@@ -166,8 +168,17 @@ public final class GitConfigScan {
         return new Scan(List.copyOf(running), included, List.copyOf(limits));
     }
 
+    /** At most this many files are read for one config and what it includes. */
+    public static final int MAX_INCLUDED_FILES = 1_000;
+
+    /**
+     * Follows the includes of {@code file} ({@code data}), at {@code depth}. Git reads a file
+     * again wherever it is included; what it finds there is the same each time, so each file
+     * is read once here, at the shallowest depth it was reached so far ({@code read}): ten
+     * files that each include the next ten times would otherwise be ten billion reads.
+     */
     private static void follow(Path file, byte[] data, Path home, int depth, List<Found> running,
-            Set<Path> included, List<GitLimit> limits) {
+            Set<Path> included, List<GitLimit> limits, java.util.Map<Path, Integer> read) {
         for (Setting s : GitConfigFile.parse(data).entries()) {
             if (runs(s)) {
                 running.add(new Found(file, s));
@@ -192,13 +203,25 @@ public final class GitConfigScan {
             }
             // git follows links here; the host reads the file they lead to, never a FIFO
             Path real = Resolver.realPath(target);
+            Integer before = real == null ? null : read.get(real);
+            if (before != null && before <= depth + 1) {
+                continue; // read already, no deeper than here
+            }
+            if (real != null) {
+                read.put(real, depth + 1);
+            }
+            if (read.size() > MAX_INCLUDED_FILES) {
+                limits.add(new GitLimit(file, "includes more than " + MAX_INCLUDED_FILES + " files: the rest were not"
+                        + " looked at"));
+                return;
+            }
             byte[] more = real == null ? null : HostRead.bytes(real, GitDirs.MAX_SMALL);
             if (more == null) {
                 limits.add(new GitLimit(target, "is included by " + file + " and is not a regular file of at most "
                         + GitDirs.MAX_SMALL + " bytes"));
                 continue;
             }
-            follow(target, more, home, depth + 1, running, included, limits);
+            follow(target, more, home, depth + 1, running, included, limits, read);
         }
     }
 

@@ -122,14 +122,19 @@ public record GitLayout(Path workTree, Path gitDir, Path commonDir, boolean link
                 || !realGitDir.getParent().equals(realCommon.resolve("worktrees"))) {
             return false;
         }
-        String back = read(gitDir.resolve("gitdir")).strip();
+        // read as git reads it (up to a NUL, line ends off): a path no file system takes is no worktree
+        String back = pathText(read(gitDir.resolve("gitdir"))).strip();
         Path dotGit = workTree.resolve(".git");
         Path realWorkTree = Resolver.realPath(workTree);
         if (back.isEmpty() || realWorkTree == null || !Files.isRegularFile(dotGit, LinkOption.NOFOLLOW_LINKS)) {
             return false; // a .git that is a link may be another worktree's, borrowed
         }
-        Path pointed = Resolver.realPath(gitDir.resolve(back).normalize());
-        return pointed != null && pointed.equals(realWorkTree.resolve(".git"));
+        try {
+            Path pointed = Resolver.realPath(gitDir.resolve(back).normalize());
+            return pointed != null && pointed.equals(realWorkTree.resolve(".git"));
+        } catch (java.nio.file.InvalidPathException e) {
+            return false;
+        }
     }
 
     /**

@@ -120,11 +120,24 @@ public final class GitViews {
         List<Path> out = new ArrayList<>();
         out.add(common);
         GitDirs dirs = found != null ? found : GitDirs.find(env.workDir(), git, env.home());
-        // and the repositories right below the project (see look)
-        java.util.Set<Path> candidates = new java.util.LinkedHashSet<>(dirs.dirs);
+        // The repositories right below the project first (where your git and IDE work: a clone
+        // of yours there loses no history to a sandbox), oldest first by the birth time of their
+        // git dirs, which no process sets back: an earlier run that made many repositories, there
+        // or named by a .gitmodules it wrote, cannot push yours out of the views. Then the rest.
+        List<Path> below = new ArrayList<>();
+        List<Long> births = new ArrayList<>();
         for (Path repo : look.below()) {
-            candidates.add(repo.resolve(".git"));
+            // sorted as they come (no comparator: a lambda would be spun up at the start)
+            long b = born(repo.resolve(".git"));
+            int at = births.size();
+            while (at > 0 && births.get(at - 1) > b) {
+                at--;
+            }
+            births.add(at, b);
+            below.add(at, repo.resolve(".git"));
         }
+        java.util.Set<Path> candidates = new java.util.LinkedHashSet<>(below);
+        candidates.addAll(dirs.dirs);
         for (Path d : candidates) {
             if (!viewable(d, out, git.get().workTree(), dirs)) {
                 continue;
@@ -145,6 +158,17 @@ public final class GitViews {
             notes.add("git: " + d + ", a nested repository's git dir, is a copy-on-write view inside too");
         }
         return List.copyOf(out);
+    }
+
+    /** When {@code p} was made (its birth time; its change time where the file system keeps none), in ms. */
+    private static long born(Path p) {
+        try {
+            java.nio.file.attribute.BasicFileAttributes a = Files.readAttributes(p,
+                    java.nio.file.attribute.BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            return a.creationTime().toMillis();
+        } catch (java.io.IOException | RuntimeException e) {
+            return Long.MAX_VALUE;
+        }
     }
 
     /**

@@ -223,6 +223,11 @@ public final class Execution implements AutoCloseable {
         if (gitWatch != null && !gitWatched) {
             gitWatched = true;
             applied.addAll(gitWatch.stop());
+            for (GitAftercheck.Finding f : gitWatch.unsettled()) {
+                // what the watch could not look at: the next run waits for the user
+                Unsettled.record(plan.runtimeDir().getParent().getParent(), f.file(), ToolHomes.identity(f.file()),
+                        f.message());
+            }
         }
     }
 

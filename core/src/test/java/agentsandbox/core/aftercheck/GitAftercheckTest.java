@@ -137,6 +137,56 @@ class GitAftercheckTest {
     }
 
     /**
+     * What stops one part of a look stops no other, and what a look cannot follow in a
+     * repository the sandbox made waits for the user: a worktree's gitdir file with a NUL
+     * (named by a .gitmodules path) leaves the repositories below looked at; a chain of
+     * gitlinks deeper than the check follows is said, and the next run refuses.
+     */
+    @Test
+    void A_Look_Goes_On_Past_What_It_Cannot_Read_And_Says_What_It_Cannot_Follow() throws Exception {
+        Path r = repo();
+        Thread.sleep(1100); // older than the run (change times have a second's grace)
+        GitAftercheck check = GitAftercheck.before(r);
+        GitLiveWatch watch = GitLiveWatch.start(check);
+        // the project's own git dirs made unreadable to the look
+        Path zzc = Files.createDirectories(r.resolve("zzc"));
+        git(zzc, "init", "-q");
+        Path wt = Files.createDirectories(zzc.resolve(".git/worktrees/w"));
+        Files.copy(zzc.resolve(".git/HEAD"), wt.resolve("HEAD"));
+        Files.writeString(wt.resolve("commondir"), "../..\n");
+        Files.writeString(wt.resolve("gitdir"), "x\0y\n");
+        Files.createDirectories(r.resolve("deep/k"));
+        Files.writeString(r.resolve("deep/k/.git"), "gitdir: ../../zzc/.git/worktrees/w\n");
+        Files.writeString(r.resolve(".gitmodules"), "[submodule \"k\"]\n\tpath = deep/k\n\turl = ./k\n");
+        Path planted = Files.createDirectories(r.resolve("zz"));
+        git(planted, "init", "-q");
+        Files.writeString(planted.resolve(".git/config"), "[core]\n\tfsmonitor = touch pwned\n",
+                java.nio.file.StandardOpenOption.APPEND);
+        // a chain of gitlinks deeper than the check follows, in a new repository
+        Path chain = Files.createDirectories(r.resolve("chain"));
+        Path at = chain;
+        for (int i = 0; i < 5; i++) {
+            git(at, "init", "-q");
+            git(at, "commit", "-q", "--allow-empty", "-m", "x");
+            at = Files.createDirectories(at.resolve("n" + i));
+        }
+        git(at, "init", "-q");
+        git(at, "commit", "-q", "--allow-empty", "-m", "x");
+        for (int i = 4; i >= 0; i--) {
+            Path parent = at.getParent();
+            git(parent, "add", "n" + i);
+            git(parent, "commit", "-q", "-m", "link");
+            at = parent;
+        }
+        List<String> lines = watch.stop();
+
+        assertThat(planted.resolve(".git/config")).doesNotExist();
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains(planted.resolve(".git/config") + " sets core.fsmonitor"));
+        assertThat(watch.unsettled()).anySatisfy(f -> assertThat(f.message()).contains("nested more than"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains("nested more than"));
+    }
+
+    /**
      * A link of the user's own on the way to a git dir the sandbox can write (a repository
      * right below the project that is a link to another of its directories, a .git that is a
      * link to a git dir elsewhere in the project): what the sandbox plants there goes aside at

@@ -98,4 +98,30 @@ class GitConfigScanTest {
     void Ordinary_Settings_Are_Not_Reported(String text) {
         assertThat(running(text)).as(text).isEmpty();
     }
+
+    /**
+     * Ten files that each include the next ten times, ten deep, as git follows them ten
+     * billion reads: each file is read once, the scan ends at once, and the setting at the
+     * bottom is found.
+     */
+    @org.junit.jupiter.api.Test
+    void Includes_That_Fan_Out_Are_Each_Read_Once_And_Found(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        for (int level = 1; level <= 9; level++) {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < 10; i++) {
+                b.append("[include]\n\tpath = L").append(level + 1).append('\n');
+            }
+            java.nio.file.Files.writeString(dir.resolve("L" + level), b);
+        }
+        java.nio.file.Files.writeString(dir.resolve("L10"), "[core]\n\tfsmonitor = touch pwned\n");
+        StringBuilder top = new StringBuilder();
+        for (int i = 0; i < 10; i++) {
+            top.append("[include]\n\tpath = L1\n");
+        }
+        java.nio.file.Path config = java.nio.file.Files.writeString(dir.resolve("config"), top);
+        GitConfigScan.Scan scan = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                java.time.Duration.ofSeconds(10), () -> GitConfigScan.scan(config, null));
+        assertThat(scan.running()).anySatisfy(f -> assertThat(f.file()).isEqualTo(dir.resolve("L10")));
+    }
 }
