@@ -331,6 +331,12 @@ public final class GitDirs {
             if (p.isEmpty() || p.startsWith("/")) {
                 continue;
             }
+            if (++nestedPaths > MAX_NESTED_PATHS) {
+                // a look's cost is the sandbox's to choose otherwise (an index of 400 000 gitlinks)
+                limit(new GitLimit(workTree, "names more than " + MAX_NESTED_PATHS + " gitlinks and submodule paths"
+                        + " with the repositories it leads to: the rest were not looked at"));
+                break;
+            }
             Path nested;
             try {
                 nested = workTree.resolve(p).normalize();
@@ -350,6 +356,10 @@ public final class GitDirs {
             nested(nested, depth + 1);
         }
     }
+
+    /** At most this many gitlinks and submodule paths are followed from one repository and what it leads to. */
+    public static final int MAX_NESTED_PATHS = 10_000;
+    private int nestedPaths;
 
     /** Keeps {@code l} once. */
     private void limit(GitLimit l) {

@@ -187,6 +187,40 @@ class GitAftercheckTest {
     }
 
     /**
+     * A repository whose index names more gitlinks than a look follows (which would make every
+     * look as slow as the sandbox likes): the look follows a bounded number, says so, and the
+     * next run waits for the user; a plant beside it still goes at once.
+     */
+    @Test
+    void A_Repository_With_More_Gitlinks_Than_A_Look_Follows_Is_Said_And_Holds_The_Next_Run() throws Exception {
+        Path r = repo();
+        Thread.sleep(1100);
+        GitAftercheck check = GitAftercheck.before(r);
+        GitLiveWatch watch = GitLiveWatch.start(check);
+        Path many = Files.createDirectories(r.resolve("many"));
+        git(many, "init", "-q");
+        StringBuilder info = new StringBuilder();
+        for (int i = 0; i <= agentsandbox.core.git.GitDirs.MAX_NESTED_PATHS; i++) {
+            info.append("160000 1111111111111111111111111111111111111111\td/").append(i).append('\n');
+        }
+        Process p = new ProcessBuilder("git", "update-index", "--index-info").directory(many.toFile())
+                .redirectErrorStream(true).start();
+        p.getOutputStream().write(info.toString().getBytes(StandardCharsets.UTF_8));
+        p.getOutputStream().close();
+        p.getInputStream().readAllBytes();
+        assertThat(p.waitFor()).isZero();
+        Path planted = Files.createDirectories(r.resolve("zz"));
+        git(planted, "init", "-q");
+        Files.writeString(planted.resolve(".git/config"), "[core]\n\tfsmonitor = touch pwned\n",
+                java.nio.file.StandardOpenOption.APPEND);
+        List<String> lines = watch.stop();
+
+        assertThat(planted.resolve(".git/config")).doesNotExist();
+        assertThat(watch.unsettled()).anySatisfy(f -> assertThat(f.message()).contains(many + " names more than"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains("names more than"));
+    }
+
+    /**
      * A link of the user's own on the way to a git dir the sandbox can write (a repository
      * right below the project that is a link to another of its directories, a .git that is a
      * link to a git dir elsewhere in the project): what the sandbox plants there goes aside at
