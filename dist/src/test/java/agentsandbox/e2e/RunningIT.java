@@ -499,6 +499,25 @@ class RunningIT {
         assertThat(sandbox.runtimeDirsInTmp()).isEmpty();
     }
 
+    /**
+     * An earlier run swapped a directory of the project for a link to ~/.config; the user's
+     * shell cds through it (its PWD names the link) and starts the next run: refused with one
+     * line and nothing ran, ~/.config unchanged; started by the directory's own path, it runs.
+     */
+    @Test
+    void A_Working_Directory_Reached_Through_A_Planted_Link_Into_The_Home_Is_Refused() throws IOException {
+        Path config = sandbox.mkdirs(sandbox.home(".config"));
+        sandbox.mkdirs("packages");
+        Path link = sandbox.project("packages/web");
+        Files.createSymbolicLink(link, Path.of("../../home/.config"));
+        sandbox.chown(link);
+        Result refused = sandbox.command("--", "sh", "-c", "echo x > planted").cwd(config).env("PWD", link.toString())
+                .run().exitsWith(1).stdoutIsEmpty();
+        refused.failsWithOneLineError().stderrContains("is reached through the link " + link, "cd -P .");
+        assertThat(config.resolve("planted")).doesNotExist();
+        sandbox.command("--", "true").cwd(config).env("PWD", config.toString()).run().succeeds();
+    }
+
     @Test
     void Bwrap_That_Cannot_Create_A_Sandbox_Gives_One_Error_Line_And_Leaves_No_Runtime_Dir() throws IOException {
         Path fakeBin = sandbox.systemProgram("fake-bin", "bwrap",

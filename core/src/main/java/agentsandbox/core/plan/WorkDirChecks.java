@@ -36,14 +36,14 @@ final class WorkDirChecks {
     }
 
     /**
-     * A working directory that the shell reached ({@code pwd}, the caller's PWD) through a
-     * symbolic link in the home that leads out of the directory holding it, to another
-     * directory of the home, is refused: a sandbox may have made that link (a project's
-     * {@code packages/web} swapped for a link to {@code ~/.config}), and the next run there
-     * would make the directory it leads to writable. A link to elsewhere than the home (a
-     * workspace on another disk), one that stays below its own directory, and the way to the
-     * home itself are taken as they are; so is a PWD that names another directory than
-     * {@code real} (stale, or {@code -C} given).
+     * A working directory in the home that the shell reached ({@code pwd}, the caller's PWD)
+     * through a symbolic link in a directory the user can write (so a sandbox could have made
+     * it), which leads out of that directory, is refused: a project's {@code packages/web}
+     * swapped for a link to {@code ~/.config} would make the next run there give the sandbox
+     * that directory. A link to elsewhere than the home (a workspace on another disk), one
+     * that stays below its own directory, and one in a directory of the system's (the way to
+     * a home that is itself a link) are taken as they are; so is a PWD that names another
+     * directory than {@code real} (stale, or {@code -C} given).
      */
     static void notThroughALinkOutOfItsDirectory(String pwd, Path real, Path home) {
         if (pwd == null || !pwd.startsWith("/") || home == null || pwd.equals(real.toString())) {
@@ -61,7 +61,7 @@ final class WorkDirChecks {
                 continue;
             }
             Path holder = Resolver.realPath(at.getParent());
-            if (holder != null && holder.startsWith(homeReal) && !real.startsWith(holder)) {
+            if (holder != null && java.nio.file.Files.isWritable(holder) && !real.startsWith(holder)) {
                 throw new SandboxException("the working directory " + real + " is reached through the link " + at
                         + ", which leads out of " + at.getParent() + ": a sandbox may have made it, and this run would"
                         + " make " + real + " writable; nothing ran",
