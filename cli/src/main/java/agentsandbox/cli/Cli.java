@@ -419,6 +419,19 @@ final class Cli {
                     + " to trust", "run it in the project's directory, or give it with -C DIR");
         }
         Path file = found.get();
+        // A sandbox running now that can write the file could swap it between your review and
+        // this record (one that began before the file existed writes it for the rest of its run)
+        String writer = null;
+        try {
+            writer = agentsandbox.core.run.OtherRuns.now(agentsandbox.core.run.RunLayout.runsDir(
+                    agentsandbox.core.run.RunLayout.stateDir(effective)), "").writerOf(file);
+        } catch (RuntimeException e) {
+            // no state dir: no run of yours to look at
+        }
+        if (writer != null) {
+            throw new SandboxException(file + " can be written by a sandbox running now (" + writer + "): what you"
+                    + " review could change before it is recorded", "trust it once that run has ended");
+        }
         ConfigReader.Loaded config = ConfigReader.load(effective, args.config());
         Policy.Builder builder = Policy.builder();
         for (PolicyLayer layer : config.layers()) {

@@ -500,6 +500,24 @@ class RunningIT {
     }
 
     /**
+     * trust while a sandbox that can write the project config runs: refused (the sandbox
+     * could swap the file between the review and the record); once that run has ended, the
+     * file is recorded.
+     */
+    @Test
+    void Trust_Waits_Until_No_Sandbox_That_Can_Write_The_Config_Runs() throws Exception {
+        Path ready = sandbox.project("ready");
+        SandboxCli.Started run = sandbox.command("--network=false", "--", "sh", "-c", "touch ready; sleep 30").start();
+        run.awaitFile(ready, java.time.Duration.ofSeconds(30));
+        sandbox.write(".agent-sandbox.json", "{\"hostPorts\": [5432]}");
+        sandbox.run("trust").exitsWith(1).stderrContains("can be written by a sandbox running now", "once that run has"
+                + " ended");
+        run.signal("TERM");
+        run.waitFor(java.time.Duration.ofSeconds(30));
+        sandbox.run("trust").succeeds().stdoutContains("trusted ");
+    }
+
+    /**
      * An earlier run swapped a directory of the project for a link to ~/.config; the user's
      * shell cds through it (its PWD names the link) and starts the next run: refused with one
      * line and nothing ran, ~/.config unchanged; started by the directory's own path, it runs.
