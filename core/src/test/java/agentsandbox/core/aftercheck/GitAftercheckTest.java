@@ -54,6 +54,15 @@ class GitAftercheckTest {
         return r;
     }
 
+    /** A new repository at {@code dir} whose config runs a command on the host's next git status. */
+    private Path plantedRepository(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        git(dir, "init", "-q");
+        Files.writeString(dir.resolve(".git/config"), "[core]\n\tfsmonitor = touch pwned\n",
+                java.nio.file.StandardOpenOption.APPEND);
+        return dir;
+    }
+
     private List<String> settings(List<GitAftercheck.Finding> findings) {
         return findings.stream().map(f -> f.file().getFileName() + " " + f.setting()).toList();
     }
@@ -158,10 +167,7 @@ class GitAftercheckTest {
         Files.createDirectories(r.resolve("deep/k"));
         Files.writeString(r.resolve("deep/k/.git"), "gitdir: ../../zzc/.git/worktrees/w\n");
         Files.writeString(r.resolve(".gitmodules"), "[submodule \"k\"]\n\tpath = deep/k\n\turl = ./k\n");
-        Path planted = Files.createDirectories(r.resolve("zz"));
-        git(planted, "init", "-q");
-        Files.writeString(planted.resolve(".git/config"), "[core]\n\tfsmonitor = touch pwned\n",
-                java.nio.file.StandardOpenOption.APPEND);
+        Path planted = plantedRepository(r.resolve("zz"));
         // a chain of gitlinks deeper than the check follows, in a new repository
         Path chain = Files.createDirectories(r.resolve("chain"));
         Path at = chain;
@@ -209,10 +215,7 @@ class GitAftercheckTest {
         p.getOutputStream().close();
         p.getInputStream().readAllBytes();
         assertThat(p.waitFor()).isZero();
-        Path planted = Files.createDirectories(r.resolve("zz"));
-        git(planted, "init", "-q");
-        Files.writeString(planted.resolve(".git/config"), "[core]\n\tfsmonitor = touch pwned\n",
-                java.nio.file.StandardOpenOption.APPEND);
+        Path planted = plantedRepository(r.resolve("zz"));
         List<String> lines = watch.stop();
 
         assertThat(planted.resolve(".git/config")).doesNotExist();
