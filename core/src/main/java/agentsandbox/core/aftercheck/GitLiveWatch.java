@@ -145,14 +145,19 @@ public final class GitLiveWatch {
         }
     }
 
+    /** The longest pause between two looks, however long a look took. */
+    static final long MAX_PAUSE_MILLIS = 5_000;
+
     /**
      * How long the watch waits after a look that took {@code tookMillis}: {@link #INTERVAL_MILLIS},
      * or longer where one look takes long (thousands of entries right below the project, many
-     * nested repositories), so that the watch never takes more than a tenth of one core. Every
-     * look looks at everything; only how often it looks gives way.
+     * nested repositories), so that the watch takes no more than a tenth of one core; but never
+     * more than {@link #MAX_PAUSE_MILLIS}: a sandbox that makes every look slow gets looked at
+     * again 5 s after each look, whatever that costs. Every look looks at everything; only how
+     * often it looks gives way.
      */
     static long pause(long tookMillis) {
-        return Math.max(INTERVAL_MILLIS, 9 * tookMillis);
+        return Math.min(MAX_PAUSE_MILLIS, Math.max(INTERVAL_MILLIS, 9 * tookMillis));
     }
 
     /** One look: what changed is moved aside. */
@@ -171,7 +176,9 @@ public final class GitLiveWatch {
             try {
                 Object was = check.reposBefore.get(repo);
                 if (was == null || !was.equals(GitAftercheck.identity(repo))) {
-                    GitDirs dirs = GitDirs.find(repo, GitLayout.discover(repo), check.home);
+                    // found again only when what it is found from changed (a sandbox can make
+                    // finding a repository's git dirs slow; it need not be done at every look)
+                    GitDirs dirs = dirsOf(repo);
                     found.add(dirs);
                     made.add(dirs);
                     if (was != null) {

@@ -158,9 +158,12 @@ public final class GitConfigScan {
         Path real = Files.isSymbolicLink(file) ? Resolver.realPath(file) : file;
         byte[] data = real == null ? null : HostRead.bytes(real, GitDirs.MAX_SMALL);
         if (data != null) {
-            java.util.Map<Path, Integer> read = new java.util.HashMap<>();
-            read.put(real, 0);
-            follow(file, data, home, 0, running, included, limits, read);
+            java.util.Map<Object, Integer> read = new java.util.HashMap<>();
+            Object self = identity(real);
+            if (self != null) {
+                read.put(self, 0);
+            }
+            follow(file, data, home, 0, running, included, limits, read, new long[] {data.length});
         } else if (real != null && Files.isRegularFile(real)) {
             limits.add(new GitLimit(file, "is larger than " + GitDirs.MAX_SMALL + " bytes: the files it includes"
                     + " were not looked at"));
@@ -170,6 +173,18 @@ public final class GitConfigScan {
 
     /** At most this many files are read for one config and what it includes. */
     public static final int MAX_INCLUDED_FILES = 1_000;
+    /** At most this many bytes are read for one config and what it includes. */
+    public static final long MAX_INCLUDED_BYTES = 4L << 20;
+
+    /** A file's identity (device and inode), or null when it cannot be told. */
+    private static Object identity(Path p) {
+        try {
+            java.util.Map<String, Object> a = Files.readAttributes(p, "unix:dev,ino");
+            return a.get("dev") + ":" + a.get("ino");
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
+        }
+    }
 
     /**
      * Follows the includes of {@code file} ({@code data}), at {@code depth}. Git reads a file
@@ -178,7 +193,7 @@ public final class GitConfigScan {
      * files that each include the next ten times would otherwise be ten billion reads.
      */
     private static void follow(Path file, byte[] data, Path home, int depth, List<Found> running,
-            Set<Path> included, List<GitLimit> limits, java.util.Map<Path, Integer> read) {
+            Set<Path> included, List<GitLimit> limits, java.util.Map<Object, Integer> read, long[] readBytes) {
         for (Setting s : GitConfigFile.parse(data).entries()) {
             if (runs(s)) {
                 running.add(new Found(file, s));
@@ -201,14 +216,16 @@ public final class GitConfigScan {
                         + " deep (git refuses such a chain)"));
                 return;
             }
-            // git follows links here; the host reads the file they lead to, never a FIFO
+            // git follows links here; the host reads the file they lead to, never a FIFO. Known
+            // by the file's identity, not its name: a thousand hard links are one file
             Path real = Resolver.realPath(target);
-            Integer before = real == null ? null : read.get(real);
+            Object identity = real == null ? null : identity(real);
+            Integer before = identity == null ? null : read.get(identity);
             if (before != null && before <= depth + 1) {
                 continue; // read already, no deeper than here
             }
-            if (real != null) {
-                read.put(real, depth + 1);
+            if (identity != null) {
+                read.put(identity, depth + 1);
             }
             if (read.size() > MAX_INCLUDED_FILES) {
                 limits.add(new GitLimit(file, "includes more than " + MAX_INCLUDED_FILES + " files: the rest were not"
@@ -216,12 +233,17 @@ public final class GitConfigScan {
                 return;
             }
             byte[] more = real == null ? null : HostRead.bytes(real, GitDirs.MAX_SMALL);
+            if (more != null && (readBytes[0] += more.length) > MAX_INCLUDED_BYTES) {
+                limits.add(new GitLimit(file, "includes more than " + MAX_INCLUDED_BYTES + " bytes of config: the rest"
+                        + " were not looked at"));
+                return;
+            }
             if (more == null) {
                 limits.add(new GitLimit(target, "is included by " + file + " and is not a regular file of at most "
                         + GitDirs.MAX_SMALL + " bytes"));
                 continue;
             }
-            follow(target, more, home, depth + 1, running, included, limits, read);
+            follow(target, more, home, depth + 1, running, included, limits, read, readBytes);
         }
     }
 

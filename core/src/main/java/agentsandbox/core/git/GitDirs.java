@@ -38,7 +38,7 @@ public final class GitDirs {
     /** Nested repositories are followed this many levels below the top one. */
     static final int MAX_DEPTH = 3;
     /** At most this many git dirs are looked at. */
-    static final int MAX_DIRS = 256;
+    public static final int MAX_DIRS = 1024;
     /** An index larger than this is not read for gitlinks (.gitmodules still is). */
     static final int MAX_INDEX = 32 * 1024 * 1024;
     public static final int MAX_SMALL = 1024 * 1024;
@@ -237,6 +237,14 @@ public final class GitDirs {
             // unreadable: nothing below it to look at
         }
         return out;
+    }
+
+    /**
+     * Whether the repository led to more git dirs than are looked at ({@link #MAX_DIRS}): the
+     * rest get no read-only config and hooks and no watch, so no run starts there.
+     */
+    public boolean tooMany() {
+        return refused > 0;
     }
 
     /** The git dirs found, top repository first. */

@@ -212,6 +212,17 @@ public final class PlanBuilder {
             notes.add("git: no repository above " + env.workDir() + "; git presets add nothing");
         }
         gitDirs = prepared != null ? prepared.gitDirs() : null;
+        if (git.isPresent()) {
+            GitDirs all = GitDirs.reuse(gitDirs, env.workDir(), env.home());
+            if (all.tooMany()) {
+                // what lies past the bound would be writable and unwatched: a sandbox's setting there
+                // would run in your git
+                throw new SandboxException("the repository at " + env.workDir() + " leads to more than "
+                        + GitDirs.MAX_DIRS + " git dirs (submodules, nested repositories): agent-sandbox cannot protect"
+                        + " the config and hooks of the rest", "run it in a part of the project with fewer repositories");
+            }
+            gitDirs = all;
+        }
         gitViews = GitViews.of(env, git, git.isEmpty() ? null : GitDirs.reuse(gitDirs, env.workDir(), env.home()),
                 notes, look);
     }

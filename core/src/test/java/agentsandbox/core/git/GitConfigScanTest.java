@@ -124,4 +124,31 @@ class GitConfigScanTest {
                 java.time.Duration.ofSeconds(10), () -> GitConfigScan.scan(config, null));
         assertThat(scan.running()).anySatisfy(f -> assertThat(f.file()).isEqualTo(dir.resolve("L10")));
     }
+
+    /**
+     * A file included through many hard links is one file, read once; distinct included files
+     * past the bound on what one config leads to reading are a limit.
+     */
+    @org.junit.jupiter.api.Test
+    void A_File_Included_Through_Many_Names_Is_Read_Once_And_Reading_Is_Bounded(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String big = "[a]\n" + "\tk = v\n".repeat(15_000) + "[core]\n\tfsmonitor = touch pwned\n"; // about 100 KB
+        java.nio.file.Path one = java.nio.file.Files.writeString(dir.resolve("one"), big);
+        StringBuilder links = new StringBuilder();
+        for (int i = 0; i < 100; i++) {
+            java.nio.file.Files.createLink(dir.resolve("l" + i), one);
+            links.append("[include]\n\tpath = l").append(i).append('\n');
+        }
+        GitConfigScan.Scan linked = GitConfigScan.scan(java.nio.file.Files.writeString(dir.resolve("a"), links), null);
+        assertThat(linked.limits()).isEmpty();
+        assertThat(linked.running()).isNotEmpty();
+
+        StringBuilder distinct = new StringBuilder();
+        for (int i = 0; i < 50; i++) {
+            java.nio.file.Files.writeString(dir.resolve("d" + i), big);
+            distinct.append("[include]\n\tpath = d").append(i).append('\n');
+        }
+        GitConfigScan.Scan many = GitConfigScan.scan(java.nio.file.Files.writeString(dir.resolve("b"), distinct), null);
+        assertThat(many.limits()).anySatisfy(l -> assertThat(l.toString()).contains("bytes of config"));
+    }
 }
