@@ -223,8 +223,7 @@ public final class PlanBuilder {
             }
             gitDirs = all;
         }
-        gitViews = GitViews.of(env, git, git.isEmpty() ? null : GitDirs.reuse(gitDirs, env.workDir(), env.home()),
-                notes, look);
+        gitViews = GitViews.of(env, git, gitDirs, notes, look);
     }
 
     /** Whether /tmp is the host's temp dir. */
