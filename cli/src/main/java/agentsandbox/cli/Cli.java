@@ -420,11 +420,13 @@ final class Cli {
         }
         Path file = found.get();
         // A sandbox running now that can write the file could swap it between your review and
-        // this record (one that began before the file existed writes it for the rest of its run)
+        // this record (one that began before the file existed writes it for the rest of its run).
+        // A run whose records cannot be read yet is starting: its command has not run, and it
+        // has written nothing (counting it would refuse trust after any run killed as it began)
         String writer = null;
         try {
             writer = agentsandbox.core.run.OtherRuns.now(agentsandbox.core.run.RunLayout.runsDir(
-                    agentsandbox.core.run.RunLayout.stateDir(effective)), "").writerOf(file);
+                    agentsandbox.core.run.RunLayout.stateDir(effective)), "").writerOf(file, false);
         } catch (RuntimeException e) {
             // no state dir: no run of yours to look at
         }
