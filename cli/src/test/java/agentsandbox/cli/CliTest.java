@@ -142,6 +142,38 @@ class CliTest {
         assertThat(r.out()).endsWith(" -- false claude\n");
     }
 
+    /**
+     * A project whose repository leads to more git dirs than agent-sandbox looks at: those past
+     * the bound would get neither read-only config and hooks nor a watch, so no run starts
+     * there, with one line that says why and what to do; at the bound, it starts.
+     */
+    @Test
+    void A_Repository_Leading_To_More_Git_Dirs_Than_Are_Protected_Does_Not_Start() {
+        CliWorld w = new CliWorld(dir);
+        w.write("home/project/.git/HEAD", "ref: refs/heads/main\n");
+        StringBuilder modules = new StringBuilder();
+        // the project's own git dir and this many nested ones: exactly the bound
+        for (int i = 1; i < agentsandbox.core.git.GitDirs.MAX_DIRS; i++) {
+            modules.append("[submodule \"s").append(i).append("\"]\n\tpath = s").append(i).append('\n');
+            w.write("home/project/s" + i + "/.git/HEAD", "ref: refs/heads/main\n");
+        }
+        w.write("home/project/.gitmodules", modules.toString());
+        CliWorld.Result atTheBound = w.run("--dry-run", "true");
+        assertThat(atTheBound.err()).isEmpty();
+        assertThat(atTheBound.status()).isZero();
+
+        modules.append("[submodule \"one-more\"]\n\tpath = one-more\n");
+        w.write("home/project/one-more/.git/HEAD", "ref: refs/heads/main\n");
+        w.write("home/project/.gitmodules", modules.toString());
+        CliWorld.Result past = w.run("--dry-run", "true");
+        assertThat(past.status()).isEqualTo(1);
+        assertThat(past.out()).isEmpty();
+        assertThat(past.err()).isEqualTo("agent-sandbox: the repository at " + w.project + " leads to more than "
+                + agentsandbox.core.git.GitDirs.MAX_DIRS + " git dirs (submodules, nested repositories): agent-sandbox"
+                + " cannot protect the config and hooks of the rest (run it in a part of the project with fewer"
+                + " repositories)\n");
+    }
+
     @Test
     void No_Arguments_Is_A_Usage_Error_With_The_Usage_On_Stderr() {
         CliWorld.Result r = new CliWorld(dir).run();
