@@ -16,8 +16,10 @@
  * is not UTF-8 becoming U+FFFD).
  *
  * Before main runs it registers the tool's native methods (NATIVE_CLASS, Native.java):
- * a SHA-1 (sha1.c), which the interpreted JVM computes far more slowly, and the opening
- * of a directory through no symbolic link (openat2), which the JDK cannot do.
+ * a SHA-1 (sha1.c), which the interpreted JVM computes far more slowly, the opening
+ * of a directory through no symbolic link (openat2), which the JDK cannot do, and the
+ * writing of a file into the host's git dir through no link (file_below.c), which the
+ * JDK does at some ten times the cost in an interpreted JVM.
  *
  * agent-sandbox's main method ends the JVM itself (Runtime.halt); a main method that
  * returns, or a JVM that cannot be created, ends this program with status 1 after one
@@ -42,6 +44,7 @@
 #include "sha1.h"
 #include "bytes.h"
 #include "spawn.h"
+#include "file_below.h"
 
 typedef jint(JNICALL *CreateJavaVM)(JavaVM **, void **, void *);
 
@@ -252,6 +255,51 @@ static jbyteArray JNICALL native_run(JNIEnv *env, jclass owner, jbyteArray argv_
     return answer;
 }
 
+/* Native.replaceFile(byte[] root, byte[] rel, byte[] temp, byte[] name, byte[] data, int mode):
+ * file_below.h's replace_file_below; an IOException that names the file and the system's
+ * reason when it fails (and nothing is left of the temporary file). */
+static void JNICALL native_replace_file(JNIEnv *env, jclass owner, jbyteArray root_bytes, jbyteArray rel_bytes,
+                                        jbyteArray temp_bytes, jbyteArray name_bytes, jbyteArray data, jint mode) {
+    (void)owner;
+    jsize root_length;
+    jsize rel_length;
+    jsize temp_length;
+    jsize name_length;
+    char *root = copied(env, root_bytes, &root_length);
+    char *rel = root == NULL ? NULL : copied(env, rel_bytes, &rel_length);
+    char *temp = rel == NULL ? NULL : copied(env, temp_bytes, &temp_length);
+    char *name = temp == NULL ? NULL : copied(env, name_bytes, &name_length);
+    if (name != NULL) {
+        int result = -EINVAL;
+        jbyte *bytes = NULL;
+        jsize length = data == NULL ? 0 : (*env)->GetArrayLength(env, data);
+        /* a NUL inside a name would cut it short */
+        if (data != NULL && strlen(root) == (size_t)root_length && strlen(rel) == (size_t)rel_length
+            && strlen(temp) == (size_t)temp_length && strlen(name) == (size_t)name_length) {
+            bytes = (*env)->GetByteArrayElements(env, data, NULL);
+            if (bytes == NULL) {
+                result = 0; /* OutOfMemoryError thrown */
+            } else {
+                result = replace_file_below(root, rel, temp, name, (const unsigned char *)bytes, (size_t)length,
+                                            (mode_t)mode);
+                (*env)->ReleaseByteArrayElements(env, data, bytes, JNI_ABORT);
+            }
+        }
+        if (result < 0) {
+            char message[PATH_MAX + 256];
+            snprintf(message, sizeof message, "%s%s%s: %s", rel, rel[0] == '\0' ? "" : "/", name, strerror(-result));
+            jclass io = (*env)->FindClass(env, "java/io/IOException");
+            if (io != NULL) {
+                (*env)->ThrowNew(env, io, message);
+            }
+        }
+    }
+    free(name);
+    free(temp);
+    free(rel);
+    free(root);
+}
+
 /* A JNI method of the function FUNCTION, which JNI takes as a data pointer: copied, as ISO C
  * allows no cast between the two. */
 #define METHOD(entry, method_name, method_signature, function)                   \
@@ -276,12 +324,15 @@ static void register_natives(JNIEnv *env) {
     jbyteArray(JNICALL *run_function)(JNIEnv *, jclass, jbyteArray, jbyteArray, jbyteArray, jint) = native_run;
     jint(JNICALL *difference_function)(JNIEnv *, jclass, jbyteArray, jint, jbyteArray, jint, jint) =
         native_first_difference;
-    JNINativeMethod methods[4];
+    void(JNICALL *replace_function)(JNIEnv *, jclass, jbyteArray, jbyteArray, jbyteArray, jbyteArray, jbyteArray,
+                                    jint) = native_replace_file;
+    JNINativeMethod methods[5];
     METHOD(methods[0], "sha1", "([BII)[B", sha1_function);
     METHOD(methods[1], "openDirectory", "([B)I", open_function);
     METHOD(methods[2], "run", "([B[B[BI)[B", run_function);
     METHOD(methods[3], "firstDifference", "([BI[BII)I", difference_function);
-    if ((*env)->RegisterNatives(env, owner, methods, 4) != 0) {
+    METHOD(methods[4], "replaceFile", "([B[B[B[B[BI)V", replace_function);
+    if ((*env)->RegisterNatives(env, owner, methods, 5) != 0) {
         (*env)->ExceptionClear(env);
     }
     (*env)->DeleteLocalRef(env, owner);

@@ -23,6 +23,7 @@
 #include "../src/remove_tree.h"
 #include "../src/sha1.h"
 #include "../src/bytes.h"
+#include "../src/file_below.h"
 #include "../src/spawn.h"
 #include "../src/starter_request.h"
 #include "../src/term_relay.h"
@@ -698,6 +699,55 @@ static void test_first_difference(void)
     CHECK(first_difference(a + 5001, b + 5001, 4999) == 4998);
 }
 
+/* A file written below a root: missing directories made, the file whole under its name with
+ * its mode, no temporary file left; a link on the way, a name that is not one, or a
+ * temporary name taken fails with nothing written. */
+static void test_replace_file_below(void)
+{
+    char base[] = "/tmp/agent-sandbox-test-XXXXXX";
+    CHECK(mkdtemp(base) != NULL);
+    char path[PATH_MAX];
+    mode_t mask = umask(022);
+    CHECK(replace_file_below(base, "objects/ab", "tmp_1", "cdef", (const unsigned char *)"hello", 5, 0444) == 0);
+    snprintf(path, sizeof path, "%s/objects/ab/cdef", base);
+    struct stat st;
+    CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0444 && st.st_size == 5);
+    char got[8] = {0};
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0 && read(fd, got, sizeof got) == 5 && memcmp(got, "hello", 5) == 0);
+    close(fd);
+    snprintf(path, sizeof path, "%s/objects/ab/tmp_1", base);
+    CHECK(lstat(path, &st) != 0 && errno == ENOENT);
+    /* replaced whole, in the root itself too */
+    CHECK(replace_file_below(base, "", "index.t", "index", (const unsigned char *)"one", 3, 0666) == 0);
+    CHECK(replace_file_below(base, "", "index.t", "index", (const unsigned char *)"two!", 4, 0666) == 0);
+    snprintf(path, sizeof path, "%s/index", base);
+    CHECK(lstat(path, &st) == 0 && st.st_size == 4 && (st.st_mode & 0777) == 0644);
+    /* a link on the way, to a directory elsewhere: nothing written there */
+    char elsewhere[PATH_MAX];
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", base);
+    CHECK(mkdir(elsewhere, 0755) == 0);
+    snprintf(path, sizeof path, "%s/objects/cd", base);
+    CHECK(symlink(elsewhere, path) == 0);
+    int r = replace_file_below(base, "objects/cd", "tmp_2", "ef", (const unsigned char *)"x", 1, 0444);
+    CHECK(r == -ELOOP || r == -ENOTDIR);
+    snprintf(path, sizeof path, "%s/elsewhere/ef", base);
+    CHECK(lstat(path, &st) != 0);
+    snprintf(path, sizeof path, "%s/elsewhere/tmp_2", base);
+    CHECK(lstat(path, &st) != 0);
+    /* names that are not single names, and a temporary name taken */
+    CHECK(replace_file_below(base, "objects/../elsewhere", "t", "n", (const unsigned char *)"x", 1, 0444) == -EINVAL);
+    CHECK(replace_file_below(base, "", "a/b", "n", (const unsigned char *)"x", 1, 0444) == -EINVAL);
+    CHECK(replace_file_below(base, "", "t", "..", (const unsigned char *)"x", 1, 0444) == -EINVAL);
+    CHECK(replace_file_below(base, "objects/ab", "cdef", "other", (const unsigned char *)"x", 1, 0444) == -EEXIST);
+    snprintf(path, sizeof path, "%s/objects/ab/other", base);
+    CHECK(lstat(path, &st) != 0);
+    umask(mask);
+    char command[PATH_MAX + 16];
+    snprintf(command, sizeof command, "rm -rf '%s'", base);
+    CHECK(system(command) == 0);
+}
+
 /* SHA-1 against the examples of FIPS 180 and git's own object names. */
 static void test_sha1(void)
 {
@@ -835,6 +885,7 @@ int main(void)
     test_git_snapshot();
     test_sha1();
     test_first_difference();
+    test_replace_file_below();
     if (failures > 0) {
         fprintf(stderr, "launcher tests: %d failed\n", failures);
         return 1;

@@ -123,6 +123,7 @@ public final class Training {
             "agentsandbox.core.git.HostObjects$Loaded",
             "agentsandbox.core.git.HostObjects$Pack",
             "agentsandbox.core.git.AddedGitlinks",
+            "agentsandbox.core.git.AddedGitlinks$Tree",
             "agentsandbox.core.git.HostGit$Result",
             "java.util.zip.DataFormatException",
             "jdk.internal.util.HexDigits",

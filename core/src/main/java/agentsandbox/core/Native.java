@@ -33,6 +33,42 @@ public final class Native {
     private static native int openDirectory(byte[] path);
 
     /**
+     * Registered by the tool's JVM starter (launcher/src/file_below.c): writes {@code data} to
+     * the new file {@code temp} (with {@code mode}, less the umask) in directory {@code rel} of
+     * {@code root}, every directory of {@code rel} opened through no link and made where
+     * missing, and renames it to {@code name}; an IOException naming the file and the reason
+     * when it cannot.
+     */
+    private static native void replaceFile(byte[] root, byte[] rel, byte[] temp, byte[] name, byte[] data, int mode)
+            throws IOException;
+
+    /**
+     * Writes {@code data} whole as file {@code name} of directory {@code rel} (its parts
+     * separated by '/'; empty for {@code root} itself) below {@code root}: under the name
+     * {@code temp} first, then renamed over {@code name}, so readers see the old file or the
+     * new one. Each directory of {@code rel} is opened without following a link (a link there
+     * fails the write) and made where missing, in the directory so opened; the new file gets
+     * {@code mode} less the umask. The host's apply writes objects and the index into the
+     * host's git dir so; the JDK's directory streams take some ten times as long interpreted.
+     * False without the native methods (the caller writes it the JDK's way).
+     */
+    public static boolean replaceFile(Path root, String rel, String temp, String name, byte[] data, int mode)
+            throws IOException {
+        if (registered == Boolean.FALSE) {
+            return false;
+        }
+        try {
+            replaceFile(root.toString().getBytes(StandardCharsets.UTF_8), rel.getBytes(StandardCharsets.UTF_8),
+                    temp.getBytes(StandardCharsets.UTF_8), name.getBytes(StandardCharsets.UTF_8), data, mode);
+            registered = Boolean.TRUE;
+            return true;
+        } catch (UnsatisfiedLinkError none) {
+            registered = Boolean.FALSE;
+            return false;
+        }
+    }
+
+    /**
      * Registered by the tool's JVM starter (launcher/src/spawn.c): runs the program of the
      * NUL-ended words {@code argv} with exactly the NUL-ended variables {@code env}, in
      * {@code dir}, stdin on /dev/null, and waits for it at most {@code timeoutMillis}; the

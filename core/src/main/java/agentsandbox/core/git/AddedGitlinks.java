@@ -2,9 +2,7 @@
 package agentsandbox.core.git;
 
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -22,10 +20,6 @@ final class AddedGitlinks {
     static final int MAX_COMMITS = 64;
     /** At most this many trees are read. */
     static final int MAX_TREES = 4_000;
-
-    private static final String TREE = "40000";
-    private static final String GITLINK = "160000";
-    private static final Set<String> MODES = Set.of(TREE, "100644", "100755", "120000", GITLINK);
 
     private final HostObjects objects;
     private final int idLength;
@@ -88,37 +82,116 @@ final class AddedGitlinks {
         return out.isEmpty() ? null : out.toArray(new String[0]);
     }
 
-    /** Whether tree {@code now} has no gitlink that tree {@code was} (null: none) lacks at the same path. */
+    /**
+     * Whether tree {@code now} has no gitlink that tree {@code was} (null: none) lacks at the
+     * same path. The trees are read in place: only their subtrees and gitlinks are looked up
+     * in the other tree, and an entry whose object is the same there is passed over.
+     */
     private boolean noneAdded(String now, String was) {
         if (now.equals(was)) {
             return true;
         }
-        Map<String, String[]> after = entries(now);
-        Map<String, String[]> before = was == null ? Map.of() : entries(was);
+        Tree after = tree(now);
+        Tree before = was == null ? Tree.EMPTY : tree(was);
         if (after == null || before == null) {
             return false;
         }
-        for (Map.Entry<String, String[]> e : after.entrySet()) {
-            String mode = e.getValue()[0];
-            String[] old = before.get(e.getKey());
-            if (mode.equals(GITLINK)) {
-                if (old == null || !old[0].equals(GITLINK)) {
+        for (int k = 0; k < after.count; k++) {
+            int kind = after.kind[k];
+            if (kind == GITLINK) {
+                int old = before.find(after.bytes, after.name[k], after.nameEnd[k], false);
+                if (old < 0 || before.kind[old] != GITLINK) {
                     return false;
                 }
-            } else if (mode.equals(TREE)
-                    && !noneAdded(e.getValue()[1], old != null && old[0].equals(TREE) ? old[1] : null)) {
-                return false;
+            } else if (kind == TREE) {
+                int old = before.find(after.bytes, after.name[k], after.nameEnd[k], true);
+                if (old >= 0 && java.util.Arrays.equals(after.bytes, after.id(k), after.id(k) + idLength,
+                        before.bytes, before.id(old), before.id(old) + idLength)) {
+                    continue; // the same subtree: nothing in it is new
+                }
+                String sub = HexFormat.of().formatHex(after.bytes, after.id(k), after.id(k) + idLength);
+                String oldSub = old < 0 ? null : HexFormat.of().formatHex(before.bytes, before.id(old),
+                        before.id(old) + idLength);
+                if (!noneAdded(sub, oldSub)) {
+                    return false;
+                }
             }
         }
         return true;
     }
 
+    /** An entry's kind in a {@link Tree}: a subtree, a gitlink, or anything else git allows there. */
+    private static final int TREE = 1;
+    private static final int GITLINK = 2;
+    private static final int OTHER = 3;
+
     /**
-     * A tree's entries by name, each its mode and object id; null when it is not readable
-     * here, or not a tree as git writes one (a mode of another spelling, a name twice or out
-     * of git's order), which git might read otherwise.
+     * A tree's entries where they are in its content: each entry's kind and where its name
+     * starts and ends (its object's name follows the NUL after it). Entries are in git's order,
+     * which {@link #find} searches.
      */
-    private Map<String, String[]> entries(String id) {
+    private static final class Tree {
+        static final Tree EMPTY = new Tree(new byte[0], 0);
+
+        final byte[] bytes;
+        int count;
+        int[] kind;
+        int[] name;
+        int[] nameEnd;
+
+        Tree(byte[] bytes, int capacity) {
+            this.bytes = bytes;
+            this.kind = new int[capacity];
+            this.name = new int[capacity];
+            this.nameEnd = new int[capacity];
+        }
+
+        void add(int entryKind, int from, int to) {
+            if (count == kind.length) {
+                int n = Math.max(8, count * 2);
+                kind = java.util.Arrays.copyOf(kind, n);
+                name = java.util.Arrays.copyOf(name, n);
+                nameEnd = java.util.Arrays.copyOf(nameEnd, n);
+            }
+            kind[count] = entryKind;
+            name[count] = from;
+            nameEnd[count] = to;
+            count++;
+        }
+
+        /** Where entry {@code k}'s object name starts. */
+        int id(int k) {
+            return nameEnd[k] + 1;
+        }
+
+        /**
+         * The entry named as {@code b} from {@code from} to {@code to}, a subtree ({@code tree})
+         * or not, found in git's order; -1 when there is none.
+         */
+        int find(byte[] b, int from, int to, boolean tree) {
+            int low = 0;
+            int high = count - 1;
+            while (low <= high) {
+                int mid = (low + high) >>> 1;
+                int c = compare(bytes, name[mid], nameEnd[mid], kind[mid] == TREE, b, from, to, tree);
+                if (c < 0) {
+                    low = mid + 1;
+                } else if (c > 0) {
+                    high = mid - 1;
+                } else {
+                    return mid;
+                }
+            }
+            return -1;
+        }
+    }
+
+    /**
+     * Tree {@code id}'s entries; null when it is not readable here, or not a tree as git
+     * writes one (a mode of another spelling, a name twice or out of git's order), which git
+     * might read otherwise.
+     */
+    private Tree tree(String id) {
         if (++treesRead > MAX_TREES) {
             return null;
         }
@@ -127,9 +200,7 @@ final class AddedGitlinks {
             return null;
         }
         byte[] b = o.content();
-        Map<String, String[]> out = new HashMap<>();
-        byte[] last = null;
-        boolean lastTree = false;
+        Tree t = new Tree(b, 16);
         int i = 0;
         while (i < b.length) {
             int space = HostObjects.indexOf(b, (byte) ' ', i, b.length);
@@ -140,39 +211,71 @@ final class AddedGitlinks {
             if (nul < 0 || nul == space + 1 || nul + 1 + idLength > b.length) {
                 return null;
             }
-            String mode = new String(b, i, space - i, StandardCharsets.US_ASCII);
-            byte[] name = java.util.Arrays.copyOfRange(b, space + 1, nul);
-            if (!MODES.contains(mode) || HostObjects.indexOf(name, (byte) '/', 0, name.length) >= 0) {
+            int kind = kind(b, i, space);
+            if (kind == 0 || HostObjects.indexOf(b, (byte) '/', space + 1, nul) >= 0) {
                 return null;
             }
-            boolean tree = mode.equals(TREE);
-            if (last != null && compare(last, lastTree, name, tree) >= 0) {
+            int last = t.count - 1;
+            if (last >= 0 && compare(b, t.name[last], t.nameEnd[last], t.kind[last] == TREE, b, space + 1, nul,
+                    kind == TREE) >= 0) {
                 return null;
             }
-            String key = new String(name, StandardCharsets.ISO_8859_1);
-            String value = HexFormat.of().formatHex(b, nul + 1, nul + 1 + idLength);
-            if (out.put(key, new String[] {mode, value}) != null) {
-                return null;
-            }
-            last = name;
-            lastTree = tree;
+            t.add(kind, space + 1, nul);
             i = nul + 1 + idLength;
         }
-        return out;
+        // a name twice, once as a subtree and once not, is in order both times: looked for apart
+        for (int k = 0; k < t.count; k++) {
+            if (t.kind[k] == TREE && t.find(b, t.name[k], t.nameEnd[k], false) >= 0) {
+                return null;
+            }
+        }
+        return t;
+    }
+
+    /** The kind of the mode from {@code from} to {@code to} of {@code b}; 0 for none git writes. */
+    private static int kind(byte[] b, int from, int to) {
+        int length = to - from;
+        if (length == 5) {
+            return b[from] == '4' && b[from + 1] == '0' && b[from + 2] == '0' && b[from + 3] == '0'
+                    && b[from + 4] == '0' ? TREE : 0;
+        }
+        if (length != 6) {
+            return 0;
+        }
+        for (String mode : FILE_MODES) {
+            if (same(b, from, mode)) {
+                return mode.equals("160000") ? GITLINK : OTHER;
+            }
+        }
+        return 0;
+    }
+
+    private static final String[] FILE_MODES = {"100644", "100755", "120000", "160000"};
+
+    private static boolean same(byte[] b, int from, String ascii) {
+        for (int i = 0; i < ascii.length(); i++) {
+            if (b[from + i] != ascii.charAt(i)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Git's order of tree entries: by name, a tree's name as if it ended in '/'. */
-    private static int compare(byte[] a, boolean aTree, byte[] b, boolean bTree) {
-        int n = Math.min(a.length, b.length);
+    private static int compare(byte[] a, int aFrom, int aTo, boolean aTree, byte[] b, int bFrom, int bTo,
+            boolean bTree) {
+        int aLength = aTo - aFrom;
+        int bLength = bTo - bFrom;
+        int n = Math.min(aLength, bLength);
         for (int i = 0; i < n; i++) {
-            int x = a[i] & 0xff;
-            int y = b[i] & 0xff;
+            int x = a[aFrom + i] & 0xff;
+            int y = b[bFrom + i] & 0xff;
             if (x != y) {
                 return x - y;
             }
         }
-        int x = a.length > n ? a[n] & 0xff : aTree ? '/' : 0;
-        int y = b.length > n ? b[n] & 0xff : bTree ? '/' : 0;
+        int x = aLength > n ? a[aFrom + n] & 0xff : aTree ? '/' : 0;
+        int y = bLength > n ? b[bFrom + n] & 0xff : bTree ? '/' : 0;
         return x - y;
     }
 }

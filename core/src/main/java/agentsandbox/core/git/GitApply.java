@@ -471,9 +471,7 @@ public final class GitApply {
         alone();
         // written beside the index and renamed over it, in the git dir opened through no link,
         // created as git creates its index (what the umask leaves of 0666)
-        try (java.nio.file.SecureDirectoryStream<Path> dir = LinkFree.open(gitDir, "")) {
-            LinkFree.replace(dir, "index.agent-sandbox-", bytes, Path.of("index"));
-        }
+        LinkFree.replace(gitDir, "", "index.agent-sandbox-", bytes, "index", 0666);
     }
 
     /** "the gitlink a" or "the gitlinks a, b, …" (at most five named). */

@@ -150,11 +150,7 @@ final class ObjectImport {
             apply.alone();
         }
         // written and renamed in directories opened through no link (see LinkFree), read-only as git leaves objects
-        try (java.nio.file.SecureDirectoryStream<Path> dir = LinkFree.open(gitDir, "objects/" + id.substring(0, 2))) {
-            LinkFree.replace(dir, "tmp_obj_", deflated, Path.of(id.substring(2)),
-                    java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                            java.nio.file.attribute.PosixFilePermissions.fromString("r--r--r--")));
-        }
+        LinkFree.replace(gitDir, "objects/" + id.substring(0, 2), "tmp_obj_", deflated, id.substring(2), 0444);
         return true;
     }
 

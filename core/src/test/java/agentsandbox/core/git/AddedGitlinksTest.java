@@ -192,14 +192,17 @@ class AddedGitlinksTest {
         }
         assertThat(walkSaysNone(tip)).as("a longer line").isFalse();
 
-        // entries out of git's order, and a mode git never writes
+        // entries out of git's order, a mode git never writes, and a name twice (the second
+        // time as a directory, which git's order puts after the file, or after names between)
         String blob = git(repo, "rev-parse", "main:top0");
         byte[] id = java.util.HexFormat.of().parseHex(blob);
-        for (String[] entries : new String[][] {{"100644 b", "100644 a"}, {"100664 a"}, {"100644 a", "100644 a"}}) {
+        byte[] subtree = java.util.HexFormat.of().parseHex(git(repo, "rev-parse", "main:a"));
+        for (String[] entries : new String[][] {{"100644 b", "100644 a"}, {"100664 a"}, {"100644 a", "100644 a"},
+                {"100644 a", "40000 a"}, {"100644 a", "100644 a.b", "40000 a"}}) {
             java.io.ByteArrayOutputStream tree = new java.io.ByteArrayOutputStream();
             for (String e : entries) {
                 tree.writeBytes((e + "\0").getBytes(StandardCharsets.US_ASCII));
-                tree.writeBytes(id);
+                tree.writeBytes(e.startsWith("40000 ") ? subtree : id);
             }
             Path raw = dir.resolve("tree");
             Files.write(raw, tree.toByteArray());
