@@ -460,6 +460,29 @@ awk -v cv="${am[0]}" -v co="${am[1]}" -v fv="${am[2]}" -v fo="${am[3]}" 'BEGIN {
         (fv - fo) * 1000, fv * 1000, fo * 1000
 }'
 
+# The same commit with the state dir, where the view's layer lies, in memory (/dev/shm):
+# what the tool's own work costs, apart from what a disk adds to the layer's writes.
+if [[ -d /dev/shm && -w /dev/shm && $(stat -f -c %T /dev/shm) == tmpfs ]]; then
+    shm_state=$(mktemp -d /dev/shm/agent-sandbox-bench.XXXXXX)
+    [[ -z ${as_user[*]} ]] || chown "$uid:$uid" "$shm_state"
+    in_memory="env XDG_STATE_HOME=$(printf '%q' "$shm_state")"
+    hyperfine --shell=bash --warmup 2 --export-json "$work/apply-memory.json" -i \
+        --prepare "$fresh" \
+        --command-name "commit inside, git view, state dir in memory" "$inrun$in_memory $tool -- $commit" \
+        --command-name "commit inside, git view off, state dir in memory" \
+        "$inrun$in_memory AGENT_SANDBOX_GIT_VIEW=off $tool -- $commit" \
+        >/dev/null || die "the git view's apply benchmark with the state dir in memory failed"
+    rm -rf "$shm_state"
+    mapfile -t mm < <(grep -o '"median": *[0-9.eE+-]*' "$work/apply-memory.json" | sed 's/.*: *//')
+    [[ ${#mm[@]} -eq 2 ]] || die "cannot read the in-memory apply medians from hyperfine's JSON report"
+    awk -v cv="${mm[0]}" -v co="${mm[1]}" 'BEGIN {
+        printf "the same with the state dir in memory (the tool'"'"'s own work): %.1f ms (%.1f ms with the view, %.1f without)\n",
+            (cv - co) * 1000, cv * 1000, co * 1000
+    }'
+else
+    echo "the git view with a commit inside, state dir in memory: not measured (no tmpfs at /dev/shm)"
+fi
+
 # ---------------------------------------------------------------- terminal relay
 
 if ! command -v script >/dev/null || ! command -v python3 >/dev/null; then

@@ -133,14 +133,37 @@ static int become_user(unsigned long uid, unsigned long gid, char *reason, size_
 }
 
 /* The overlay options for one view; -1 when a path has a character the options cannot
- * hold. LOWERS is one directory, or several joined by ':' (the topmost first). */
-static int overlay_options(char *out, size_t capacity, const char *lowers, const char *upper, const char *work)
+ * hold. LOWERS is one directory, or several joined by ':' (the topmost first). VOLATILE
+ * adds the option with which the overlay never syncs its upper layer (no fsync at a
+ * copy-up, none of git's own fsyncs reaching the disk): a git view's layer lives as long as
+ * its run, the host's apply reads it while the machine stays up, and the apply makes the
+ * host's git dir as git would; a home's layer outlives the run and is synced as usual. */
+static int overlay_options(char *out, size_t capacity, const char *lowers, const char *upper, const char *work,
+                           int volatile_upper)
 {
     if (strpbrk(lowers, ",\\") != NULL || strpbrk(upper, ",:\\") != NULL || strpbrk(work, ",:\\") != NULL) {
         return -1;
     }
-    int n = snprintf(out, capacity, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lowers, upper, work);
+    int n = snprintf(out, capacity, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr%s", lowers, upper, work,
+                     volatile_upper ? ",volatile" : "");
     return n > 0 && (size_t)n < capacity ? 0 : -1;
+}
+
+/* Mounts an overlay with OPTIONS at AT; one that asks for a volatile upper layer is mounted
+ * without it where the kernel does not know the option (before Linux 5.10). */
+static int mount_overlay(const char *at, char *options)
+{
+    if (mount("overlay", at, "overlay", MS_NOSUID | MS_NODEV, options) == 0) {
+        return 0;
+    }
+    size_t length = strlen(options);
+    const char *option = ",volatile";
+    size_t n = strlen(option);
+    if (errno != EINVAL || length < n || strcmp(options + length - n, option) != 0) {
+        return -1;
+    }
+    options[length - n] = '\0';
+    return mount("overlay", at, "overlay", MS_NOSUID | MS_NODEV, options);
 }
 
 #ifndef OPEN_TREE_CLONE
@@ -309,7 +332,7 @@ static int mount_view(char kind, const char *target, const char *mount_at, const
     const char *otherwise = kind == VIEW_HOME ? "it stays read-only in this run"
                                               : "its config and hooks stay protected path by path";
     char options[3 * PATH_MAX + 64];
-    if (overlay_options(options, sizeof options, lowers, upper, work) != 0) {
+    if (overlay_options(options, sizeof options, lowers, upper, work, kind == VIEW_GIT) != 0) {
         fprintf(stderr, "agent-sandbox: %s: no copy-on-write view of %s (its path has a character an overlay"
                 " cannot take); %s\n", what, target, otherwise);
         return 0;
@@ -327,7 +350,7 @@ static int mount_view(char kind, const char *target, const char *mount_at, const
         free(kept);
         return -1;
     }
-    if (mount("overlay", mount_at, "overlay", MS_NOSUID | MS_NODEV, options) != 0) {
+    if (mount_overlay(mount_at, options) != 0) {
         fprintf(stderr, "agent-sandbox: %s: no copy-on-write view of %s (%s); %s\n", what, target, strerror(errno),
                 otherwise);
         drop_kept(kept);
@@ -616,9 +639,9 @@ static int mount_git_view(const char *const fields[5], char *reason, size_t capa
         const char *problem = NULL;
         if (in_view < 0) {
             problem = strerror(errno);
-        } else if (overlay_options(overlay, sizeof overlay, lower_at, store_upper, store_work) != 0) {
+        } else if (overlay_options(overlay, sizeof overlay, lower_at, store_upper, store_work, 1) != 0) {
             problem = "its path has a character an overlay cannot take";
-        } else if (mount("overlay", store_at, "overlay", MS_NOSUID | MS_NODEV, overlay) != 0) {
+        } else if (mount_overlay(store_at, overlay) != 0) {
             problem = strerror(errno);
         }
         if (in_view >= 0) {
