@@ -787,4 +787,30 @@ class GitViewIT {
         sandbox.runOnHost("git", "-C", "tool", "status");
         assertThat(marker).doesNotExist();
     }
+
+    /**
+     * A sandbox makes old directories of the project into repositories right below it (a
+     * rename keeps a directory's birth time, by which the views go), as many as there are
+     * views: the user's clone there, made after those directories, still gets its view in
+     * the next run, because the run that made them remembers them as a sandbox's.
+     */
+    @Test
+    void Old_Directories_A_Sandbox_Made_Into_Repositories_Do_Not_Take_The_Views_Of_The_User_s_Clone()
+            throws Exception {
+        StringBuilder ignore = new StringBuilder("clone/\n");
+        StringBuilder convert = new StringBuilder("set -e");
+        for (int i = 0; i < agentsandbox.core.git.GitViews.MAX; i++) {
+            sandbox.mkdirs("old" + i);
+            ignore.append("old").append(i).append("/\n");
+            convert.append(" && mv old").append(i).append(" t && mkdir old").append(i).append(" && mv t old").append(i)
+                    .append("/.git && echo 'ref: refs/heads/main' > old").append(i).append("/.git/HEAD");
+        }
+        Thread.sleep(20); // the clone is born after every one of them
+        ignoredClone("clone", ignore.toString());
+        inside(convert.toString()).succeeds();
+        Result next = sandbox.command("--debug", "--", "true").run().succeeds();
+        assertThat(next.stderr()).contains(sandbox.project("clone/.git") + ", a nested repository's git dir, is a"
+                + " copy-on-write view inside too");
+        assertThat(next.stderr()).contains("and the rest have no view");
+    }
 }

@@ -121,6 +121,16 @@ public final class GitLiveWatch {
 
     private final List<GitAftercheck.Finding> unsettled = new ArrayList<>(); // under this
 
+    /**
+     * The repositories right below the project that the sandbox made, or put in another's
+     * place, as the last look found them ({@link agentsandbox.core.git.MadeRepositories}).
+     */
+    public synchronized List<Path> madeBelow() {
+        return List.copyOf(madeBelow);
+    }
+
+    private List<Path> madeBelow = List.of(); // under this
+
     private void watch() {
         boolean last = false;
         long took = 0;
@@ -171,11 +181,13 @@ public final class GitLiveWatch {
         Set<GitDirs> swapped = new java.util.HashSet<>();
         Set<GitDirs> touched = new java.util.HashSet<>();
         made.clear();
+        List<Path> madeHere = new ArrayList<>();
         Set<Path> others = new LinkedHashSet<>();
         for (Path repo : childRepos(check.top)) {
             try {
                 Object was = check.reposBefore.get(repo);
                 if (was == null || !was.equals(GitAftercheck.identity(repo))) {
+                    madeHere.add(repo);
                     // found again only when what it is found from changed (a sandbox can make
                     // finding a repository's git dirs slow; it need not be done at every look)
                     GitDirs dirs = dirsOf(repo);
@@ -193,6 +205,9 @@ public final class GitLiveWatch {
             } catch (RuntimeException e) {
                 // one repository the look cannot read (a .git file naming no path) stops no other
             }
+        }
+        synchronized (this) {
+            madeBelow = madeHere;
         }
         for (Path view : nestedViews) {
             if (view.getParent() != null) {

@@ -78,7 +78,13 @@ public final class GitViews {
      * None of it depends on the git dirs, so a plan looks while its second thread still finds
      * those ({@link agentsandbox.core.run.Preparation}).
      */
-    public record Look(String unavailable, agentsandbox.core.run.OtherRuns others, List<Path> below) {}
+    public record Look(String unavailable, agentsandbox.core.run.OtherRuns others, List<Path> below,
+            java.util.Set<Path> madeBelow) {
+        /** A look that found no repository a sandbox made among those below. */
+        public Look(String unavailable, agentsandbox.core.run.OtherRuns others, List<Path> below) {
+            this(unavailable, others, below, java.util.Set.of());
+        }
+    }
 
     /**
      * The {@link Look} for a run in {@code env}, where {@code runs} is the user's runs dir
@@ -94,7 +100,16 @@ public final class GitViews {
         // the repositories right below the project, tracked or not (an ignored clone): the
         // user's git or an IDE runs in them as readily
         List<Path> below = why != null ? List.of() : GitDirs.reposBelow(git.get().workTree());
-        return new Look(why, others, below);
+        // which of them a sandbox made matters only when they are more than the views
+        java.util.Set<Path> made = new java.util.HashSet<>();
+        if (runs != null && runs.getParent() != null && below.size() + 1 > MAX) {
+            for (Path repo : below) {
+                if (MadeRepositories.made(runs.getParent(), repo)) {
+                    made.add(repo);
+                }
+            }
+        }
+        return new Look(why, others, below, made);
     }
 
     /** {@link #of(Environment, Optional, GitDirs, boolean, List, Path, String)} with what {@code look} found. */
@@ -123,10 +138,17 @@ public final class GitViews {
         // The repositories right below the project first (where your git and IDE work: a clone
         // of yours there loses no history to a sandbox), oldest first by the birth time of their
         // git dirs, which no process sets back: an earlier run that made many repositories, there
-        // or named by a .gitmodules it wrote, cannot push yours out of the views. Then the rest.
+        // or named by a .gitmodules it wrote, cannot push yours out of the views. A directory
+        // renamed into a repository keeps its birth time, so those an earlier run's watch saw
+        // a sandbox make come after all others, the rest included (MadeRepositories).
         List<Path> below = new ArrayList<>();
+        List<Path> made = new ArrayList<>();
         List<Long> births = new ArrayList<>();
         for (Path repo : look.below()) {
+            if (look.madeBelow().contains(repo)) {
+                made.add(repo.resolve(".git"));
+                continue;
+            }
             // sorted as they come (no comparator: a lambda would be spun up at the start)
             long b = born(repo.resolve(".git"));
             int at = births.size();
@@ -137,7 +159,12 @@ public final class GitViews {
             below.add(at, repo.resolve(".git"));
         }
         java.util.Set<Path> candidates = new java.util.LinkedHashSet<>(below);
-        candidates.addAll(dirs.dirs);
+        for (Path d : dirs.dirs) {
+            if (!made.contains(d)) {
+                candidates.add(d);
+            }
+        }
+        candidates.addAll(made);
         for (Path d : candidates) {
             if (!viewable(d, out, git.get().workTree(), dirs)) {
                 continue;

@@ -223,6 +223,9 @@ public final class Execution implements AutoCloseable {
         if (gitWatch != null && !gitWatched) {
             gitWatched = true;
             applied.addAll(gitWatch.stop());
+            // the repositories right below it made come after the user's in the next runs' views
+            agentsandbox.core.git.MadeRepositories.record(plan.runtimeDir().getParent().getParent(),
+                    gitWatch.madeBelow());
             for (GitAftercheck.Finding f : gitWatch.unsettled()) {
                 // what the watch could not look at: the next run waits for the user
                 Unsettled.record(plan.runtimeDir().getParent().getParent(), f.file(), ToolHomes.identity(f.file()),

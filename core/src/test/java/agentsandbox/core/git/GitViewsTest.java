@@ -65,4 +65,58 @@ class GitViewsTest {
         assertThat(notes).singleElement().asString().contains("no copy-on-write view", "path by path");
         assertThat(GitViews.of(env("6.1.0", Map.of(), true), Optional.empty(), false, notes)).isEmpty();
     }
+
+    /**
+     * More repositories right below the project than there are views: the oldest git dirs
+     * get them, so a clone of the user's made after the others gets none. Repositories an
+     * earlier run's watch saw a sandbox make (directories renamed into repositories keep
+     * their birth time) come after every other, and the user's clone has its view again. A
+     * record holds only while the repository's .git is the one recorded.
+     */
+    @Test
+    void Repositories_A_Sandbox_Made_Come_After_The_User_s_In_The_Views() throws Exception {
+        Path project = dir.resolve("p");
+        Files.createDirectories(project.resolve(".git"));
+        Files.writeString(project.resolve(".git/HEAD"), "ref: refs/heads/main\n");
+        List<Path> planted = new ArrayList<>();
+        for (int i = 0; i < GitViews.MAX + 5; i++) {
+            Path repo = project.resolve("old" + i);
+            Files.createDirectories(repo.resolve(".git"));
+            Files.writeString(repo.resolve(".git/HEAD"), "ref: refs/heads/main\n");
+            planted.add(repo);
+        }
+        Thread.sleep(20); // born after every other one
+        Path mine = project.resolve("mine");
+        Files.createDirectories(mine.resolve(".git"));
+        Files.writeString(mine.resolve(".git/HEAD"), "ref: refs/heads/main\n");
+        GitLayout layout = GitLayout.discover(project).orElseThrow();
+        Path state = Files.createDirectories(dir.resolve("state"));
+        Path runs = Files.createDirectories(state.resolve("run"));
+        Environment env = new Environment(dir, project, Map.of(), dir, 1000, "Linux",
+                new Environment.Installation(dir.resolve("launcher"), dir.resolve("app"), null), views());
+
+        List<Path> before = GitViews.of(env, Optional.of(layout), null, new ArrayList<>(),
+                GitViews.look(env, Optional.of(layout), false, runs, ""));
+        assertThat(before).hasSize(GitViews.MAX).doesNotContain(mine.resolve(".git"));
+
+        MadeRepositories.record(state, planted);
+        List<Path> after = GitViews.of(env, Optional.of(layout), null, new ArrayList<>(),
+                GitViews.look(env, Optional.of(layout), false, runs, ""));
+        assertThat(after).hasSize(GitViews.MAX).contains(mine.resolve(".git"));
+        assertThat(after.get(1)).isEqualTo(mine.resolve(".git"));
+
+        assertThat(MadeRepositories.made(state, planted.get(0))).isTrue();
+        assertThat(MadeRepositories.made(state, mine)).isFalse();
+        // another .git at a recorded path (the user removed the sandbox's, made one of their own)
+        Path replaced = planted.get(0).resolve(".git");
+        Files.move(replaced, dir.resolve("gone"));
+        Files.createDirectories(replaced);
+        assertThat(MadeRepositories.made(state, planted.get(0))).isFalse();
+    }
+
+    private Path views() throws IOException {
+        Path procSys = Files.createDirectories(dir.resolve("proc-sys/kernel"));
+        Files.writeString(procSys.resolve("osrelease"), "6.1.0\n");
+        return dir.resolve("proc-sys");
+    }
 }
