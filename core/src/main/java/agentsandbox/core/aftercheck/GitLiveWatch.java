@@ -183,7 +183,24 @@ public final class GitLiveWatch {
         made.clear();
         List<Path> madeHere = new ArrayList<>();
         Set<Path> others = new LinkedHashSet<>();
-        for (Path repo : childRepos(check.top)) {
+        List<Path> below = childRepos(check.top);
+        Map<Path, String> moved = new HashMap<>();
+        // First the git dirs of the repositories right below the project alone (where you and
+        // your IDE run git): finding everything they lead to takes as long as a sandbox makes
+        // it (thousands of gitlinks in each of hundreds of new repositories), and a config
+        // planted right there must not wait for that.
+        for (Path repo : below) {
+            try {
+                Object was = check.reposBefore.get(repo);
+                if (was == null || !was.equals(GitAftercheck.identity(repo))) {
+                    GitDirs own = GitDirs.own(repo, GitLayout.discover(repo), check.home);
+                    moveAsideIn(own, was != null ? Set.of(own) : Set.of(), Set.of(), moved);
+                }
+            } catch (RuntimeException e) {
+                // one repository the look cannot read stops no other
+            }
+        }
+        for (Path repo : below) {
             try {
                 Object was = check.reposBefore.get(repo);
                 if (was == null || !was.equals(GitAftercheck.identity(repo))) {
@@ -231,7 +248,6 @@ public final class GitLiveWatch {
                 // one repository the look cannot read stops no other
             }
         }
-        Map<Path, String> moved = new HashMap<>();
         for (GitDirs dirs : found) {
             try {
                 moveAsideIn(dirs, swapped, touched, moved);

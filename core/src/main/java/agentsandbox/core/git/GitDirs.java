@@ -79,6 +79,9 @@ public final class GitDirs {
         this.home = home;
     }
 
+    /** Whether only the first repository's own git dir is looked at ({@link #own}). */
+    private boolean alone;
+
     /** Where it was found from. */
     private Path workDir;
     /** The state it depends on most when it was found (see {@link #state}). */
@@ -165,8 +168,24 @@ public final class GitDirs {
         return findNow(workDir, GitLayout.discover(workDir), home);
     }
 
+    /**
+     * The git dir of the repository at {@code workDir} alone: its config and the files it
+     * includes, its {@code config.worktree}, its hooks, its commondir, and those of the common
+     * dir it leads to; none of the repositories it leads to (its submodules, the repositories
+     * at its gitlinks, its linked worktrees). Where finding all of those takes long (a
+     * sandbox can make thousands), the live watch looks at these first.
+     */
+    public static GitDirs own(Path workDir, Optional<GitLayout> layout, Path home) {
+        return findNow(workDir, layout, home, true);
+    }
+
     private static GitDirs findNow(Path workDir, Optional<GitLayout> layout, Path home) {
+        return findNow(workDir, layout, home, false);
+    }
+
+    private static GitDirs findNow(Path workDir, Optional<GitLayout> layout, Path home, boolean alone) {
         GitDirs g = new GitDirs(home);
+        g.alone = alone;
         Path work = workDir.toAbsolutePath().normalize();
         Optional<GitLayout> top = layout;
         // a repository created here would take over the user's next git command in this directory
@@ -297,6 +316,9 @@ public final class GitDirs {
         gitDirFiles(gitDir);
         if (!commonDir.equals(gitDir) && dirs.add(commonDir)) {
             gitDirFiles(commonDir);
+        }
+        if (alone) {
+            return;
         }
         if (workTree != null) {
             // first, so that a submodule's git dir is reached with its work tree

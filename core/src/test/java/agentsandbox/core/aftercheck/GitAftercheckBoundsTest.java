@@ -75,6 +75,24 @@ class GitAftercheckBoundsTest {
         return sha;
     }
 
+    /**
+     * What the live watch looks at first in a repository right below the project: its own
+     * git dir (config, hooks, commondir), without the repositories it leads to, which a
+     * sandbox can make slow to find.
+     */
+    @Test
+    void A_Repository_s_Own_Git_Dir_Is_Found_Without_What_It_Leads_To() throws IOException {
+        Path r = repo("r");
+        nested(r, "zz");
+        var layout = agentsandbox.core.git.GitLayout.discover(r);
+        agentsandbox.core.git.GitDirs all = agentsandbox.core.git.GitDirs.find(r, layout, null);
+        agentsandbox.core.git.GitDirs own = agentsandbox.core.git.GitDirs.own(r, layout, null);
+        assertThat(all.gitDirs()).contains(r.resolve("zz/.git"));
+        assertThat(own.gitDirs()).containsExactly(layout.orElseThrow().gitDir());
+        assertThat(own.watched).contains(r.resolve(".git/config"), r.resolve(".git/hooks"), r.resolve(".git/commondir"))
+                .doesNotContain(r.resolve("zz/.git/config"));
+    }
+
     private static List<String> settings(List<GitAftercheck.Finding> findings) {
         return findings.stream().map(f -> f.file().getFileName() + " " + f.setting()).toList();
     }
