@@ -311,14 +311,19 @@ static int restore_mounts(struct kept_mounts *kept, char *reason, size_t capacit
     return 0;
 }
 
-/* The overlay makes its own work directory with no permission bits: the owner's again, so
- * that the run's removal (and the next run's sweep) can enter it. */
+/* The overlay makes its own work directory with no permission bits, and for a volatile
+ * upper layer the directories of its mark (incompat/volatile, which holds a file "dirty"):
+ * the owner's again, so that the run's removal (and the next run's sweep, after a run killed
+ * outright) can enter them. */
 static void own_work(const char *work)
 {
-    char path[PATH_MAX];
-    int n = snprintf(path, sizeof path, "%s/work", work);
-    if (n > 0 && (size_t)n < sizeof path && chmod(path, 0700) != 0 && errno != ENOENT) {
-        /* left as it is: the removal says what it cannot remove */
+    static const char *const made[] = {"work", "work/incompat", "work/incompat/volatile"};
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) {
+        char path[PATH_MAX];
+        int n = snprintf(path, sizeof path, "%s/%s", work, made[i]);
+        if (n > 0 && (size_t)n < sizeof path && chmod(path, 0700) != 0 && errno != ENOENT) {
+            /* left as it is: the removal says what it cannot remove */
+        }
     }
 }
 

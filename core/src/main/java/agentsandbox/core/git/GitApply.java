@@ -436,7 +436,7 @@ public final class GitApply {
         // A gitlink is where the host's git status goes into another repository, whose config
         // the sandbox could write (a nested repository in the work tree is no part of the
         // view): an index with gitlinks the host's has not is not taken.
-        List<String> sandboxLinks = GitIndex.gitlinks(bytes, Integer.MAX_VALUE, hash);
+        List<String> sandboxLinks = entries.gitlinks();
         List<String> dropped = new ArrayList<>(gitlinksAtStart);
         dropped.removeAll(sandboxLinks);
         if (!dropped.isEmpty()) {

@@ -221,8 +221,16 @@ public final class GitIndex {
      * @param overRepository  the first entry that is no gitlink and lies at or below one of
      *                        the repositories {@link #check(byte[], List)} was given (the user's
      *                        next {@code git checkout -- .} would replace the repository), or null
+     * @param gitlinks    the paths of the gitlinks read, as {@link #gitlinks} reads them (all of
+     *                    them, unless a refused path stopped the reading)
      */
-    public record Entries(String refusedPath, java.util.Set<String> hidden, String overRepository) {}
+    public record Entries(String refusedPath, java.util.Set<String> hidden, String overRepository,
+            List<String> gitlinks) {
+        /** What was found, with no gitlink among the entries. */
+        public Entries(String refusedPath, java.util.Set<String> hidden, String overRepository) {
+            this(refusedPath, hidden, overRepository, List.of());
+        }
+    }
 
     /**
      * The entries of {@code data}, looked at for what the host cannot take from a sandbox:
@@ -261,6 +269,7 @@ public final class GitIndex {
         if (version < 2 || version > 4) {
             return new Entries(null, hidden, null);
         }
+        List<String> links = new ArrayList<>();
         int pos = 12;
         byte[] previous = new byte[0];
         for (long n = 0; n < count; n++) {
@@ -298,6 +307,9 @@ public final class GitIndex {
                 } else if (hides) {
                     name = new String(bytes, StandardCharsets.UTF_8);
                 }
+                if (gitlink && refused == null) {
+                    links.add(new String(bytes, StandardCharsets.UTF_8));
+                }
                 if (over == null && !gitlink && under(bytes, 0, bytes.length, repos)) {
                     over = new String(bytes, StandardCharsets.UTF_8);
                 }
@@ -316,19 +328,22 @@ public final class GitIndex {
                 } else if (hides) {
                     name = new String(data, pos, end - pos, StandardCharsets.UTF_8);
                 }
+                if (gitlink && refused == null) {
+                    links.add(new String(data, pos, end - pos, StandardCharsets.UTF_8));
+                }
                 if (over == null && !gitlink && under(data, pos, end, repos)) {
                     over = new String(data, pos, end - pos, StandardCharsets.UTF_8);
                 }
                 pos = start + ((end - start + 1 + 7) & ~7);
             }
             if (refused != null) {
-                return new Entries(refused, hidden, over);
+                return new Entries(refused, hidden, over, links);
             }
             if (name != null) {
                 hidden.add(name);
             }
         }
-        return new Entries(null, hidden, over);
+        return new Entries(null, hidden, over, links);
     }
 
     /**
@@ -644,8 +659,39 @@ public final class GitIndex {
         return entriesEnd(data, 20);
     }
 
-    /** {@link #entriesEnd(byte[])} of a repository whose object names are {@code hash} bytes. */
+    /**
+     * {@link #entriesEnd(byte[])} of a repository whose object names are {@code hash} bytes.
+     * The host's apply asks it several times of one index (is it the host's, its extensions,
+     * its caches), each a walk over every entry in the interpreter: the answers for the last
+     * two arrays asked about are kept (the arrays are never changed where it matters: an entry's
+     * stat data is, never its length).
+     */
     static int entriesEnd(byte[] data, int hash) {
+        synchronized (END_LOCK) {
+            for (int i = 0; i < endOf.length; i++) {
+                if (endOf[i] == data && endHash[i] == hash && data != null) {
+                    return endAt[i];
+                }
+            }
+        }
+        int end = walkToEntriesEnd(data, hash);
+        synchronized (END_LOCK) {
+            endOf[1] = endOf[0];
+            endHash[1] = endHash[0];
+            endAt[1] = endAt[0];
+            endOf[0] = data;
+            endHash[0] = hash;
+            endAt[0] = end;
+        }
+        return end;
+    }
+
+    private static final Object END_LOCK = new Object();
+    private static final byte[][] endOf = new byte[2][]; // under END_LOCK
+    private static final int[] endHash = new int[2]; // under END_LOCK
+    private static final int[] endAt = new int[2]; // under END_LOCK
+
+    private static int walkToEntriesEnd(byte[] data, int hash) {
         int header = 40 + hash + 2;
         if (data == null || data.length < 12 || data[0] != 'D' || data[1] != 'I' || data[2] != 'R' || data[3] != 'C') {
             return -1;

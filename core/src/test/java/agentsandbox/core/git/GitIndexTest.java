@@ -105,6 +105,30 @@ class GitIndexTest {
         assertThat(GitIndex.entryReadingExtension(index())).isEqualTo("link");
     }
 
+    /**
+     * The check of the entries reads the gitlinks too (the apply walks the index once for
+     * both), and finds what the reading of gitlinks alone finds, in every index version and
+     * with extended flags (version 3).
+     */
+    @Test
+    void The_Check_Of_The_Entries_Finds_The_Gitlinks_The_Reading_Of_Gitlinks_Finds() throws Exception {
+        String head = git("rev-parse", "HEAD").strip();
+        for (String path : new String[] {"a/sub", "f1.txt.d/x", "zz", "m/n/o/p"}) {
+            git("update-index", "--add", "--cacheinfo", "160000," + head + "," + path);
+        }
+        Files.writeString(dir.resolve("new.txt"), "n\n");
+        for (int version = 2; version <= 4; version++) {
+            git("update-index", "--index-version", Integer.toString(version));
+            if (version == 3) {
+                git("add", "-N", "new.txt"); // intent-to-add: an extended flag
+            }
+            byte[] index = index();
+            assertThat(GitIndex.check(index, List.of(), 20).gitlinks()).as("version " + version)
+                    .containsExactly("a/sub", "f1.txt.d/x", "m/n/o/p", "zz")
+                    .isEqualTo(GitIndex.gitlinks(index, Integer.MAX_VALUE, 20));
+        }
+    }
+
     @Test
     void Paths_Are_Judged_As_Git_s_Verify_Path_Judges_Them() {
         for (String fine : new String[] {"a", "a/b.txt", "src/.github/x", ".gitignore", ".gitmodules", "a.git/x",
