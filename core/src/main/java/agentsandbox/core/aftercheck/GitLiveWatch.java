@@ -192,8 +192,12 @@ public final class GitLiveWatch {
         for (Path repo : below) {
             try {
                 Object was = check.reposBefore.get(repo);
+                Optional<GitLayout> layout = GitLayout.discover(repo);
+                if (layout.isPresent() && !repo.equals(layout.get().workTree())) {
+                    continue; // no repository of its own (a .git without HEAD): git takes the project's
+                }
                 if (was == null || !was.equals(GitAftercheck.identity(repo))) {
-                    GitDirs own = GitDirs.own(repo, GitLayout.discover(repo), check.home);
+                    GitDirs own = GitDirs.own(repo, layout, check.home);
                     moveAsideIn(own, was != null ? Set.of(own) : Set.of(), Set.of(), moved);
                 }
             } catch (RuntimeException e) {
@@ -201,7 +205,16 @@ public final class GitLiveWatch {
             }
         }
         for (Path repo : below) {
+            if (!Files.exists(repo.resolve(".git"), LinkOption.NOFOLLOW_LINKS)) {
+                // moved aside just now (a .git file that led out of the project): no repository
+                // here any more, and finding one from here would find the project's own
+                continue;
+            }
             try {
+                Optional<GitLayout> layout = GitLayout.discover(repo);
+                if (layout.isPresent() && !repo.equals(layout.get().workTree())) {
+                    continue; // no repository of its own (a .git without HEAD): git takes the project's
+                }
                 Object was = check.reposBefore.get(repo);
                 if (was == null || !was.equals(GitAftercheck.identity(repo))) {
                     madeHere.add(repo);

@@ -258,6 +258,30 @@ class GitAftercheckTest {
     }
 
     /**
+     * A directory right below the project with a .git that holds no HEAD is no repository:
+     * git there takes the project's. The watch does not take the project's git dir for that
+     * directory's own when the sandbox changes it, so what the user writes into the project's
+     * own config meanwhile (on the host, outside the sandbox) stays.
+     */
+    @Test
+    void A_Git_Dir_Without_Head_Right_Below_Is_Not_Taken_For_The_Project_s() throws Exception {
+        Path r = repo();
+        Path odd = Files.createDirectories(r.resolve("odd/.git"));
+        git(r, "config", "core.fsmonitor", "echo one"); // the user's own, before the run
+        Thread.sleep(1100); // older than the run (change times have a second's grace)
+        GitAftercheck check = GitAftercheck.before(r);
+        GitLiveWatch watch = GitLiveWatch.start(check);
+        // the sandbox swaps the directory's .git; the user changes their setting on the host
+        Files.delete(odd);
+        Files.createDirectories(odd);
+        git(r, "config", "core.fsmonitor", "echo two");
+        Thread.sleep(3 * GitLiveWatch.INTERVAL_MILLIS);
+        watch.stop();
+        assertThat(r.resolve(".git/config")).exists();
+        assertThat(git(r, "config", "core.fsmonitor")).contains("echo two");
+    }
+
+    /**
      * What the watch reads as git reads it, and what stops it not: a .git file whose path
      * ends in a space (git keeps it), one with a NUL byte (git reads up to it), a linked
      * worktree's config.worktree, a config padded past the check's bound; and the user's own
