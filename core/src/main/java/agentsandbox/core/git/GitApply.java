@@ -928,7 +928,7 @@ public final class GitApply {
         }
         boolean losesNothing = !ref.equals("refs/stash") && !ref.startsWith("refs/tags/") && !checkedOut
                 && losesNothingHeldAtStart(ref, null);
-        if (losesNothing && keepAside(ref, hostTip) != null
+        if (losesNothing && keepAside(ref, hostTip) != null && keepReflog(ref)
                 && git("update-ref", "--no-deref", "-d", ref, hostTip).status() == 0) {
             before.putIfAbsent(ref, hostTip);
             lastApplied.remove(ref);
@@ -1197,15 +1197,63 @@ public final class GitApply {
                 || !Files.exists(p, LinkOption.NOFOLLOW_LINKS));
     }
 
+    /** A reflog larger than this is not copied: the ref it belongs to is not deleted. */
+    static final int MAX_REFLOG = 16 << 20;
+
+    /**
+     * Copies the host's reflog of {@code ref}, which git deletes with the ref, to the end of
+     * the reflog of the ref that keeps its tip aside ({@link #keepAside}): a commit that only
+     * that reflog still held (a branch reset, then deleted) stays reachable for git's gc, as
+     * it was. False when it cannot be copied (too large, not a plain file): the ref stays.
+     */
+    private boolean keepReflog(String ref) {
+        String rel = "logs/" + ref;
+        if (!plainOrAbsent(rel)) {
+            return false;
+        }
+        byte[] log;
+        try (java.io.InputStream in = Files.newInputStream(gitDir.resolve(rel), LinkOption.NOFOLLOW_LINKS)) {
+            log = in.readNBytes(MAX_REFLOG + 1);
+        } catch (java.nio.file.NoSuchFileException none) {
+            return true; // no reflog: nothing only it holds
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+        if (log.length > MAX_REFLOG) {
+            return false;
+        }
+        if (log.length == 0) {
+            return true;
+        }
+        if (log[log.length - 1] != '\n') {
+            log = java.util.Arrays.copyOf(log, log.length + 1);
+            log[log.length - 1] = '\n';
+        }
+        try {
+            appendReflog("logs/" + KEPT + ref.substring("refs/".length()), log);
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
     /** Appends one line to a reflog of the host's, made where missing; never through a link. */
     private void appendReflog(String rel, String entry) throws IOException {
+        appendReflog(rel, entry.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** {@link #appendReflog(String, String)} of lines as they are (a reflog's messages may be in any encoding). */
+    private void appendReflog(String rel, byte[] lines) throws IOException {
         int slash = rel.lastIndexOf('/');
         try (java.nio.file.SecureDirectoryStream<Path> dir = directory(rel.substring(0, slash));
                 java.nio.channels.SeekableByteChannel c = dir.newByteChannel(Path.of(rel.substring(slash + 1)),
                         java.util.Set.of(java.nio.file.StandardOpenOption.CREATE,
                                 java.nio.file.StandardOpenOption.APPEND, java.nio.file.StandardOpenOption.WRITE,
                                 LinkOption.NOFOLLOW_LINKS))) {
-            write(c, entry);
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(lines);
+            while (b.hasRemaining()) {
+                c.write(b);
+            }
         }
     }
 

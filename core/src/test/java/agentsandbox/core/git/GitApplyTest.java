@@ -692,6 +692,29 @@ class GitApplyTest {
     }
 
     /**
+     * A branch deleted inside, whose commits another branch holds: taken, its tip kept aside,
+     * and its reflog with it. git deletes a ref's reflog with the ref: a commit that only that
+     * reflog held (the branch moved onto it, then back) would otherwise be unreachable, and
+     * gone at the host's next gc.
+     */
+    @Test
+    void A_Branch_Deleted_Inside_Keeps_Its_Reflog_With_Its_Tip() throws Exception {
+        String first = git(host, "rev-parse", "main");
+        git(host, "branch", "feat");
+        String only = git(host, "commit-tree", "-p", "HEAD", "-m", "only in feat's reflog", "HEAD^{tree}");
+        git(host, "branch", "-f", "feat", only);
+        git(host, "branch", "-f", "feat", first);
+        git(host, "pack-refs", "--all");
+        GitApply apply = viewApply();
+        packedMainOnly(first); // inside: feat deleted (packed-refs rewritten without it)
+        assertThat(apply.apply()).isEmpty();
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
+        assertThat(git(host, "rev-parse", "refs/agent-sandbox/heads/feat")).isEqualTo(first);
+        assertThat(git(host, "rev-list", "--reflog")).contains(only);
+        assertThat(git(host, "fsck", "--unreachable", "--no-progress")).doesNotContain(only);
+    }
+
+    /**
      * Two runs at once: one makes a branch at main's tip (taken), the other deletes main
      * (taken: the new branch holds its commits), then the first deletes its own branch. That
      * last deletion would leave main's commits on no branch: not taken, whoever made the branch.
