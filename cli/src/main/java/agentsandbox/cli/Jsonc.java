@@ -284,6 +284,11 @@ final class Jsonc {
             char c = text.charAt(pos);
             if (c == '"') {
                 pos++;
+                if (loneSurrogate(sb)) {
+                    // no file name or other text holds one: a path would fail far from here
+                    throw new SyntaxError(startLine, startCol, "a string with a \\u escape of half a character (a"
+                            + " surrogate without its pair)");
+                }
                 return sb.toString();
             }
             if (c < 0x20) {
@@ -329,6 +334,19 @@ final class Jsonc {
             }
             pos += 2;
         }
+    }
+
+    /** Whether {@code b} holds a UTF-16 surrogate that is not half of a pair. */
+    private static boolean loneSurrogate(CharSequence b) {
+        for (int i = 0; i < b.length(); i++) {
+            char c = b.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < b.length() && Character.isLowSurrogate(b.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private Num number() throws SyntaxError {

@@ -77,6 +77,8 @@ class JsoncTest {
         "'1.'                     | 1 | 3  | digits after '.'",
         "'\"\\x\"'                | 1 | 2  | invalid escape",
         "'\"\\u12\"'              | 1 | 2  | \\u escape",
+        "'[\"a\\ud800\"]'         | 1 | 2  | half a character",
+        "'[\"\\ude00\\ud83d\"]'  | 1 | 2  | half a character",
         "'[,]'                    | 1 | 2  | expected a value",
         "'{,}'                    | 1 | 2  | expected a \"key\"",
     })
