@@ -192,6 +192,13 @@ public final class GitLiveWatch {
         for (Path repo : below) {
             try {
                 Object was = check.reposBefore.get(repo);
+                if (!Files.exists(repo.resolve(".git"), LinkOption.NOFOLLOW_LINKS)) {
+                    // a directory that is a git dir itself (no .git): git run in it, or below it,
+                    // takes its config; whatever changed there this run goes aside
+                    GitDirs own = GitDirs.ownGitDir(repo, check.home);
+                    moveAsideIn(own, Set.of(own), Set.of(), moved);
+                    continue;
+                }
                 Optional<GitLayout> layout = GitLayout.discover(repo);
                 if (layout.isPresent() && !repo.equals(layout.get().workTree())) {
                     continue; // no repository of its own (a .git without HEAD): git takes the project's
@@ -572,6 +579,6 @@ public final class GitLiveWatch {
 
     /** The directories right below {@code top} that hold a {@code .git} ({@link GitDirs#reposBelow}). */
     static List<Path> childRepos(Path top) {
-        return GitDirs.reposBelow(top);
+        return GitDirs.reposBelow(top, true);
     }
 }

@@ -169,6 +169,33 @@ public final class GitDirs {
     }
 
     /**
+     * Whether directory {@code dir} is a git dir itself, as git's discovery tells one where it
+     * finds no {@code .git} (a bare repository, or one whose {@code core.worktree} names its
+     * work tree): a {@code HEAD} file and {@code objects} and {@code refs} directories in it.
+     */
+    public static boolean isGitDirItself(Path dir) {
+        return Files.isRegularFile(dir.resolve("HEAD")) && Files.isDirectory(dir.resolve("objects"))
+                && Files.isDirectory(dir.resolve("refs"));
+    }
+
+    /**
+     * {@link #own} of a directory that is a git dir itself ({@link #isGitDirItself}): its
+     * config and the files it includes, its hooks, its commondir.
+     */
+    public static GitDirs ownGitDir(Path gitDir, Path home) {
+        GitDirs g = new GitDirs(home);
+        g.alone = true;
+        Path dir = gitDir.toAbsolutePath().normalize();
+        g.homes.add(dir);
+        Path common = GitLayout.followedCommonDir(dir);
+        if (!common.equals(dir)) {
+            g.forged.add(common);
+        }
+        g.repo(null, dir, common, 0);
+        return g;
+    }
+
+    /**
      * The git dir of the repository at {@code workDir} alone: its config and the files it
      * includes, its {@code config.worktree}, its hooks, its commondir, and those of the common
      * dir it leads to; none of the repositories it leads to (its submodules, the repositories
@@ -241,14 +268,25 @@ public final class GitDirs {
      * repository would otherwise hide it from the views and the live watch.
      */
     public static List<Path> reposBelow(Path top) {
+        return reposBelow(top, false);
+    }
+
+    /**
+     * {@link #reposBelow(Path)}, and with {@code itself} also the directories there that are a
+     * git dir themselves ({@link #isGitDirItself}): git's discovery takes one as a repository
+     * when it runs in it, or below it.
+     */
+    public static List<Path> reposBelow(Path top, boolean itself) {
         List<Path> out = new ArrayList<>();
         if (top == null) {
             return out;
         }
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(top)) {
             for (Path e : entries) {
-                if (!e.getFileName().toString().equals(".git")
-                        && Files.exists(e.resolve(".git"), LinkOption.NOFOLLOW_LINKS)) {
+                if (e.getFileName().toString().equals(".git")) {
+                    continue;
+                }
+                if (Files.exists(e.resolve(".git"), LinkOption.NOFOLLOW_LINKS) || itself && isGitDirItself(e)) {
                     out.add(e);
                 }
             }

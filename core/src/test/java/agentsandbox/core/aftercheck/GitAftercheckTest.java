@@ -258,6 +258,31 @@ class GitAftercheckTest {
     }
 
     /**
+     * A directory right below the project that the sandbox makes into a git dir itself (no
+     * .git: a bare repository whose config names a work tree): git run in it takes that
+     * config, so what it sets goes aside like a nested repository's.
+     */
+    @Test
+    void A_Directory_Made_Into_A_Git_Dir_Itself_Right_Below_Loses_What_It_Sets() throws Exception {
+        Path r = repo();
+        Path plain = Files.createDirectories(r.resolve("plain"));
+        Thread.sleep(1100); // older than the run (change times have a second's grace)
+        GitAftercheck check = GitAftercheck.before(r);
+        GitLiveWatch watch = GitLiveWatch.start(check);
+        Path tool = r.resolve("tool");
+        git(r, "init", "-q", "--bare", tool.toString());
+        git(tool, "config", "core.bare", "false");
+        git(tool, "config", "core.fsmonitor", "touch pwned");
+        git(r, "init", "-q", "--bare", plain.toString()); // an existing directory, made one
+        git(plain, "config", "core.fsmonitor", "touch pwned");
+        List<String> lines = watch.stop();
+        assertThat(tool.resolve("config")).doesNotExist();
+        assertThat(plain.resolve("config")).doesNotExist();
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains(tool.resolve("config") + " sets core.fsmonitor"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains(plain.resolve("config") + " sets core.fsmonitor"));
+    }
+
+    /**
      * A directory right below the project with a .git that holds no HEAD is no repository:
      * git there takes the project's. The watch does not take the project's git dir for that
      * directory's own when the sandbox changes it, so what the user writes into the project's
