@@ -134,16 +134,27 @@ public final class GitLiveWatch {
     private void watch() {
         boolean last = false;
         long took = 0;
+        long ended = System.nanoTime();
         while (!last) {
             synchronized (this) {
-                if (!stopped) {
-                    try {
-                        wait(pause(took));
-                    } catch (InterruptedException e) {
-                        return;
+                try {
+                    // the pause, cut short by the kernel's word that something changed where the
+                    // repositories are (a repository renamed into place whole): then the next look
+                    // comes at once, but never sooner after the last than four times what that one
+                    // took, so that events keep the watch at a fifth of a core at most
+                    long until = ended + pause(took) * 1_000_000;
+                    while (!stopped && !changed && until - System.nanoTime() > 0) {
+                        wait(Math.max(1, (until - System.nanoTime()) / 1_000_000));
                     }
+                    long earliest = ended + Math.max(4 * took, 1) * 1_000_000;
+                    while (!stopped && earliest - System.nanoTime() > 0) {
+                        wait(Math.max(1, (earliest - System.nanoTime()) / 1_000_000));
+                    }
+                } catch (InterruptedException e) {
+                    return;
                 }
                 last = stopped;
+                changed = false;
             }
             long began = System.nanoTime();
             try {
@@ -151,7 +162,91 @@ public final class GitLiveWatch {
             } catch (RuntimeException | StackOverflowError | OutOfMemoryError e) {
                 // the next look tries again; the check after the run looks again, and says what it cannot
             }
-            took = (System.nanoTime() - began) / 1_000_000;
+            ended = System.nanoTime();
+            took = (ended - began) / 1_000_000;
+            if (!last) {
+                listen();
+            }
+        }
+        closeEvents();
+    }
+
+    /** At most this many directories are watched for events (the project's top, new repositories and their git dirs). */
+    static final int MAX_LISTENED = 256;
+
+    /**
+     * The kernel's word (inotify, through the JDK's watch service) that an entry was made,
+     * renamed into place or written in the project's top directory or in a repository the
+     * sandbox made there, or its git dir: the watch looks at once instead of at the end of
+     * its pause. Set up after the first look, off the run's start; where it cannot be had,
+     * the watch looks as often as before.
+     */
+    private java.nio.file.WatchService events; // the watch thread's, but closed by it alone
+    private boolean changed; // under this
+    private final Set<Path> listened = new java.util.HashSet<>(); // the watch thread's
+
+    private void listen() {
+        if (events == null) {
+            try {
+                events = java.nio.file.FileSystems.getDefault().newWatchService();
+            } catch (IOException | RuntimeException e) {
+                return; // no inotify left: the pauses alone
+            }
+            final java.nio.file.WatchService service = events;
+            Thread listener = new Thread(new Runnable() {
+                @Override
+                public void run() {
+                    hear(service);
+                }
+            }, "agent-sandbox git watch events");
+            listener.setDaemon(true);
+            listener.start();
+        }
+        List<Path> dirs = new ArrayList<>();
+        dirs.add(check.top);
+        for (Path repo : madeBelow()) {
+            dirs.add(repo);
+            dirs.add(repo.resolve(".git"));
+        }
+        for (Path d : dirs) {
+            if (listened.size() >= MAX_LISTENED || listened.contains(d)
+                    || !Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
+                continue;
+            }
+            try {
+                d.register(events, java.nio.file.StandardWatchEventKinds.ENTRY_CREATE,
+                        java.nio.file.StandardWatchEventKinds.ENTRY_MODIFY);
+                listened.add(d);
+            } catch (IOException | RuntimeException e) {
+                // gone meanwhile, or no watch left: the pauses look there
+            }
+        }
+    }
+
+    private void hear(java.nio.file.WatchService service) {
+        while (true) {
+            java.nio.file.WatchKey key;
+            try {
+                key = service.take();
+            } catch (InterruptedException | java.nio.file.ClosedWatchServiceException e) {
+                return;
+            }
+            key.pollEvents();
+            key.reset();
+            synchronized (this) {
+                changed = true;
+                notifyAll();
+            }
+        }
+    }
+
+    private void closeEvents() {
+        if (events != null) {
+            try {
+                events.close();
+            } catch (IOException e) {
+                // its thread ends all the same
+            }
         }
     }
 
@@ -173,11 +268,6 @@ public final class GitLiveWatch {
     /** One look: what changed is moved aside. */
     void look() {
         List<GitDirs> found = new ArrayList<>();
-        try {
-            found.add(GitDirs.fresh(check.workDir, check.home));
-        } catch (RuntimeException e) {
-            // the project's own git dirs unreadable now: the repositories below are looked at all the same
-        }
         Set<GitDirs> swapped = new java.util.HashSet<>();
         Set<GitDirs> touched = new java.util.HashSet<>();
         made.clear();
@@ -210,6 +300,11 @@ public final class GitLiveWatch {
             } catch (RuntimeException e) {
                 // one repository the look cannot read stops no other
             }
+        }
+        try {
+            found.add(GitDirs.fresh(check.workDir, check.home));
+        } catch (RuntimeException e) {
+            // the project's own git dirs unreadable now: the repositories below are looked at all the same
         }
         for (Path repo : below) {
             if (!Files.exists(repo.resolve(".git"), LinkOption.NOFOLLOW_LINKS)) {
