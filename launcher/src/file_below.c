@@ -7,6 +7,7 @@
 #endif
 
 #include "file_below.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,22 +35,6 @@ static int open_part(int at, const char *part)
         fd = openat(at, part, flags);
     }
     return fd;
-}
-
-static int write_all(int fd, const unsigned char *data, size_t length)
-{
-    while (length > 0) {
-        ssize_t n = write(fd, data, length);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return -1;
-        }
-        data += n;
-        length -= (size_t)n;
-    }
-    return 0;
 }
 
 int replace_file_below(const char *root, const char *rel, const char *temp, const char *name,
@@ -96,7 +81,7 @@ int replace_file_below(const char *root, const char *rel, const char *temp, cons
     if (fd < 0) {
         error = errno;
     } else {
-        if (write_all(fd, data, length) != 0) {
+        if (write_all(fd, (const char *)data, length) != 0) {
             error = errno;
         }
         if (close(fd) != 0 && error == 0) {

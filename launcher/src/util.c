@@ -2,7 +2,9 @@
 /*
  * Helpers shared by every face of the launcher: see util.h.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 
 #include "util.h"
 

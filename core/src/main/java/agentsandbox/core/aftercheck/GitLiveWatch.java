@@ -289,13 +289,12 @@ public final class GitLiveWatch {
                     moveAsideIn(own, Set.of(own), Set.of(), moved);
                     continue;
                 }
-                Optional<GitLayout> layout = GitLayout.discover(repo);
-                if (layout.isPresent() && !repo.equals(layout.get().workTree())) {
-                    continue; // no repository of its own (a .git without HEAD): git takes the project's
-                }
                 if (was == null || !was.equals(GitAftercheck.identity(repo))) {
-                    GitDirs own = GitDirs.own(repo, layout, check.home);
-                    moveAsideIn(own, was != null ? Set.of(own) : Set.of(), Set.of(), moved);
+                    Optional<GitLayout> layout = GitLayout.discover(repo);
+                    if (!theProjects(repo, layout)) {
+                        GitDirs own = GitDirs.own(repo, layout, check.home);
+                        moveAsideIn(own, was != null ? Set.of(own) : Set.of(), Set.of(), moved);
+                    }
                 }
             } catch (RuntimeException e) {
                 // one repository the look cannot read stops no other
@@ -314,15 +313,15 @@ public final class GitLiveWatch {
             }
             try {
                 Optional<GitLayout> layout = GitLayout.discover(repo);
-                if (layout.isPresent() && !repo.equals(layout.get().workTree())) {
-                    continue; // no repository of its own (a .git without HEAD): git takes the project's
+                if (theProjects(repo, layout)) {
+                    continue;
                 }
                 Object was = check.reposBefore.get(repo);
                 if (was == null || !was.equals(GitAftercheck.identity(repo))) {
                     madeHere.add(repo);
                     // found again only when what it is found from changed (a sandbox can make
                     // finding a repository's git dirs slow; it need not be done at every look)
-                    GitDirs dirs = dirsOf(repo);
+                    GitDirs dirs = dirsOf(repo, layout);
                     found.add(dirs);
                     made.add(dirs);
                     if (was != null) {
@@ -370,6 +369,16 @@ public final class GitLiveWatch {
                 // one repository the look cannot read stops no other
             }
         }
+    }
+
+    /**
+     * Whether git run in {@code repo}, a directory right below the project with a {@code .git}
+     * that is no repository of its own (one without HEAD), finds the project's ({@code layout},
+     * what {@link GitLayout#discover} found from there): then the project's own git dirs are
+     * not looked at as that directory's.
+     */
+    private static boolean theProjects(Path repo, Optional<GitLayout> layout) {
+        return layout.isPresent() && !repo.equals(layout.get().workTree());
     }
 
     /** Moves aside what the sandbox planted in {@code dirs} this run (see {@link #look}). */
@@ -454,7 +463,11 @@ public final class GitLiveWatch {
      * {@code worktrees}): a submodule added to it this run is looked at as well.
      */
     private GitDirs dirsOf(Path repo) {
-        Optional<GitLayout> layout = GitLayout.discover(repo);
+        return dirsOf(repo, GitLayout.discover(repo));
+    }
+
+    /** {@link #dirsOf(Path)} with the repository found from {@code repo} already. */
+    private GitDirs dirsOf(Path repo, Optional<GitLayout> layout) {
         List<Object> from = new ArrayList<>();
         from.add(GitAftercheck.stateOf(repo.resolve(".git")));
         from.add(GitAftercheck.stateOf(repo.resolve(".gitmodules")));
