@@ -19,7 +19,9 @@
  * a SHA-1 (sha1.c), which the interpreted JVM computes far more slowly, the opening
  * of a directory through no symbolic link (openat2), which the JDK cannot do, and the
  * writing of a file into the host's git dir through no link (file_below.c), which the
- * JDK does at some ten times the cost in an interpreted JVM.
+ * JDK does at some ten times the cost in an interpreted JVM, and the walk and inotify
+ * watch of the project's work tree for its git dirs (tree_watch.c), which the JDK does at
+ * some ten times the cost too.
  *
  * agent-sandbox's main method ends the JVM itself (Runtime.halt); a main method that
  * returns, or a JVM that cannot be created, ends this program with status 1 after one
@@ -45,6 +47,9 @@
 #include "bytes.h"
 #include "spawn.h"
 #include "file_below.h"
+#include "tree_watch.h"
+
+#include <poll.h>
 
 typedef jint(JNICALL *CreateJavaVM)(JavaVM **, void **, void *);
 
@@ -300,6 +305,114 @@ static void JNICALL native_replace_file(JNIEnv *env, jclass owner, jbyteArray ro
     free(root);
 }
 
+/* Native.watchOpen(): a new inotify instance, non-blocking, closed on exec; the negated errno
+ * when there is none to be had. */
+static jint JNICALL native_watch_open(JNIEnv *env, jclass owner) {
+    (void)env;
+    (void)owner;
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+/* The most directories one Native.watchWalk lists. */
+#define WATCH_WALK_MAX ((size_t)1 << 24)
+
+/* Native.watchWalk(int inotify, byte[] root, byte[] start, byte[] skip, int max, int idleMillis):
+ * tree_watch.h's tree_watch_walk; its result as 4 bytes (big-endian), then its records. */
+static jbyteArray JNICALL native_watch_walk(JNIEnv *env, jclass owner, jint inotify, jbyteArray root_bytes,
+                                            jbyteArray start_bytes, jbyteArray skip_bytes, jint max,
+                                            jint idle_millis) {
+    (void)owner;
+    jsize root_length;
+    jsize start_length;
+    jsize skip_length;
+    char *root = copied(env, root_bytes, &root_length);
+    char *start = root == NULL ? NULL : copied(env, start_bytes, &start_length);
+    char *skip = start == NULL ? NULL : copied(env, skip_bytes, &skip_length);
+    jbyteArray answer = NULL;
+    if (skip != NULL) {
+        struct tree_records records = {NULL, 0, 0};
+        int result = -EINVAL;
+        if (strlen(root) == (size_t)root_length && strlen(start) == (size_t)start_length) {
+            result = tree_watch_walk(root, start, inotify, skip, (size_t)skip_length,
+                                     max <= 0 ? WATCH_WALK_MAX : (size_t)max, idle_millis, &records);
+        }
+        size_t used = result < 0 ? 0 : records.used;
+        answer = (*env)->NewByteArray(env, (jsize)(used + 4));
+        if (answer != NULL) {
+            unsigned char head[4] = {(unsigned char)((unsigned int)result >> 24), (unsigned char)((unsigned int)result >> 16),
+                                     (unsigned char)((unsigned int)result >> 8), (unsigned char)result};
+            (*env)->SetByteArrayRegion(env, answer, 0, 4, (const jbyte *)head);
+            if (used > 0) {
+                (*env)->SetByteArrayRegion(env, answer, 4, (jsize)used, (const jbyte *)records.data);
+            }
+        }
+        free(records.data);
+    }
+    free(skip);
+    free(start);
+    free(root);
+    return answer;
+}
+
+/* The most bytes of events one Native.watchRead returns. */
+#define WATCH_READ_MAX (256 * 1024)
+
+/* Native.watchRead(int inotify): the events waiting there (struct inotify_event, one after the
+ * other, in this machine's byte order), none when there are none; null when the instance
+ * cannot be read. */
+static jbyteArray JNICALL native_watch_read(JNIEnv *env, jclass owner, jint inotify) {
+    (void)owner;
+    char *buffer = malloc(WATCH_READ_MAX);
+    if (buffer == NULL) {
+        return NULL;
+    }
+    size_t used = 0;
+    int failed = 0;
+    while (WATCH_READ_MAX - used >= sizeof(struct inotify_event) + NAME_MAX + 1) {
+        ssize_t n = read(inotify, buffer + used, WATCH_READ_MAX - used);
+        if (n > 0) {
+            used += (size_t)n;
+        } else {
+            failed = n < 0 && errno != EAGAIN && errno != EINTR;
+            break;
+        }
+    }
+    jbyteArray answer = NULL;
+    if (!failed) {
+        answer = (*env)->NewByteArray(env, (jsize)used);
+        if (answer != NULL && used > 0) {
+            (*env)->SetByteArrayRegion(env, answer, 0, (jsize)used, (const jbyte *)buffer);
+        }
+    }
+    free(buffer);
+    return answer;
+}
+
+/* Native.watchWait(int inotify, int millis): 1 when events wait there, 0 when none came in
+ * MILLIS, the negated errno when it cannot be waited on. */
+static jint JNICALL native_watch_wait(JNIEnv *env, jclass owner, jint inotify, jint millis) {
+    (void)env;
+    (void)owner;
+    struct pollfd poll_fd = {inotify, POLLIN, 0};
+    int n = poll(&poll_fd, 1, millis);
+    return n < 0 ? (errno == EINTR ? 0 : -errno) : n > 0;
+}
+
+/* Native.watchHold(int inotify): tree_watch.h's tree_watch_hold. */
+static jint JNICALL native_watch_hold(JNIEnv *env, jclass owner, jint inotify) {
+    (void)env;
+    (void)owner;
+    return tree_watch_hold(inotify);
+}
+
+/* Native.closeDescriptor(int fd). */
+static void JNICALL native_close_descriptor(JNIEnv *env, jclass owner, jint fd) {
+    (void)env;
+    (void)owner;
+    close(fd);
+}
+
 /* A JNI method of the function FUNCTION, which JNI takes as a data pointer: copied, as ISO C
  * allows no cast between the two. */
 #define METHOD(entry, method_name, method_signature, function)                   \
@@ -326,13 +439,26 @@ static void register_natives(JNIEnv *env) {
         native_first_difference;
     void(JNICALL *replace_function)(JNIEnv *, jclass, jbyteArray, jbyteArray, jbyteArray, jbyteArray, jbyteArray,
                                     jint) = native_replace_file;
-    JNINativeMethod methods[5];
+    jint(JNICALL *watch_open_function)(JNIEnv *, jclass) = native_watch_open;
+    jbyteArray(JNICALL *watch_walk_function)(JNIEnv *, jclass, jint, jbyteArray, jbyteArray, jbyteArray, jint,
+                                             jint) = native_watch_walk;
+    jbyteArray(JNICALL *watch_read_function)(JNIEnv *, jclass, jint) = native_watch_read;
+    jint(JNICALL *watch_wait_function)(JNIEnv *, jclass, jint, jint) = native_watch_wait;
+    void(JNICALL *close_function)(JNIEnv *, jclass, jint) = native_close_descriptor;
+    jint(JNICALL *watch_hold_function)(JNIEnv *, jclass, jint) = native_watch_hold;
+    JNINativeMethod methods[11];
     METHOD(methods[0], "sha1", "([BII)[B", sha1_function);
     METHOD(methods[1], "openDirectory", "([B)I", open_function);
     METHOD(methods[2], "run", "([B[B[BI)[B", run_function);
     METHOD(methods[3], "firstDifference", "([BI[BII)I", difference_function);
     METHOD(methods[4], "replaceFile", "([B[B[B[B[BI)V", replace_function);
-    if ((*env)->RegisterNatives(env, owner, methods, 5) != 0) {
+    METHOD(methods[5], "watchOpen", "()I", watch_open_function);
+    METHOD(methods[6], "watchWalk", "(I[B[B[BII)[B", watch_walk_function);
+    METHOD(methods[7], "watchRead", "(I)[B", watch_read_function);
+    METHOD(methods[8], "watchWait", "(II)I", watch_wait_function);
+    METHOD(methods[9], "closeDescriptor", "(I)V", close_function);
+    METHOD(methods[10], "watchHold", "(I)I", watch_hold_function);
+    if ((*env)->RegisterNatives(env, owner, methods, 11) != 0) {
         (*env)->ExceptionClear(env);
     }
     (*env)->DeleteLocalRef(env, owner);

@@ -6,6 +6,9 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -24,6 +27,7 @@
 #include "../src/sha1.h"
 #include "../src/bytes.h"
 #include "../src/file_below.h"
+#include "../src/tree_watch.h"
 #include "../src/spawn.h"
 #include "../src/starter_request.h"
 #include "../src/term_relay.h"
@@ -748,6 +752,129 @@ static void test_replace_file_below(void)
     CHECK(system(command) == 0);
 }
 
+/* Whether RECORDS hold one for PATH with FLAGS, and its watch descriptor in *WD. */
+static int has_record(const struct tree_records *records, const char *path, unsigned char flags, int *wd)
+{
+    size_t at = 0;
+    while (at + 5 < records->used) {
+        const unsigned char *r = records->data + at;
+        const char *name = (const char *)r + 5;
+        if (strcmp(name, path) == 0 && r[4] == flags) {
+            *wd = (int)((unsigned int)r[0] << 24 | (unsigned int)r[1] << 16 | (unsigned int)r[2] << 8 | r[3]);
+            return 1;
+        }
+        at += 5 + strlen(name) + 1;
+    }
+    return 0;
+}
+
+/* The walk finds every directory holding a HEAD, through no link and past no skipped path,
+ * watches what it lists, and what is made afterwards is told. */
+static void test_tree_watch_walk(void)
+{
+    char base[] = "/tmp/agent-sandbox-test-XXXXXX";
+    CHECK(mkdtemp(base) != NULL);
+    char path[PATH_MAX];
+    char outside[] = "/tmp/agent-sandbox-outside-XXXXXX";
+    CHECK(mkdtemp(outside) != NULL);
+    const char *dirs[] = {"src", "src/main", "src/main/deep", "src/main/deep/.git", "skipped", "skipped/x", "bare"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", base, dirs[i]);
+        CHECK(mkdir(path, 0755) == 0);
+    }
+    const char *heads[] = {"src/main/deep/.git/HEAD", "skipped/x/HEAD", "bare/HEAD"};
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", base, heads[i]);
+        int fd = open(path, O_WRONLY | O_CREAT, 0644);
+        CHECK(fd >= 0);
+        close(fd);
+    }
+    /* a link to a directory with a HEAD outside: never followed */
+    snprintf(path, sizeof path, "%s/HEAD", outside);
+    int fd = open(path, O_WRONLY | O_CREAT, 0644);
+    CHECK(fd >= 0);
+    close(fd);
+    snprintf(path, sizeof path, "%s/src/away", base);
+    CHECK(symlink(outside, path) == 0);
+
+    int inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    CHECK(inotify >= 0);
+    struct tree_records records = {NULL, 0, 0};
+    static const char skip[] = "skipped\0other";
+    CHECK(tree_watch_walk(base, "", inotify, skip, sizeof skip, 1000, 0, &records) == 0);
+    int wd = -1;
+    CHECK(has_record(&records, "src/main/deep/.git", TREE_WATCH_HEAD, &wd) && wd >= 0);
+    CHECK(has_record(&records, "bare", TREE_WATCH_HEAD, &wd) && wd >= 0);
+    CHECK(has_record(&records, "", 0, &wd) && wd >= 0);
+    int main_wd = -1;
+    CHECK(has_record(&records, "src/main", 0, &main_wd) && main_wd >= 0);
+    CHECK(!has_record(&records, "skipped", 0, &wd) && !has_record(&records, "skipped/x", TREE_WATCH_HEAD, &wd));
+    CHECK(!has_record(&records, "src/away", TREE_WATCH_HEAD, &wd) && !has_record(&records, "src/away", 0, &wd));
+
+    /* a directory made afterwards is told by the watch on its parent */
+    snprintf(path, sizeof path, "%s/src/main/new", base);
+    CHECK(mkdir(path, 0755) == 0);
+    char events[4096];
+    ssize_t n = read(inotify, events, sizeof events);
+    CHECK(n >= (ssize_t)sizeof(struct inotify_event));
+    if (n >= (ssize_t)sizeof(struct inotify_event)) {
+        struct inotify_event event;
+        memcpy(&event, events, sizeof event);
+        CHECK(event.wd == main_wd && (event.mask & IN_CREATE) != 0 && (event.mask & IN_ISDIR) != 0);
+        CHECK(strcmp(events + sizeof event, "new") == 0);
+    }
+
+    /* a directory its owner may not read is named (root reads every directory: not checked as root) */
+    if (geteuid() != 0) {
+        snprintf(path, sizeof path, "%s/src/main/deep", base);
+        CHECK(chmod(path, 0300) == 0);
+        records.used = 0;
+        CHECK(tree_watch_walk(base, "src", -1, skip, sizeof skip, 1000, 0, &records) == 0);
+        CHECK(has_record(&records, "src/main/deep", TREE_WATCH_UNLISTED, &wd));
+        CHECK(chmod(path, 0755) == 0);
+    }
+
+    /* without watches only the directories holding a HEAD; a walk from below the root; a bound */
+    records.used = 0;
+    CHECK(tree_watch_walk(base, "src", -1, skip, sizeof skip, 1000, 0, &records) == 0);
+    CHECK(has_record(&records, "src/main/deep/.git", TREE_WATCH_HEAD, &wd) && wd == -1);
+    CHECK(!has_record(&records, "src/main", 0, &wd) && !has_record(&records, "bare", TREE_WATCH_HEAD, &wd));
+    records.used = 0;
+    CHECK(tree_watch_walk(base, "", -1, skip, sizeof skip, 2, 0, &records) == TREE_WATCH_TOO_MANY);
+    /* idle for its start: the same result, and the thread's scheduling as before after it */
+    records.used = 0;
+    CHECK(tree_watch_walk(base, "src", -1, skip, sizeof skip, 1000, 50, &records) == 0);
+    CHECK(has_record(&records, "src/main/deep/.git", TREE_WATCH_HEAD, &wd));
+    CHECK(sched_getscheduler(0) == SCHED_OTHER);
+    /* a start that is a link, or above the root: not opened */
+    records.used = 0;
+    CHECK(tree_watch_walk(base, "src/away", -1, "", 0, 1000, 0, &records) < 0);
+    CHECK(tree_watch_walk(base, "..", -1, "", 0, 1000, 0, &records) < 0);
+    CHECK(records.used == 0);
+    free(records.data);
+    /* held by a process of its own, fd 3 there and no other of this process's */
+    int holder = tree_watch_hold(inotify);
+    CHECK(holder > 0);
+    if (holder > 0) {
+        char link[PATH_MAX];
+        char target[64] = {0};
+        snprintf(link, sizeof link, "/proc/%d/fd/3", holder);
+        for (int i = 0; i < 200 && (readlink(link, target, sizeof target - 1) < 0 || strstr(target, "inotify") == NULL); i++) {
+            usleep(5000); /* until it has started */
+        }
+        CHECK(strcmp(target, "anon_inode:inotify") == 0);
+        snprintf(link, sizeof link, "/proc/%d/fd/4", holder);
+        CHECK(readlink(link, target, sizeof target - 1) < 0);
+        CHECK(getpgid(holder) == holder);
+        kill(holder, SIGTERM);
+        CHECK(waitpid(holder, NULL, 0) == holder);
+    }
+    close(inotify);
+    char command[2 * PATH_MAX + 16];
+    snprintf(command, sizeof command, "rm -rf '%s' '%s'", base, outside);
+    CHECK(system(command) == 0);
+}
+
 /* SHA-1 against the examples of FIPS 180 and git's own object names. */
 static void test_sha1(void)
 {
@@ -886,6 +1013,7 @@ int main(void)
     test_sha1();
     test_first_difference();
     test_replace_file_below();
+    test_tree_watch_walk();
     if (failures > 0) {
         fprintf(stderr, "launcher tests: %d failed\n", failures);
         return 1;

@@ -68,6 +68,98 @@ public final class Native {
         }
     }
 
+    /** Registered by the tool's JVM starter: a new inotify instance (non-blocking), or the negated errno. */
+    private static native int watchOpen();
+
+    /**
+     * Registered by the tool's JVM starter (launcher/src/tree_watch.c): tree_watch_walk's result
+     * as 4 bytes (big-endian), then its records.
+     */
+    private static native byte[] watchWalk(int inotify, byte[] root, byte[] start, byte[] skip, int max,
+            int idleMillis);
+
+    /** Registered by the tool's JVM starter: the inotify events waiting, in this machine's byte order; null on an error. */
+    private static native byte[] watchRead(int inotify);
+
+    /** Registered by the tool's JVM starter: 1 when events wait, 0 when none came in time, the negated errno. */
+    private static native int watchWait(int inotify, int millis);
+
+    /** Registered by the tool's JVM starter: closes a descriptor. */
+    private static native void closeDescriptor(int fd);
+
+    /** Registered by the tool's JVM starter (launcher/src/tree_watch.c): tree_watch_hold. */
+    private static native int watchHold(int inotify);
+
+    /**
+     * A new inotify instance, whose events {@link #readWatch} reads without waiting; -1 without
+     * the native methods (the caller lists directories the JDK's way), or the negated errno
+     * when the kernel gives none (the limit of instances reached).
+     */
+    public static int openWatch() {
+        if (registered == Boolean.FALSE) {
+            return -1;
+        }
+        try {
+            int fd = watchOpen();
+            registered = Boolean.TRUE;
+            return fd;
+        } catch (UnsatisfiedLinkError none) {
+            registered = Boolean.FALSE;
+            return -1;
+        }
+    }
+
+    /**
+     * Lists directory {@code start} (relative to {@code root}; empty for it) and every directory
+     * below it, through no link and never above {@code root}, past the relative paths of
+     * {@code skip} (each ended by a NUL), at most {@code max}: where {@code inotify} is not -1
+     * each gets a watch before it is listed. The result of tree_watch_walk (launcher/src/tree_watch.h)
+     * as 4 bytes, then one record for each directory watched or holding an entry named
+     * {@code HEAD}: its watch (4 bytes), its flags (1 byte), its relative path, a NUL. With
+     * {@code idleMillis} above 0 the calling thread runs for that long only where a processor
+     * has nothing else to do (a walk beside the run's start). Null without the native methods.
+     */
+    public static byte[] walkTree(int inotify, Path root, String start, byte[] skip, int max, int idleMillis) {
+        if (registered == Boolean.FALSE) {
+            return null;
+        }
+        try {
+            byte[] answer = watchWalk(inotify, root.toString().getBytes(StandardCharsets.UTF_8),
+                    start.getBytes(StandardCharsets.UTF_8), skip, max, idleMillis);
+            registered = Boolean.TRUE;
+            return answer;
+        } catch (UnsatisfiedLinkError none) {
+            registered = Boolean.FALSE;
+            return null;
+        }
+    }
+
+    /** The events waiting on {@code inotify} ({@link #openWatch}), none when none wait; null when it cannot be read. */
+    public static byte[] readWatch(int inotify) {
+        return watchRead(inotify);
+    }
+
+    /** Waits at most {@code millis} for events on {@code inotify}: whether some wait. */
+    public static boolean awaitWatch(int inotify, int millis) {
+        return watchWait(inotify, millis) > 0;
+    }
+
+    /**
+     * Keeps {@code inotify} ({@link #openWatch}) open in a process of its own until this one has
+     * ended (launcher/src/tree_watch.h's tree_watch_hold): the kernel frees an instance that
+     * holds watches only after a grace period of some 10 to 16 ms, which the process that
+     * closes it last waits for, and the run's end would wait for it too. Whether that process
+     * was started.
+     */
+    public static boolean holdWatch(int inotify) {
+        return watchHold(inotify) > 0;
+    }
+
+    /** Closes descriptor {@code fd} of {@link #openWatch}. */
+    public static void closeWatch(int fd) {
+        closeDescriptor(fd);
+    }
+
     /**
      * Registered by the tool's JVM starter (launcher/src/spawn.c): runs the program of the
      * NUL-ended words {@code argv} with exactly the NUL-ended variables {@code env}, in

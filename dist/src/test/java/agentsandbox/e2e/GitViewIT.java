@@ -432,10 +432,85 @@ class GitViewIT {
         sandbox.git("-C", "fresh", "checkout", "-q", "-b", "other");
         assertThat(marker).doesNotExist();
         run.signal("TERM");
-        run.waitFor(Duration.ofSeconds(30)).stderrContains("/fresh/.git/config sets core.fsmonitor")
-                .stderrContains("/fresh/.git/hooks/post-checkout is a new git hook")
-                .stderrContains("moved aside at once");
+        // the config goes aside as what it sets, or, where the watch met it while the shell still
+        // appended to it, as a file it could not read whole
+        Result ended = run.waitFor(Duration.ofSeconds(30)).stderrContains("/fresh/.git/hooks/post-checkout is a new"
+                + " git hook").stderrContains("moved aside at once");
+        assertThat(ended.stderr()).containsAnyOf("/fresh/.git/config sets core.fsmonitor",
+                "/fresh/.git/config could not be read whole");
         assertThat(sandbox.project("fresh/.git/hooks/post-checkout")).doesNotExist();
+    }
+
+    /**
+     * Deeper than right below the project: a repository the sandbox makes in {@code
+     * src/vendor/x}, and a directory of the project ({@code src/lib}, with files in it) that it
+     * makes into a git dir itself, whose config names {@code src/lib} as its work tree. The
+     * host's git run in {@code src/lib/main} or in {@code src/vendor/x}, as an editor or a
+     * shell there runs it, finds them: while the sandbox still runs, what they set is already
+     * aside, and it runs nothing then or after the run.
+     */
+    @Test
+    void Git_Dirs_Made_Deep_In_The_Work_Tree_While_The_Sandbox_Runs_Run_Nothing_In_The_Host_s_Git()
+            throws Exception {
+        sandbox.write("src/lib/main/A.java", "class A {}\n");
+        sandbox.git("add", "src");
+        sandbox.git("commit", "-q", "-m", "src");
+        Path planted = sandbox.project("planted");
+        String fsmonitor = " config core.fsmonitor 'touch " + marker + "; false'";
+        SandboxCli.Started run = sandbox.command("--", "sh", "-c", "git init -q --bare src/lib"
+                + " && git -C src/lib config core.bare false && git -C src/lib config core.worktree \"$PWD/src/lib\""
+                + " && git -C src/lib" + fsmonitor
+                + " && mkdir -p src/vendor/x && git -C src/vendor/x init -q && git -C src/vendor/x" + fsmonitor
+                + " && touch " + planted + " && sleep 30").start();
+        run.awaitFile(planted, Duration.ofSeconds(30));
+        awaitGone(sandbox.project("src/lib/config"));
+        awaitGone(sandbox.project("src/vendor/x/.git/config"));
+        assertThat(sandbox.project("src/lib/config")).doesNotExist();
+        assertThat(sandbox.project("src/vendor/x/.git/config")).doesNotExist();
+        // the host's git there, with the sandbox still running (src/lib is a bare repository now
+        // that its config is aside: git there says so and fails, and runs nothing)
+        hostGit(sandbox.project("src/lib/main"), "status");
+        hostGit(sandbox.project("src/vendor/x"), "status");
+        assertThat(marker).doesNotExist();
+        run.signal("TERM");
+        run.waitFor(Duration.ofSeconds(30)).stderrContains("/src/lib/config sets core.fsmonitor")
+                .stderrContains("/src/vendor/x/.git/config sets core.fsmonitor").stderrContains("moved aside at once");
+        hostGit(sandbox.project("src/lib/main"), "status");
+        hostGit(sandbox.project("src/vendor/x"), "status");
+        assertThat(marker).doesNotExist();
+        assertThat(sandbox.project("src/lib/main/A.java")).exists();
+    }
+
+    /**
+     * An untracked repository that was deep in the work tree before the run keeps the user's
+     * own settings, and loses only what the sandbox wrote there: a config it rewrote goes
+     * aside whole (the user puts it back after a look), a hook it added too.
+     */
+    @Test
+    void An_Untracked_Repository_Deep_In_The_Work_Tree_Loses_Only_What_The_Sandbox_Wrote_There() throws Exception {
+        sandbox.mkdirs("tools/mine");
+        sandbox.git("-C", "tools/mine", "init", "-q");
+        sandbox.git("-C", "tools/mine", "config", "core.pager", "cat");
+        sandbox.mkdirs("tools/theirs");
+        sandbox.git("-C", "tools/theirs", "init", "-q");
+        Thread.sleep(1100); // older than the run (change times have a second's grace)
+        Result r = inside("git -C tools/theirs config core.fsmonitor 'touch " + marker + "; false'"
+                + " && printf '#!/bin/sh\\ntouch " + marker + "\\n' > tools/mine/.git/hooks/post-checkout"
+                + " && chmod +x tools/mine/.git/hooks/post-checkout");
+        r.succeeds().stderrContains("/tools/theirs/.git/config sets core.fsmonitor")
+                .stderrContains("/tools/mine/.git/hooks/post-checkout is a new git hook");
+        hostGit(sandbox.project("tools/theirs"), "status").succeeds();
+        hostGit(sandbox.project("tools/mine"), "checkout", "-q", "-b", "other");
+        assertThat(marker).doesNotExist();
+        assertThat(hostGit(sandbox.project("tools/mine"), "config", "core.pager").succeeds().stdout().strip())
+                .isEqualTo("cat");
+    }
+
+    /** The host's git, run in {@code dir} as the user (as a shell or an editor there runs it), whether it succeeds or not. */
+    private Result hostGit(Path dir, String... args) {
+        List<String> all = new java.util.ArrayList<>(List.of("git", "-C", dir.toString()));
+        all.addAll(List.of(args));
+        return sandbox.runOnHost(all.toArray(String[]::new));
     }
 
     /**
@@ -521,10 +596,10 @@ class GitViewIT {
         assertThat(marker).as("a command the host's git ran").doesNotExist();
         mover.signal("TERM");
         Result moved = mover.waitFor(Duration.ofSeconds(30));
-        // whichever live watch looks first moves it: the mover's, or the planter's last look as
-        // it ends, when the repository is back right below the project by then
-        assertThat(moved.stderr() + planter.stderr()).contains(config + " sets core.fsmonitor")
-                .contains("moved aside at once");
+        // whichever live watch looks first moves it: the planter's, where the repository is
+        // while it runs (it watches the whole work tree), or the mover's once it is back
+        assertThat(moved.stderr() + planter.stderr()).containsAnyOf(config + " sets core.fsmonitor",
+                away + " sets core.fsmonitor").contains("moved aside at once");
         assertThat(planter.exitCode()).isZero();
     }
 

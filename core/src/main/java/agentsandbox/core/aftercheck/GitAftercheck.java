@@ -111,6 +111,16 @@ public final class GitAftercheck {
      * a link or another directory put in its place) is looked at as a new one.
      */
     final Map<Path, Object> reposBefore = new HashMap<>();
+    /** The git dirs anywhere in the work tree, for the live watch ({@link TreeGitDirs}). */
+    TreeGitDirs tree;
+
+    /** Ends the listing of the work tree of a run that has no live watch (the git presets off). */
+    public void unwatched() {
+        if (tree != null) {
+            tree.closeWatch();
+        }
+    }
+
     /** The bounds already reached before the run: not the run's doing. */
     private final Set<GitLimit> limitsBefore = new HashSet<>();
 
@@ -144,6 +154,10 @@ public final class GitAftercheck {
             c.reposBefore.put(repo, identity(repo));
         }
         c.limitsBefore.addAll(dirs.limits);
+        // the git dirs anywhere in the work tree, listed from now on, while the sandbox starts;
+        // the project's own and those they lead to are looked at as such, not listed
+        c.tree = new TreeGitDirs(c.top, new ArrayList<>(dirs.gitDirs()));
+        c.tree.startListing();
         for (Path p : dirs.watched) {
             State s = state(p);
             if (s != null) {

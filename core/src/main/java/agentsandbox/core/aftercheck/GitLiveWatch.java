@@ -132,6 +132,16 @@ public final class GitLiveWatch {
     private List<Path> madeBelow = List.of(); // under this
 
     private void watch() {
+        try {
+            // the first listing of the work tree, begun before the sandbox started (waited for
+            // here): later looks take only what the kernel says was made meanwhile
+            tree().look();
+            if (tree.told()) {
+                listen(); // what the sandbox makes from now on wakes the first look at once
+            }
+        } catch (RuntimeException | StackOverflowError | OutOfMemoryError e) {
+            // the looks list it again
+        }
         boolean last = false;
         long took = 0;
         long ended = System.nanoTime();
@@ -156,6 +166,7 @@ public final class GitLiveWatch {
                 last = stopped;
                 changed = false;
             }
+            lastLook = last;
             long began = System.nanoTime();
             try {
                 look();
@@ -186,6 +197,29 @@ public final class GitLiveWatch {
     private final Set<Path> listened = new java.util.HashSet<>(); // the watch thread's
 
     private void listen() {
+        if (tree != null && tree.told()) {
+            if (!treeHeard) {
+                // the kernel tells of every directory of the work tree: no watch service besides
+                treeHeard = true;
+                final TreeGitDirs heard = tree;
+                Thread listener = new Thread(new Runnable() {
+                    @Override
+                    public void run() {
+                        while (heard.told()) {
+                            if (heard.await(1000)) {
+                                synchronized (GitLiveWatch.this) {
+                                    changed = true;
+                                    GitLiveWatch.this.notifyAll();
+                                }
+                            }
+                        }
+                    }
+                }, "agent-sandbox git watch events");
+                listener.setDaemon(true);
+                listener.start();
+            }
+            return;
+        }
         if (events == null) {
             try {
                 events = java.nio.file.FileSystems.getDefault().newWatchService();
@@ -241,12 +275,109 @@ public final class GitLiveWatch {
     }
 
     private void closeEvents() {
+        if (tree != null) {
+            tree.closeWatch();
+        }
         if (events != null) {
             try {
                 events.close();
             } catch (IOException e) {
                 // its thread ends all the same
             }
+        }
+    }
+
+    /** Whether the kernel's word on the work tree is waited for by a thread of its own (the watch thread's). */
+    private boolean treeHeard;
+    /** Whether the look under way is the last (the watch thread's). */
+    private boolean lastLook;
+    /** The git dirs anywhere in the work tree (the watch thread's; made at its first look). */
+    private TreeGitDirs tree;
+
+    private TreeGitDirs tree() {
+        if (tree == null) {
+            tree = check.tree != null ? check.tree : new TreeGitDirs(check.top, nestedViews);
+        }
+        return tree;
+    }
+
+    /**
+     * The git dirs anywhere deeper in the work tree ({@link TreeGitDirs}) that no other part of
+     * the look took: a repository the sandbox made or cloned in {@code src/vendor/x}, a
+     * directory it made into a git dir itself ({@code HEAD}, {@code objects/} and {@code refs/}
+     * in {@code src/}), an untracked repository that was there. Git's discovery takes one for
+     * the repository of any directory below it where you, your IDE or your editor run git, so
+     * what changed in it this run (a config that sets a command, a hook, a commondir) goes
+     * aside, as in a repository right below the project; what was there before the run stays.
+     */
+    private void lookDeeper(List<GitDirs> found, List<Path> below, Map<Path, String> moved) {
+        Set<Path> known = new java.util.HashSet<>();
+        for (GitDirs d : found) {
+            known.addAll(d.gitDirs());
+        }
+        for (Path r : below) {
+            known.add(r);
+            known.add(r.resolve(".git"));
+        }
+        List<Path> heads;
+        try {
+            heads = tree().look();
+        } catch (RuntimeException | StackOverflowError | OutOfMemoryError e) {
+            if (lastLook) {
+                GitAftercheck.Finding f = new GitAftercheck.Finding(check.top, "limit", "agent-sandbox could not"
+                        + " look for git dirs a sandbox made in the work tree of " + check.top + " (" + e + "): look"
+                        + " for a .git, or a HEAD, below it before you run git deeper in it: agent-sandbox does not"
+                        + " start again until you have", true);
+                synchronized (this) {
+                    unsettled.add(f);
+                    lines.add(f.message());
+                }
+            }
+            return;
+        }
+        for (Path dir : heads) {
+            if (known.contains(dir)) {
+                continue;
+            }
+            try {
+                GitDirs own = GitDirs.ownGitDir(dir, check.home);
+                // one the sandbox made or changed this run: a bound reached in it refuses the next run
+                boolean made = GitAftercheck.changedAfter(dir, started - 1000);
+                moveAsideIn(own, Set.of(), made ? Set.of(own) : Set.of(), moved);
+            } catch (RuntimeException e) {
+                // one git dir the look cannot read stops no other
+            }
+        }
+        String bound = tree.bound();
+        Object owner = ownerOf(check.top);
+        for (Path u : tree.unlisted()) {
+            // a directory of yours that the sandbox took your read bit from: what it hides was not looked at
+            if (lastLook && owner != null && owner.equals(ownerOf(u))
+                    && GitAftercheck.changedAfter(u, started - 1000)) {
+                GitAftercheck.Finding f = new GitAftercheck.Finding(u, "limit", u + " was made unreadable while"
+                        + " the sandbox ran, so agent-sandbox could not look for git dirs it made there: look below it"
+                        + " (chmod u+r) before you run git in it: agent-sandbox does not start again until you have",
+                        true);
+                synchronized (this) {
+                    if (unsettled.size() < 100) {
+                        unsettled.add(f);
+                        lines.add(f.message());
+                    }
+                }
+            }
+        }
+        if (bound != null) {
+            synchronized (this) {
+                lines.add(bound);
+            }
+        }
+    }
+
+    private static Object ownerOf(Path p) {
+        try {
+            return Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException | RuntimeException e) {
+            return null;
         }
     }
 
@@ -369,6 +500,7 @@ public final class GitLiveWatch {
                 // one repository the look cannot read stops no other
             }
         }
+        lookDeeper(found, below, moved);
     }
 
     /**
@@ -587,8 +719,8 @@ public final class GitLiveWatch {
                 : f.setting().equals("commondir") ? p + " is a new commondir, which sends git to another config and"
                         + " hooks"
                 : f.setting().equals("not a file") ? p + " is a new config that is not a regular file (a link?)"
-                : f.setting().equals("limit") ? p + " is larger than the check reads whole, so what it makes git run"
-                        + " is not known"
+                : f.setting().equals("limit") ? p + " could not be read whole (too large, or written while it was"
+                        + " read), so what it makes git run is not known"
                 : f.setting().equals("gitdir") || f.setting().equals("link") ? f.message()
                 : p + " sets " + f.setting() + ", with which git runs a command";
         String aside = moved.get(p);

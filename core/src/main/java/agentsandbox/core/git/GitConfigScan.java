@@ -165,10 +165,19 @@ public final class GitConfigScan {
             }
             follow(file, data, home, 0, running, included, limits, read, new long[] {data.length});
         } else if (real != null && Files.isRegularFile(real)) {
-            limits.add(new GitLimit(file, "is larger than " + GitDirs.MAX_SMALL + " bytes: the files it includes"
-                    + " were not looked at"));
+            limits.add(new GitLimit(file, sizeOf(real) > GitDirs.MAX_SMALL
+                    ? "is larger than " + GitDirs.MAX_SMALL + " bytes: the files it includes were not looked at"
+                    : "was written while it was read: what it sets and includes was not looked at"));
         }
         return new Scan(List.copyOf(running), included, List.copyOf(limits));
+    }
+
+    private static long sizeOf(Path file) {
+        try {
+            return Files.size(file);
+        } catch (java.io.IOException | RuntimeException e) {
+            return Long.MAX_VALUE;
+        }
     }
 
     /** At most this many files are read for one config and what it includes. */

@@ -160,6 +160,9 @@ public final class Execution implements AutoCloseable {
         // first view is the project's own)
         this.gitWatch = git == null || !plan.gitPresets() ? null : GitLiveWatch.start(git,
                 plan.gitViews().size() > 1 ? plan.gitViews().subList(1, plan.gitViews().size()) : List.of());
+        if (gitWatch == null && git != null) {
+            git.unwatched();
+        }
         this.state = state;
         this.uid = uid;
         this.bwrap = bwrap;

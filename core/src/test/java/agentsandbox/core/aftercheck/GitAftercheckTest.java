@@ -283,6 +283,45 @@ class GitAftercheckTest {
     }
 
     /**
+     * Git dirs deeper in the work tree than right below the project: a repository the sandbox
+     * makes in {@code src/vendor/x}, a directory of the project it makes into a git dir itself
+     * ({@code src/lib}: git run in {@code src/lib/main} takes it), and an untracked repository
+     * that was there, whose config the sandbox changes. What they set goes aside; what the
+     * user's own deeper repository held before the run stays.
+     */
+    @Test
+    void Git_Dirs_The_Sandbox_Makes_Or_Changes_Deeper_In_The_Work_Tree_Lose_What_They_Set() throws Exception {
+        Path r = repo();
+        Path lib = Files.createDirectories(r.resolve("src/lib/main"));
+        Files.writeString(lib.resolve("A.java"), "class A {}");
+        Path old = Files.createDirectories(r.resolve("src/vendor/old"));
+        git(old, "init", "-q");
+        Path mine = Files.createDirectories(r.resolve("src/vendor/mine"));
+        git(mine, "init", "-q");
+        git(mine, "config", "core.pager", "less -R"); // the user's own, before the run
+        Thread.sleep(1100); // older than the run (change times have a second's grace)
+        GitAftercheck check = GitAftercheck.before(r);
+        GitLiveWatch watch = GitLiveWatch.start(check);
+        Path made = plantedRepository(r.resolve("src/vendor/x"));
+        git(r, "init", "-q", "--bare", r.resolve("src/lib").toString());
+        git(r.resolve("src/lib"), "config", "core.bare", "false");
+        git(r.resolve("src/lib"), "config", "core.worktree", r.resolve("src/lib").toString());
+        git(r.resolve("src/lib"), "config", "core.fsmonitor", "touch pwned");
+        git(old, "config", "core.fsmonitor", "touch pwned");
+        List<String> lines = watch.stop();
+        assertThat(made.resolve(".git/config")).doesNotExist();
+        assertThat(r.resolve("src/lib/config")).doesNotExist();
+        assertThat(old.resolve(".git/config")).doesNotExist();
+        assertThat(lib.resolve("A.java")).exists();
+        assertThat(git(mine, "config", "core.pager")).isEqualTo("less -R");
+        for (Path config : List.of(made.resolve(".git/config"), r.resolve("src/lib/config"), old.resolve(".git/config"))) {
+            assertThat(lines).anySatisfy(l -> assertThat(l).contains(config + " sets core.fsmonitor")
+                    .contains("moved aside at once"));
+        }
+        assertThat(watch.unsettled()).isEmpty();
+    }
+
+    /**
      * A directory right below the project with a .git that holds no HEAD is no repository:
      * git there takes the project's. The watch does not take the project's git dir for that
      * directory's own when the sandbox changes it, so what the user writes into the project's
