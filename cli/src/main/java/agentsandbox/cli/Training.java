@@ -107,7 +107,8 @@ public final class Training {
     /**
      * The classes the host's apply of a commit made inside a sandbox loads (the index read
      * at the start of a run in a repository that has one, the objects brought in, the refs
-     * moved), which the training's one real run, with no commit in it, never reaches. Loaded,
+     * moved, the kernel's word on the files written), which the training's one real run, with
+     * no commit in it, never reaches. Loaded,
      * not run: a commit inside would bring the host's git (a first commit has no parent the
      * apply could walk to) and the process classes it is started with, which no run needs
      * otherwise. StartupIT runs a commit inside and fails on any of them from outside the cache.
@@ -125,6 +126,8 @@ public final class Training {
             "agentsandbox.core.git.AddedGitlinks",
             "agentsandbox.core.git.AddedGitlinks$Tree",
             "agentsandbox.core.git.HostGit$Result",
+            // what the kernel tells the live watch of a work tree that changes (a commit inside)
+            "agentsandbox.core.aftercheck.TreeGitDirs$Event",
             "java.util.zip.DataFormatException",
             "jdk.internal.util.HexDigits",
             "java.lang.Math$RandomNumberGeneratorHolder");

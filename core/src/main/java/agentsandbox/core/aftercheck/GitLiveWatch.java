@@ -310,11 +310,10 @@ public final class GitLiveWatch {
      * what changed in it this run (a config that sets a command, a hook, a commondir) goes
      * aside, as in a repository right below the project; what was there before the run stays.
      */
-    private void lookDeeper(List<GitDirs> found, List<Path> below, Map<Path, String> moved) {
+    private void lookDeeper(List<Path> below, Map<Path, String> moved) {
+        // the project's own git dirs and those they lead to are not listed (TreeGitDirs); the
+        // repositories right below are the first pass's
         Set<Path> known = new java.util.HashSet<>();
-        for (GitDirs d : found) {
-            known.addAll(d.gitDirs());
-        }
         for (Path r : below) {
             known.add(r);
             known.add(r.resolve(".git"));
@@ -336,7 +335,7 @@ public final class GitLiveWatch {
             return;
         }
         for (Path dir : heads) {
-            if (known.contains(dir)) {
+            if (known.contains(dir) || quietThisRun(dir)) {
                 continue;
             }
             try {
@@ -371,6 +370,34 @@ public final class GitLiveWatch {
                 lines.add(bound);
             }
         }
+    }
+
+    /**
+     * Whether nothing in git dir {@code dir} that the look would move aside changed this run:
+     * the directory's entries and each of them (its config, a file the config includes there,
+     * its commondir, its hooks directory), and each hook (a linked worktree's own files are a
+     * git dir of their own, with a HEAD).
+     */
+    private boolean quietThisRun(Path dir) {
+        long since = started - 1000;
+        if (GitAftercheck.changedAfter(dir, since)) {
+            return false;
+        }
+        for (Path listed : List.of(dir, dir.resolve("hooks"))) {
+            if (listed != dir && !Files.isDirectory(listed, LinkOption.NOFOLLOW_LINKS)) {
+                continue;
+            }
+            try (java.nio.file.DirectoryStream<Path> entries = Files.newDirectoryStream(listed)) {
+                for (Path entry : entries) {
+                    if (GitAftercheck.changedAfter(entry, since)) {
+                        return false;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static Object ownerOf(Path p) {
@@ -431,6 +458,10 @@ public final class GitLiveWatch {
                 // one repository the look cannot read stops no other
             }
         }
+        // Then every other git dir of the work tree (what the kernel said was made there), before
+        // the slow part: a plant in a repository nested in a new one right below goes aside as
+        // quickly as one right below.
+        lookDeeper(below, moved);
         try {
             found.add(GitDirs.fresh(check.workDir, check.home));
         } catch (RuntimeException e) {
@@ -500,7 +531,6 @@ public final class GitLiveWatch {
                 // one repository the look cannot read stops no other
             }
         }
-        lookDeeper(found, below, moved);
     }
 
     /**

@@ -379,7 +379,7 @@ class GitAftercheckTest {
 
         assertThat(spaced.resolve("gd /config")).doesNotExist();
         assertThat(big.resolve(".git/config")).doesNotExist();
-        assertThat(lines).anySatisfy(l -> assertThat(l).contains(big.resolve(".git/config") + " is larger than"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains(big.resolve(".git/config") + " could not be read whole"));
         assertThat(Files.readString(r.resolve("store/user.git/config"))).contains("alias");
         assertThat(lines).noneSatisfy(l -> assertThat(l).contains(r.resolve("store/user.git/config").toString()));
         assertThat(worktree.resolve("config.worktree")).doesNotExist();
