@@ -32,8 +32,10 @@
  * that status. When the status is followed by STATUS_STARTER_REMOVING, the starter is
  * still removing the run's directories, which takes about as long as the JVM's end,
  * side by side: the launcher waits for it to finish rather than stopping it. Nothing
- * of the run outlives the tool; the JVM also dies with the launcher in any case
- * (PR_SET_PDEATHSIG).
+ * of the run outlives the tool but the `cat` that holds the live watch's inotify instance
+ * (tree_watch.h), which reads a pipe the JVM held and ends right after it, so that the
+ * kernel's grace period for freeing that instance is waited for there and not by the
+ * caller; the JVM also dies with the launcher in any case (PR_SET_PDEATHSIG).
  *
  * Signals: the JVM is in the caller's process group, as bwrap and the command are, so
  * what a terminal sends the group (Ctrl-C, a hangup) reaches it directly, as before.

@@ -111,6 +111,20 @@ public final class GitAftercheck {
      * a link or another directory put in its place) is looked at as a new one.
      */
     final Map<Path, Object> reposBefore = new HashMap<>();
+    private static List<Path> projectsOwn(Path top) {
+        List<Path> own = new ArrayList<>();
+        try {
+            java.util.Optional<GitLayout> layout = GitLayout.discover(top);
+            if (layout.isPresent()) {
+                own.add(layout.get().gitDir());
+                own.add(layout.get().commonDir());
+            }
+        } catch (RuntimeException e) {
+            // none: the whole tree is listed
+        }
+        return own;
+    }
+
     /** The git dirs anywhere in the work tree, for the live watch ({@link TreeGitDirs}). */
     TreeGitDirs tree;
 
@@ -155,8 +169,10 @@ public final class GitAftercheck {
         }
         c.limitsBefore.addAll(dirs.limits);
         // the git dirs anywhere in the work tree, listed from now on, while the sandbox starts;
-        // the project's own and those they lead to are looked at as such, not listed
-        c.tree = new TreeGitDirs(c.top, new ArrayList<>(dirs.gitDirs()));
+        // not the project's own (read-only or a view inside, with its submodules' in it), which
+        // the looks take as such: every other, even one a .git file names, is a directory the
+        // sandbox may write into
+        c.tree = new TreeGitDirs(c.top, projectsOwn(c.top));
         c.tree.startListing();
         for (Path p : dirs.watched) {
             State s = state(p);
