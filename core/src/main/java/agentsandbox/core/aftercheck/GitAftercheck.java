@@ -125,7 +125,7 @@ public final class GitAftercheck {
         return own;
     }
 
-    /** The git dirs anywhere in the work tree, for the live watch ({@link TreeGitDirs}). */
+    /** The git dirs anywhere in the work tree, for the live watch ({@link TreeGitDirs}); null outside a repository. */
     TreeGitDirs tree;
 
     /** Ends the listing of the work tree of a run that has no live watch (the git presets off). */
@@ -172,8 +172,13 @@ public final class GitAftercheck {
         // not the project's own (read-only or a view inside, with its submodules' in it), which
         // the looks take as such: every other, even one a .git file names, is a directory the
         // sandbox may write into
-        c.tree = new TreeGitDirs(c.top, projectsOwn(c.top));
-        c.tree.startListing();
+        List<Path> own = projectsOwn(c.top);
+        if (!own.isEmpty()) {
+            // outside a repository (a home directory, a scratch directory of any size) only the
+            // repositories right below are looked at: the listing's cost grows with the tree
+            c.tree = new TreeGitDirs(c.top, own);
+            c.tree.startListing();
+        }
         for (Path p : dirs.watched) {
             State s = state(p);
             if (s != null) {

@@ -135,8 +135,10 @@ public final class GitLiveWatch {
         try {
             // the first listing of the work tree, begun before the sandbox started (waited for
             // here): later looks take only what the kernel says was made meanwhile
-            tree().look();
-            if (tree.told()) {
+            if (tree() != null) {
+                tree.look();
+            }
+            if (tree != null && tree.told()) {
                 listen(); // what the sandbox makes from now on wakes the first look at once
             }
         } catch (RuntimeException | StackOverflowError | OutOfMemoryError e) {
@@ -294,9 +296,10 @@ public final class GitLiveWatch {
     /** The git dirs anywhere in the work tree (the watch thread's; made at its first look). */
     private TreeGitDirs tree;
 
+    /** The listing of the work tree ({@link GitAftercheck#tree}); null outside a repository. */
     private TreeGitDirs tree() {
         if (tree == null) {
-            tree = check.tree != null ? check.tree : new TreeGitDirs(check.top, nestedViews);
+            tree = check.tree;
         }
         return tree;
     }
@@ -318,9 +321,12 @@ public final class GitLiveWatch {
             known.add(r);
             known.add(r.resolve(".git"));
         }
+        if (tree() == null) {
+            return;
+        }
         List<Path> heads;
         try {
-            heads = tree().look();
+            heads = tree.look();
         } catch (RuntimeException | StackOverflowError | OutOfMemoryError e) {
             if (lastLook) {
                 GitAftercheck.Finding f = new GitAftercheck.Finding(check.top, "limit", "agent-sandbox could not"
