@@ -506,6 +506,33 @@ class GitViewIT {
                 .isEqualTo("cat");
     }
 
+    /**
+     * A git dir planted deep in the work tree, whose parent directory the sandbox then makes
+     * unreadable to its owner (chmod 0) so that no look can reach it: either the watch moved
+     * the plant aside before that, or the line after the run names the directory and the next
+     * run refuses until the user has looked. Never silence.
+     */
+    @Test
+    void A_Plant_Hidden_Behind_A_Directory_Made_Unreadable_Is_Moved_Or_Named_And_Stops_The_Next_Run() {
+        sandbox.mkdirs("src");
+        Result r = inside("mkdir -p src/hide/g && git init -q --bare src/hide/g && git -C src/hide/g config"
+                + " core.bare false && git -C src/hide/g config core.worktree \"$PWD/src/hide/g\""
+                + " && printf '\\tfsmonitor = \"touch " + marker + "; false\"\\n' >> src/hide/g/config"
+                + " && chmod 0 src/hide");
+        r.succeeds();
+        // the tests run as root, which reads the directory all the same
+        if (Files.exists(sandbox.project("src/hide/g/config"))) {
+            // the chmod came first: named, and the next run waits for the user
+            assertThat(r.stderr()).contains("/src/hide was made unreadable while the sandbox ran");
+            sandbox.command("--", "true").run().fails().stderrContains("an earlier run left something to look at");
+            sandbox.runOnHost("chmod", "700", sandbox.project("src/hide").toString()).succeeds();
+            sandbox.command("--", "true").run().succeeds(); // looked at: the directory changed since
+        } else {
+            assertThat(r.stderr()).contains("/src/hide/g/config").contains("moved aside at once");
+        }
+        sandbox.runOnHost("chmod", "700", sandbox.project("src/hide").toString()).succeeds();
+    }
+
     /** The host's git, run in {@code dir} as the user (as a shell or an editor there runs it), whether it succeeds or not. */
     private Result hostGit(Path dir, String... args) {
         List<String> all = new java.util.ArrayList<>(List.of("git", "-C", dir.toString()));

@@ -191,13 +191,40 @@ final class TreeGitDirs {
         List<Path> out = new ArrayList<>();
         for (java.util.Iterator<String> it = heads.iterator(); it.hasNext();) {
             Path dir = rel(it.next());
-            if (Files.exists(dir.resolve("HEAD"), LinkOption.NOFOLLOW_LINKS)) {
+            try {
+                Files.readAttributes(dir.resolve("HEAD"), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 out.add(dir);
-            } else {
-                it.remove();
+            } catch (java.nio.file.AccessDeniedException e) {
+                // a directory on the way its owner may no longer enter or read (the sandbox took
+                // the bits): what is there cannot be looked at; it stays known, and is named
+                Path shut = shutOnTheWay(dir);
+                if (shut != null && !unlisted.contains(top.relativize(shut).toString())) {
+                    unlisted.add(top.relativize(shut).toString());
+                }
+            } catch (IOException | RuntimeException e) {
+                it.remove(); // gone
             }
         }
         return out;
+    }
+
+    /** The first directory from the top down to {@code dir} (included) that its owner may not read or enter. */
+    private Path shutOnTheWay(Path dir) {
+        Path p = top;
+        for (Path part : top.relativize(dir)) {
+            p = p.resolve(part);
+            try {
+                Set<java.nio.file.attribute.PosixFilePermission> perms = Files.readAttributes(p,
+                        java.nio.file.attribute.PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS).permissions();
+                if (!perms.contains(java.nio.file.attribute.PosixFilePermission.OWNER_READ)
+                        || !perms.contains(java.nio.file.attribute.PosixFilePermission.OWNER_EXECUTE)) {
+                    return p;
+                }
+            } catch (IOException | RuntimeException e) {
+                return null;
+            }
+        }
+        return null;
     }
 
     private Path rel(String path) {
