@@ -207,6 +207,21 @@ static char *copied(JNIEnv *env, jbyteArray array, jsize *length) {
     return bytes;
 }
 
+/* A Java byte array of STATUS as 4 bytes (big-endian), then the USED bytes at DATA; NULL with an
+ * exception pending. */
+static jbyteArray status_and_bytes(JNIEnv *env, int status, const void *data, size_t used) {
+    jbyteArray answer = (*env)->NewByteArray(env, (jsize)(used + 4));
+    if (answer != NULL) {
+        unsigned char head[4] = {(unsigned char)((unsigned int)status >> 24), (unsigned char)((unsigned int)status >> 16),
+                                 (unsigned char)((unsigned int)status >> 8), (unsigned char)status};
+        (*env)->SetByteArrayRegion(env, answer, 0, 4, (const jbyte *)head);
+        if (used > 0) {
+            (*env)->SetByteArrayRegion(env, answer, 4, (jsize)used, (const jbyte *)data);
+        }
+    }
+    return answer;
+}
+
 /* The most bytes of a program's output that Native.run keeps. */
 #define RUN_OUTPUT_MAX (1 << 20)
 
@@ -238,13 +253,7 @@ static jbyteArray JNICALL native_run(JNIEnv *env, jclass owner, jbyteArray argv_
                 used = (size_t)snprintf(output, RUN_OUTPUT_MAX, "%s", strerror(errno));
             }
         }
-        answer = (*env)->NewByteArray(env, (jsize)(used + 4));
-        if (answer != NULL) {
-            unsigned char head[4] = {(unsigned char)((unsigned int)status >> 24), (unsigned char)((unsigned int)status >> 16),
-                                     (unsigned char)((unsigned int)status >> 8), (unsigned char)status};
-            (*env)->SetByteArrayRegion(env, answer, 0, 4, (const jbyte *)head);
-            (*env)->SetByteArrayRegion(env, answer, 4, (jsize)used, (const jbyte *)output);
-        }
+        answer = status_and_bytes(env, status, output, used);
     } else if (dir != NULL) {
         jclass memory = (*env)->FindClass(env, "java/lang/OutOfMemoryError");
         if (memory != NULL) {
@@ -337,16 +346,7 @@ static jbyteArray JNICALL native_watch_walk(JNIEnv *env, jclass owner, jint inot
             result = tree_watch_walk(root, start, inotify, skip, (size_t)skip_length,
                                      max <= 0 ? WATCH_WALK_MAX : (size_t)max, idle_millis, &records);
         }
-        size_t used = result < 0 ? 0 : records.used;
-        answer = (*env)->NewByteArray(env, (jsize)(used + 4));
-        if (answer != NULL) {
-            unsigned char head[4] = {(unsigned char)((unsigned int)result >> 24), (unsigned char)((unsigned int)result >> 16),
-                                     (unsigned char)((unsigned int)result >> 8), (unsigned char)result};
-            (*env)->SetByteArrayRegion(env, answer, 0, 4, (const jbyte *)head);
-            if (used > 0) {
-                (*env)->SetByteArrayRegion(env, answer, 4, (jsize)used, (const jbyte *)records.data);
-            }
-        }
+        answer = status_and_bytes(env, result, records.data, result < 0 ? 0 : records.used);
         free(records.data);
     }
     free(skip);
