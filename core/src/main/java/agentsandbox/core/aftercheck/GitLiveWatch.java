@@ -760,27 +760,52 @@ public final class GitLiveWatch {
                 : f.setting().equals("gitdir") || f.setting().equals("link") ? f.message()
                 : p + " sets " + f.setting() + ", with which git runs a command";
         String aside = moved.get(p);
+        String when = "at once";
         if (aside == null) {
+            long written = changedAt(p);
             try {
                 // a directory made read-only by the sandbox gets its owner's write bit back first
                 aside = moveAsideBelow(check.top, p).toString();
+                long after = written < 0 ? 0 : System.currentTimeMillis() - written;
+                if (after > SLOW_MILLIS) {
+                    // the looks were slow (a sandbox can make them so): said as it was
+                    when = (after / 1000) + " s after it was written";
+                }
             } catch (IOException | RuntimeException e) {
                 if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
                     return; // gone meanwhile
                 }
                 aside = "";
+                GitAftercheck.Finding left = new GitAftercheck.Finding(p, "limit", what + "; the sandbox made it"
+                        + " while it ran and it could not be moved aside (" + e.getMessage() + "): delete it before you"
+                        + " run git there: agent-sandbox does not start again until you have", true);
                 synchronized (this) {
-                    lines.add(what + "; the sandbox made it while it ran and it could not be moved aside ("
-                            + e.getMessage() + "): delete it before you run git there");
+                    lines.add(left.message());
+                    if (unsettled.size() < 100 && unsettled.stream().noneMatch(u -> u.file().equals(p))) {
+                        unsettled.add(left);
+                    }
                 }
             }
             moved.put(p, aside);
         }
         if (!aside.isEmpty()) {
             synchronized (this) {
-                lines.add(what + "; the sandbox made it while it ran: moved aside at once, to " + aside
+                lines.add(what + "; the sandbox made it while it ran: moved aside " + when + ", to " + aside
                         + "; look at it before you put it back");
             }
+        }
+    }
+
+    /** Past this long between a plant's writing and its move, the line says how long it was. */
+    static final long SLOW_MILLIS = 3_000;
+
+    /** When {@code p} last changed (its change time), or -1. */
+    private static long changedAt(Path p) {
+        try {
+            return ((java.nio.file.attribute.FileTime) Files.getAttribute(p, "unix:ctime", LinkOption.NOFOLLOW_LINKS))
+                    .toMillis();
+        } catch (IOException | RuntimeException e) {
+            return -1;
         }
     }
 
@@ -800,11 +825,34 @@ public final class GitLiveWatch {
             if (!(opened instanceof java.nio.file.SecureDirectoryStream<Path> at)) {
                 throw new IOException("no way here to open directories without following links");
             }
+            Path reached = top;
             for (Path part : top.relativize(dir)) {
                 if (part.toString().isEmpty()) {
                     continue;
                 }
-                java.nio.file.SecureDirectoryStream<Path> next = at.newDirectoryStream(part, LinkOption.NOFOLLOW_LINKS);
+                java.nio.file.SecureDirectoryStream<Path> next;
+                try {
+                    next = at.newDirectoryStream(part, LinkOption.NOFOLLOW_LINKS);
+                } catch (java.nio.file.AccessDeniedException e) {
+                    // a directory on the way that the sandbox took its owner's read or search bit
+                    // from (to keep the look out): the owner's bits back first. By its path: the
+                    // JDK opens a directory to change its mode through a directory stream, which
+                    // the missing bits refuse. Only a directory (a link put there meanwhile, the
+                    // open below refuses), and only its owner's bits, on a file of that owner.
+                    Path shut = reached.resolve(part);
+                    java.nio.file.attribute.PosixFileAttributes a = Files.readAttributes(shut,
+                            java.nio.file.attribute.PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                    if (!a.isDirectory()) {
+                        throw e;
+                    }
+                    java.util.Set<java.nio.file.attribute.PosixFilePermission> perms = a.permissions();
+                    perms.add(java.nio.file.attribute.PosixFilePermission.OWNER_READ);
+                    perms.add(java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
+                    perms.add(java.nio.file.attribute.PosixFilePermission.OWNER_EXECUTE);
+                    Files.setPosixFilePermissions(shut, perms);
+                    next = at.newDirectoryStream(part, LinkOption.NOFOLLOW_LINKS);
+                }
+                reached = reached.resolve(part);
                 opened.close();
                 opened = next;
                 at = next;

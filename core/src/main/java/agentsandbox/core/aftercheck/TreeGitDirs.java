@@ -52,6 +52,7 @@ final class TreeGitDirs {
     private static final int IN_Q_OVERFLOW = 0x4000;
     private static final int IN_IGNORED = 0x8000;
     private static final int IN_ISDIR = 0x40000000;
+    private static final int EACCES = 13;
 
     /** The names whose making or writing a look should not wait for: what makes a git dir, or runs a command. */
     private static final Set<String> TELLING = Set.of("HEAD", ".git", "config", "commondir", "config.worktree",
@@ -74,6 +75,12 @@ final class TreeGitDirs {
     private final Set<String> heads = new TreeSet<>();
     /** The directories that could not be listed (no permission), relative to {@link #top}, this look. */
     private final List<String> unlisted = new ArrayList<>();
+    /**
+     * The directories the kernel tells of that could not be listed yet (no permission when
+     * they were made or renamed into the tree): each look tries them again, and lists each
+     * whole once it can (only the watch's thread).
+     */
+    private final Set<String> unlistedSince = new TreeSet<>();
     private String bound;
 
     /** The events read and not yet taken, and whether the kernel dropped some (under it). */
@@ -187,6 +194,11 @@ final class TreeGitDirs {
             walk("");
         } else {
             take();
+            for (String again : new ArrayList<>(unlistedSince)) {
+                if (watching) {
+                    walk(again); // listed whole once its owner may read it again
+                }
+            }
         }
         List<Path> out = new ArrayList<>();
         for (java.util.Iterator<String> it = heads.iterator(); it.hasNext();) {
@@ -360,9 +372,15 @@ final class TreeGitDirs {
         if (result < 0) {
             if (start.isEmpty()) {
                 bound = "agent-sandbox could not look for git dirs in " + top + " (error " + -result + ")";
+            } else if (result == -EACCES) {
+                unlistedSince.add(start);
+                unlisted.add(start);
+            } else {
+                unlistedSince.remove(start); // gone, or a link now: told where it went
             }
             return;
         }
+        unlistedSince.remove(start);
         while (b.remaining() >= 6) {
             int watch = b.getInt();
             int flags = b.get();
@@ -381,6 +399,9 @@ final class TreeGitDirs {
             }
             if ((flags & 2) != 0) {
                 unlisted.add(path);
+                if (watching) {
+                    unlistedSince.add(path);
+                }
             }
         }
         if ((result & 1) != 0 && watching) {

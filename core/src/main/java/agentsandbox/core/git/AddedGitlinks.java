@@ -11,7 +11,8 @@ import java.util.Set;
  * the host's points at. The commits walked then include every commit git's own walk
  * ({@code git log tip --not --glob=refs/*}) takes, and each is compared with its parent as
  * git compares them ({@code --diff-filter=AT}, recursively): where no tree of these has a
- * gitlink its parent lacks at the same path, git finds none either. Anything else (a merge,
+ * gitlink its parent lacks at the same path, git finds none either; nor does any of them
+ * bring a directory shaped as a git dir ({@link #gitDirShaped}). Anything else (a merge,
  * a root commit, a longer line, an object this reader cannot read, a tree git would read
  * otherwise, or a gitlink found) is left to the host's git, whose answer is then exact.
  */
@@ -24,6 +25,13 @@ final class AddedGitlinks {
     private final HostObjects objects;
     private final int idLength;
     private int treesRead;
+    /**
+     * Where a new tree is a git dir's shape (a {@code HEAD}, with {@code objects/} and
+     * {@code refs/} or a {@code commondir}): git's discovery takes such a directory, once
+     * checked out, for a repository of its own, whose config runs what it says; "" for the
+     * top. Null when none was found.
+     */
+    String gitDirShaped;
 
     AddedGitlinks(HostObjects objects, boolean sha256) {
         this.objects = objects;
@@ -45,7 +53,7 @@ final class AddedGitlinks {
                 return false; // not readable, a root commit or a merge: git walks it
             }
             String[] parent = commit(commit[1]);
-            if (parent == null || !noneAdded(commit[0], parent[0])) {
+            if (parent == null || !noneAdded(commit[0], parent[0], "")) {
                 return false;
             }
             id = commit[1];
@@ -87,13 +95,17 @@ final class AddedGitlinks {
      * same path. The trees are read in place: only their subtrees and gitlinks are looked up
      * in the other tree, and an entry whose object is the same there is passed over.
      */
-    private boolean noneAdded(String now, String was) {
+    private boolean noneAdded(String now, String was, String path) {
         if (now.equals(was)) {
             return true;
         }
         Tree after = tree(now);
         Tree before = was == null ? Tree.EMPTY : tree(was);
         if (after == null || before == null) {
+            return false;
+        }
+        if (after.gitDirShaped()) {
+            gitDirShaped = path;
             return false;
         }
         for (int k = 0; k < after.count; k++) {
@@ -112,7 +124,9 @@ final class AddedGitlinks {
                 String sub = HexFormat.of().formatHex(after.bytes, after.id(k), after.id(k) + idLength);
                 String oldSub = old < 0 ? null : HexFormat.of().formatHex(before.bytes, before.id(old),
                         before.id(old) + idLength);
-                if (!noneAdded(sub, oldSub)) {
+                String name = new String(after.bytes, after.name[k], after.nameEnd[k] - after.name[k],
+                        StandardCharsets.UTF_8);
+                if (!noneAdded(sub, oldSub, path.isEmpty() ? name : path + "/" + name)) {
                     return false;
                 }
             }
@@ -157,6 +171,17 @@ final class AddedGitlinks {
             name[count] = from;
             nameEnd[count] = to;
             count++;
+        }
+
+        /** Whether git would take this tree, checked out, for a git dir: see {@link AddedGitlinks#gitDirShaped}. */
+        boolean gitDirShaped() {
+            boolean head = has("HEAD", false);
+            return head && (has("objects", true) && has("refs", true) || has("commondir", false));
+        }
+
+        private boolean has(String entry, boolean tree) {
+            byte[] b = entry.getBytes(StandardCharsets.US_ASCII);
+            return find(b, 0, b.length, tree) >= 0;
         }
 
         /** Where entry {@code k}'s object name starts. */

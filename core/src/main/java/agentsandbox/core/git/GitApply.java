@@ -456,6 +456,20 @@ public final class GitApply {
                     + " enter: the host keeps its index; add submodules outside the sandbox");
             return;
         }
+        // A file named HEAD is how git's discovery, run in its directory once checked out, takes
+        // that directory for a git dir, whose config runs what it says: an index that adds one
+        // the host's has not (the sandbox's blob of a config, say, beside it) is not taken.
+        if (!entries.heads().isEmpty()) {
+            List<String> newHeads = new ArrayList<>(entries.heads());
+            newHeads.removeAll(GitIndex.check(hostIndex, List.of(), hash).heads());
+            if (!newHeads.isEmpty()) {
+                out.add("git: the sandbox's index adds " + printablePath(newHeads.get(0)) + (newHeads.size() > 1
+                        ? " and " + (newHeads.size() - 1) + " more files named HEAD" : "") + ", with which your git"
+                        + " would take the directory, once checked out, for a repository of its own: the host keeps"
+                        + " its index");
+                return;
+            }
+        }
         // its caches dropped: git rebuilds them from the entries, which were checked
         bytes = GitIndex.withoutCaches(bytes, hash);
         // and no stat data of the sandbox's where an entry is not the host's own: git compares
@@ -838,10 +852,9 @@ public final class GitApply {
         if (link != null) {
             String kept = keepAside(ref, sandboxTip);
             out.add("git: the sandbox's " + ref + " " + (link.isEmpty() ? "holds commits the host could not check for"
-                    + " submodules" : "holds a commit that adds a submodule at " + printablePath(link)
-                            + ", a repository your git would enter")
-                    + ": not taken" + (kept != null ? "; it is kept at " + kept : "") + "; add submodules outside the"
-                    + " sandbox");
+                    + " submodules" : "holds a commit that adds " + whatIsAdded(link))
+                    + ": not taken" + (kept != null ? "; it is kept at " + kept : "")
+                    + (link.startsWith(GIT_DIR) ? "" : "; add submodules outside the sandbox"));
             return;
         }
         // What may not be lost is what the host had: its tip before this run's first update
@@ -1017,15 +1030,21 @@ public final class GitApply {
                 stops.add(branch);
             }
         }
-        if (hostObjects != null && !stops.isEmpty() && noReplacements()
-                && new AddedGitlinks(hostObjects, objectFormatSha256()).noneAdded(tip, stops)) {
-            return null;
+        if (hostObjects != null && !stops.isEmpty() && noReplacements()) {
+            AddedGitlinks walk = new AddedGitlinks(hostObjects, objectFormatSha256());
+            if (walk.noneAdded(tip, stops)) {
+                return null;
+            }
+            if (walk.gitDirShaped != null) {
+                return GIT_DIR + walk.gitDirShaped;
+            }
         }
         HostGit.Result r = git("log", "--format=", "--raw", "-r", "--no-renames", "--no-abbrev", "--diff-filter=AT",
                 "--diff-merges=first-parent", "--root", tip, "--not", "--exclude=" + KEPT + "*", "--glob=refs/*");
         if (r.status() != 0 || r.output().length() >= HostGit.OUTPUT_MAX - 4096) {
             return "";
         }
+        java.util.Set<String> heads = new java.util.LinkedHashSet<>();
         for (String line : r.output().split("\n")) {
             int tab = line.indexOf('\t');
             if (!line.startsWith(":") || tab < 0) {
@@ -1035,8 +1054,38 @@ public final class GitApply {
             if (modes.length >= 2 && modes[1].equals("160000") && !modes[0].equals("160000")) {
                 return line.substring(tab + 1);
             }
+            String path = line.substring(tab + 1);
+            if ((path.equals("HEAD") || path.endsWith("/HEAD")) && heads.size() < 16) {
+                heads.add(path.length() == 4 ? "" : path.substring(0, path.length() - 5));
+            }
+        }
+        // a new HEAD: is its directory a git dir's shape in the tip?
+        for (String dir : heads) {
+            HostGit.Result listed = git("ls-tree", "--name-only", tip + ":" + dir);
+            if (listed.status() != 0) {
+                return "";
+            }
+            java.util.List<String> names = List.of(listed.output().split("\n"));
+            if (names.contains("objects") && names.contains("refs") || names.contains("commondir")) {
+                return GIT_DIR + dir;
+            }
         }
         return null;
+    }
+
+    /**
+     * The start of what {@link #addedGitlink} returns for a directory shaped as a git dir (a
+     * {@code HEAD} with {@code objects/} and {@code refs/}, or a {@code commondir}), which git's
+     * discovery, run in it once it is checked out, takes for a repository of its own.
+     */
+    private static final String GIT_DIR = "\0";
+
+    /** What a commit {@link #addedGitlink} found adds, for a line. */
+    private String whatIsAdded(String link) {
+        return link.startsWith(GIT_DIR) ? "a directory your git would take for a repository of its own at "
+                + printablePath(link.substring(GIT_DIR.length()).isEmpty() ? "." : link.substring(GIT_DIR.length()))
+                + " (a HEAD with objects and refs): its config would run what it says"
+                : "a submodule at " + printablePath(link) + ", a repository your git would enter";
     }
 
     /**
@@ -1424,7 +1473,7 @@ public final class GitApply {
             if (link != null) {
                 out.add("git: the sandbox's HEAD is detached at " + shortId(text) + (link.isEmpty()
                         ? ", whose commits the host could not check for submodules"
-                        : ", a commit that adds a submodule at " + printablePath(link)) + ": the host's HEAD stays");
+                        : ", a commit that adds " + whatIsAdded(link)) + ": the host's HEAD stays");
                 return;
             }
             if (headLogPlain()) {

@@ -223,13 +223,23 @@ public final class GitIndex {
      *                        next {@code git checkout -- .} would replace the repository), or null
      * @param gitlinks    the paths of the gitlinks read, as {@link #gitlinks} reads them (all of
      *                    them, unless a refused path stopped the reading)
+     * @param heads       the paths of the entries named {@code HEAD} (in any directory): a file
+     *                    by which git's discovery takes its directory, once checked out, for a
+     *                    git dir
      */
     public record Entries(String refusedPath, java.util.Set<String> hidden, String overRepository,
-            List<String> gitlinks) {
+            List<String> gitlinks, List<String> heads) {
         /** What was found, with no gitlink among the entries. */
         public Entries(String refusedPath, java.util.Set<String> hidden, String overRepository) {
-            this(refusedPath, hidden, overRepository, List.of());
+            this(refusedPath, hidden, overRepository, List.of(), List.of());
         }
+    }
+
+    /** Whether the name from {@code from} up to {@code to} of {@code data} is {@code HEAD} or ends in {@code /HEAD}. */
+    private static boolean namedHead(byte[] data, int from, int to) {
+        int n = to - from;
+        return n >= 4 && data[to - 4] == 'H' && data[to - 3] == 'E' && data[to - 2] == 'A' && data[to - 1] == 'D'
+                && (n == 4 || data[to - 5] == '/');
     }
 
     /**
@@ -270,6 +280,7 @@ public final class GitIndex {
             return new Entries(null, hidden, null);
         }
         List<String> links = new ArrayList<>();
+        List<String> heads = new ArrayList<>();
         int pos = 12;
         byte[] previous = new byte[0];
         for (long n = 0; n < count; n++) {
@@ -310,6 +321,9 @@ public final class GitIndex {
                 if (gitlink && refused == null) {
                     links.add(new String(bytes, StandardCharsets.UTF_8));
                 }
+                if (refused == null && namedHead(bytes, 0, bytes.length)) {
+                    heads.add(new String(bytes, StandardCharsets.UTF_8));
+                }
                 if (over == null && !gitlink && under(bytes, 0, bytes.length, repos)) {
                     over = new String(bytes, StandardCharsets.UTF_8);
                 }
@@ -331,19 +345,22 @@ public final class GitIndex {
                 if (gitlink && refused == null) {
                     links.add(new String(data, pos, end - pos, StandardCharsets.UTF_8));
                 }
+                if (refused == null && namedHead(data, pos, end)) {
+                    heads.add(new String(data, pos, end - pos, StandardCharsets.UTF_8));
+                }
                 if (over == null && !gitlink && under(data, pos, end, repos)) {
                     over = new String(data, pos, end - pos, StandardCharsets.UTF_8);
                 }
                 pos = start + ((end - start + 1 + 7) & ~7);
             }
             if (refused != null) {
-                return new Entries(refused, hidden, over, links);
+                return new Entries(refused, hidden, over, links, heads);
             }
             if (name != null) {
                 hidden.add(name);
             }
         }
-        return new Entries(null, hidden, over, links);
+        return new Entries(null, hidden, over, links, heads);
     }
 
     /**

@@ -1144,6 +1144,57 @@ class GitApplyTest {
         assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
     }
 
+    /** Stages, in the inside clone's index, a directory {@code dir} shaped as a bare repository whose config runs a pager. */
+    private void stageGitDirShaped(String dir) throws Exception {
+        Path files = Files.createDirectories(this.dir.resolve("shape"));
+        Files.writeString(files.resolve("HEAD"), "ref: refs/heads/main\n");
+        Files.writeString(files.resolve("config"), "[core]\n\tbare = true\n\tpager = touch pwned; cat\n");
+        Files.writeString(files.resolve("keep"), "");
+        for (String[] entry : new String[][] {{"HEAD", "HEAD"}, {"config", "config"}, {"keep", "objects/.keep"},
+                {"keep", "refs/.keep"}}) {
+            String blob = git(inside, "hash-object", "-w", files.resolve(entry[0]).toString());
+            git(inside, "update-index", "--add", "--cacheinfo", "100644," + blob + "," + dir + "/" + entry[1]);
+        }
+    }
+
+    /**
+     * A commit that adds a directory shaped as a git dir (a HEAD with objects/ and refs/: git's
+     * discovery, run in it once it is checked out, takes it for a repository and obeys its
+     * config) is not taken, whether the walk in this process finds it or the host's git walks
+     * the commits (a merge); nor is an index that adds a file named HEAD.
+     */
+    @Test
+    void A_Commit_Or_An_Index_That_Adds_A_Directory_Shaped_As_A_Git_Dir_Is_Not_Taken() throws Exception {
+        String main = git(host, "rev-parse", "main");
+        stageGitDirShaped("tools/x");
+        git(inside, "commit", "-q", "-m", "adds tools/x");
+        String tip = syncLayer();
+        assertThat(apply()).singleElement().asString().contains("holds a commit that adds a directory your git would"
+                + " take for a repository of its own at tools/x").contains("not taken");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(main);
+
+        // brought by a merge: the host's git walks it
+        git(inside, "checkout", "-q", "-b", "other", main);
+        git(inside, "commit", "-q", "--allow-empty", "-m", "side");
+        git(inside, "merge", "-q", "--no-edit", "--no-ff", tip);
+        String merge = syncLayer();
+        Files.writeString(upper.resolve("refs/heads/main"), main + "\n");
+        Files.writeString(upper.resolve("refs/heads/other"), merge + "\n");
+        assertThat(apply()).anySatisfy(line -> assertThat(line).contains("refs/heads/other holds a commit that adds a"
+                + " directory your git would take for a repository of its own at tools/x"));
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
+
+        // staged only: the index is not taken
+        Files.delete(upper.resolve("refs/heads/other"));
+        git(inside, "checkout", "-q", "main");
+        git(inside, "reset", "-q", "--hard", main);
+        stageGitDirShaped("lib/y");
+        Files.copy(inside.resolve(".git/index"), upper.resolve("index"));
+        assertThat(apply()).anySatisfy(line -> assertThat(line).contains("the sandbox's index adds lib/y/HEAD")
+                .contains("the host keeps its index"));
+        assertThat(git(host, "ls-files")).isEqualTo("a.txt");
+    }
+
     /**
      * A tag of a tree (directly, or through an annotated tag) is not taken: the user's
      * {@code git checkout <tag> -- .} would put the tree's gitlinks in the index. Tags of
