@@ -153,12 +153,14 @@ public final class GitLiveWatch {
                     // the pause, cut short by the kernel's word that something changed where the
                     // repositories are (a repository renamed into place whole): then the next look
                     // comes at once, but never sooner after the last than four times what that one
-                    // took, so that events keep the watch at a fifth of a core at most
+                    // took, so that events keep the watch at a fifth of a core at most; after a
+                    // look of more than half a second (what a sandbox made large, read once:
+                    // the next look reads only what changed since), as long as it took
                     long until = ended + pause(took) * 1_000_000;
                     while (!stopped && !changed && until - System.nanoTime() > 0) {
                         wait(Math.max(1, (until - System.nanoTime()) / 1_000_000));
                     }
-                    long earliest = ended + Math.max(4 * took, 1) * 1_000_000;
+                    long earliest = ended + Math.max(Math.min(4 * took, Math.max(took, 500)), 1) * 1_000_000;
                     while (!stopped && earliest - System.nanoTime() > 0) {
                         wait(Math.max(1, (earliest - System.nanoTime()) / 1_000_000));
                     }
@@ -341,9 +343,14 @@ public final class GitLiveWatch {
             return;
         }
         for (Path dir : heads) {
-            if (known.contains(dir) || quietThisRun(dir)) {
+            if (known.contains(dir)) {
                 continue;
             }
+            Object seen = changedThisRun(dir);
+            if (seen == null || seen.equals(scannedAs.get(dir))) {
+                continue; // nothing changed this run, or nothing since it was looked at
+            }
+            scannedAs.put(dir, seen);
             try {
                 GitDirs own = GitDirs.ownGitDir(dir, check.home);
                 // one the sandbox made or changed this run: a bound reached in it refuses the next run
@@ -378,32 +385,40 @@ public final class GitLiveWatch {
         }
     }
 
+    /** Each deeper git dir's entries as last looked at ({@link #changedThisRun}; only the watch's thread). */
+    private final Map<Path, Object> scannedAs = new HashMap<>();
+
     /**
-     * Whether nothing in git dir {@code dir} that the look would move aside changed this run:
-     * the directory's entries and each of them (its config, a file the config includes there,
-     * its commondir, its hooks directory), and each hook (a linked worktree's own files are a
-     * git dir of their own, with a HEAD).
+     * Null when nothing in git dir {@code dir} that the look would move aside changed this run
+     * (the directory's entries and each of them: its config, a file the config includes
+     * there, its commondir, its hooks directory; and each hook; a linked worktree's own files
+     * are a git dir of their own, with a HEAD); otherwise what they are now (names and change
+     * times): a git dir looked at already as it is is not read again, so a sandbox that makes
+     * large configs does not make every look read them.
      */
-    private boolean quietThisRun(Path dir) {
+    private Object changedThisRun(Path dir) {
         long since = started - 1000;
-        if (GitAftercheck.changedAfter(dir, since)) {
-            return false;
-        }
+        List<Object> seen = new ArrayList<>();
+        boolean changed = false;
         for (Path listed : List.of(dir, dir.resolve("hooks"))) {
             if (listed != dir && !Files.isDirectory(listed, LinkOption.NOFOLLOW_LINKS)) {
                 continue;
             }
+            long at = changedAt(listed);
+            seen.add(at);
+            changed |= at >= since;
             try (java.nio.file.DirectoryStream<Path> entries = Files.newDirectoryStream(listed)) {
                 for (Path entry : entries) {
-                    if (GitAftercheck.changedAfter(entry, since)) {
-                        return false;
-                    }
+                    long entryAt = changedAt(entry);
+                    seen.add(entry.getFileName().toString());
+                    seen.add(entryAt);
+                    changed |= entryAt >= since;
                 }
             } catch (IOException | RuntimeException e) {
-                return false;
+                return List.of("unreadable", System.nanoTime()); // looked at every time
             }
         }
-        return true;
+        return changed ? seen : null;
     }
 
     private static Object ownerOf(Path p) {
@@ -431,6 +446,7 @@ public final class GitLiveWatch {
 
     /** One look: what changed is moved aside. */
     void look() {
+        readThisLook = 0;
         List<GitDirs> found = new ArrayList<>();
         Set<GitDirs> swapped = new java.util.HashSet<>();
         Set<GitDirs> touched = new java.util.HashSet<>();
@@ -552,6 +568,31 @@ public final class GitLiveWatch {
     /** Moves aside what the sandbox planted in {@code dirs} this run (see {@link #look}). */
     private void moveAsideIn(GitDirs dirs, Set<GitDirs> swapped, Set<GitDirs> touched, Map<Path, String> moved) {
         boolean outside = false;
+        // What one look reads of configs is bounded (the interpreter reads some 2 MiB a second):
+        // past the bound, a config that changed this run goes aside unread, so that a sandbox
+        // that writes large configs cannot keep the watch from a plant beside them.
+        long size = 0;
+        List<Path> configs = new ArrayList<>();
+        for (Path p : dirs.watched) {
+            String name = p.getFileName() == null ? "" : p.getFileName().toString();
+            if ((name.equals("config") || name.equals("config.worktree"))
+                    && Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) && p.startsWith(check.top)) {
+                configs.add(p);
+                size += sizeOf(p);
+            }
+        }
+        if (readThisLook + size > MAX_READ_PER_LOOK) {
+            boolean ofTheSandbox = swapped.contains(dirs) || touched.contains(dirs);
+            for (Path p : configs) {
+                if ((ofTheSandbox || !check.existedBefore(p)) && GitAftercheck.changedAfter(p, started - 1000)
+                        && inGitDir(p, dirs) && linkOnTheWay(check.top, p) == null) {
+                    moveAside(new GitAftercheck.Finding(p, "unread", p + " was not read: the sandbox wrote more"
+                            + " config than the live watch reads in one look (" + MAX_READ_PER_LOOK / 1024
+                            + " KiB), so what it makes git run is not known", false), moved);
+                }
+            }
+        }
+        readThisLook += size;
         for (GitAftercheck.Finding f : check.scan(dirs)) {
             // a file too large to read whole (a config padded past the check's bound) that
             // changed this run goes aside like one that says what it does
@@ -757,7 +798,8 @@ public final class GitLiveWatch {
                 : f.setting().equals("not a file") ? p + " is a new config that is not a regular file (a link?)"
                 : f.setting().equals("limit") ? p + " could not be read whole (too large, or written while it was"
                         + " read), so what it makes git run is not known"
-                : f.setting().equals("gitdir") || f.setting().equals("link") ? f.message()
+                : f.setting().equals("gitdir") || f.setting().equals("link") || f.setting().equals("unread")
+                        ? f.message()
                 : p + " sets " + f.setting() + ", with which git runs a command";
         String aside = moved.get(p);
         String when = "at once";
@@ -793,6 +835,18 @@ public final class GitLiveWatch {
                 lines.add(what + "; the sandbox made it while it ran: moved aside " + when + ", to " + aside
                         + "; look at it before you put it back");
             }
+        }
+    }
+
+    /** At most this many bytes of configs are read in one look ({@link #moveAsideIn}). */
+    static final long MAX_READ_PER_LOOK = 256 * 1024;
+    private long readThisLook; // the watch thread's
+
+    private static long sizeOf(Path p) {
+        try {
+            return Files.size(p);
+        } catch (IOException | RuntimeException e) {
+            return 0;
         }
     }
 

@@ -125,11 +125,14 @@ final class TreeGitDirs {
 
     /** The directories the last look could not list (the sandbox can take its owner's read bit). */
     synchronized List<Path> unlisted() {
-        List<Path> out = new ArrayList<>();
+        // each named by the directory on its way that its owner may not read or enter (the
+        // one the sandbox changed), which can be looked at where the one below it cannot
+        Set<Path> out = new java.util.LinkedHashSet<>();
         for (String u : unlisted) {
-            out.add(rel(u));
+            Path shut = shutOnTheWay(rel(u));
+            out.add(shut != null ? shut : rel(u));
         }
-        return out;
+        return new ArrayList<>(out);
     }
 
     /**
