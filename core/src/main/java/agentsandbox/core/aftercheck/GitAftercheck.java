@@ -363,6 +363,26 @@ public final class GitAftercheck {
 
     /** What changed since the snapshot among the files {@code dirs} watch, one finding each. */
     List<Finding> scan(GitDirs dirs) {
+        return scanNow(dirs);
+    }
+
+    /**
+     * {@link #scan(GitDirs)}, reading at most {@code budget[0]} bytes of the files configs
+     * include, less what it read (the live watch's bound for one look).
+     */
+    List<Finding> scan(GitDirs dirs, long[] budget) {
+        includeBudget = budget;
+        try {
+            return scanNow(dirs);
+        } finally {
+            includeBudget = null;
+        }
+    }
+
+    /** What {@link #scan(GitDirs, long[])} may still read of included configs; null for no bound (the caller's thread). */
+    private long[] includeBudget;
+
+    private List<Finding> scanNow(GitDirs dirs) {
         List<Finding> out = new ArrayList<>();
         for (Path p : dirs.watched) {
             State now = state(p);
@@ -441,7 +461,12 @@ public final class GitAftercheck {
         }
         List<GitConfigScan.Found> found = new ArrayList<>();
         if (includes) {
-            GitConfigScan.Scan scan = GitConfigScan.scan(file, home);
+            long[] budget = includeBudget;
+            GitConfigScan.Scan scan = budget == null ? GitConfigScan.scan(file, home)
+                    : GitConfigScan.scan(file, home, data.length + Math.max(0, budget[0]));
+            if (budget != null) {
+                budget[0] -= scan.bytesRead() - data.length; // the file itself was counted by the caller
+            }
             found.addAll(scan.running());
             for (GitLimit l : scan.limits()) {
                 out.add(Finding.limit(l));

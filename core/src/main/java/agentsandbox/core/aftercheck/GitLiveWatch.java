@@ -446,7 +446,7 @@ public final class GitLiveWatch {
 
     /** One look: what changed is moved aside. */
     void look() {
-        readThisLook = 0;
+        readThisLook[0] = MAX_READ_PER_LOOK;
         List<GitDirs> found = new ArrayList<>();
         Set<GitDirs> swapped = new java.util.HashSet<>();
         Set<GitDirs> touched = new java.util.HashSet<>();
@@ -581,7 +581,7 @@ public final class GitLiveWatch {
                 size += sizeOf(p);
             }
         }
-        if (readThisLook + size > MAX_READ_PER_LOOK) {
+        if (readThisLook[0] < size) {
             boolean ofTheSandbox = swapped.contains(dirs) || touched.contains(dirs);
             for (Path p : configs) {
                 if ((ofTheSandbox || !check.existedBefore(p)) && GitAftercheck.changedAfter(p, started - 1000)
@@ -592,8 +592,8 @@ public final class GitLiveWatch {
                 }
             }
         }
-        readThisLook += size;
-        for (GitAftercheck.Finding f : check.scan(dirs)) {
+        readThisLook[0] = Math.max(0, readThisLook[0] - size);
+        for (GitAftercheck.Finding f : check.scan(dirs, readThisLook)) {
             // a file too large to read whole (a config padded past the check's bound) that
             // changed this run goes aside like one that says what it does
             boolean movable = !f.refusesNextRun()
@@ -840,7 +840,8 @@ public final class GitLiveWatch {
 
     /** At most this many bytes of configs are read in one look ({@link #moveAsideIn}). */
     static final long MAX_READ_PER_LOOK = 256 * 1024;
-    private long readThisLook; // the watch thread's
+    /** What the look under way may still read of configs and the files they include (the watch thread's). */
+    private final long[] readThisLook = {MAX_READ_PER_LOOK};
 
     private static long sizeOf(Path p) {
         try {

@@ -81,7 +81,7 @@ public final class GitConfigScan {
      *                 is read by git once it exists)
      * @param limits   what could not be followed as git follows it
      */
-    public record Scan(List<Found> running, Set<Path> included, List<GitLimit> limits) {}
+    public record Scan(List<Found> running, Set<Path> included, List<GitLimit> limits, long bytesRead) {}
 
     /** Whole sections whose every key runs something or decides what runs. */
     private static final Set<String> RUNNING_SECTIONS = Set.of(
@@ -151,6 +151,16 @@ public final class GitConfigScan {
      *             include is a limit)
      */
     public static Scan scan(Path file, Path home) {
+        return scan(file, home, MAX_INCLUDED_BYTES);
+    }
+
+    /**
+     * {@link #scan(Path, Path)}, reading at most {@code maxBytes} of config in all (the file
+     * and what it includes; {@link #MAX_INCLUDED_BYTES} at most): past that, a limit.
+     */
+    public static Scan scan(Path file, Path home, long maxBytes) {
+        long max = Math.min(maxBytes, MAX_INCLUDED_BYTES);
+        long[] readBytes = {0};
         List<Found> running = new ArrayList<>();
         Set<Path> included = new LinkedHashSet<>();
         List<GitLimit> limits = new ArrayList<>();
@@ -163,13 +173,14 @@ public final class GitConfigScan {
             if (self != null) {
                 read.put(self, 0);
             }
-            follow(file, data, home, 0, running, included, limits, read, new long[] {data.length});
+            readBytes[0] = data.length;
+            follow(file, data, home, 0, running, included, limits, read, readBytes, max);
         } else if (real != null && Files.isRegularFile(real)) {
             limits.add(new GitLimit(file, sizeOf(real) > GitDirs.MAX_SMALL
                     ? "is larger than " + GitDirs.MAX_SMALL + " bytes: the files it includes were not looked at"
                     : "was written while it was read: what it sets and includes was not looked at"));
         }
-        return new Scan(List.copyOf(running), included, List.copyOf(limits));
+        return new Scan(List.copyOf(running), included, List.copyOf(limits), readBytes[0]);
     }
 
     private static long sizeOf(Path file) {
@@ -202,7 +213,8 @@ public final class GitConfigScan {
      * files that each include the next ten times would otherwise be ten billion reads.
      */
     private static void follow(Path file, byte[] data, Path home, int depth, List<Found> running,
-            Set<Path> included, List<GitLimit> limits, java.util.Map<Object, Integer> read, long[] readBytes) {
+            Set<Path> included, List<GitLimit> limits, java.util.Map<Object, Integer> read, long[] readBytes,
+            long max) {
         for (Setting s : GitConfigFile.parse(data).entries()) {
             if (runs(s)) {
                 running.add(new Found(file, s));
@@ -242,9 +254,10 @@ public final class GitConfigScan {
                 return;
             }
             byte[] more = real == null ? null : HostRead.bytes(real, GitDirs.MAX_SMALL);
-            if (more != null && (readBytes[0] += more.length) > MAX_INCLUDED_BYTES) {
-                limits.add(new GitLimit(file, "includes more than " + MAX_INCLUDED_BYTES + " bytes of config: the rest"
-                        + " were not looked at"));
+            if (more != null && (readBytes[0] += more.length) > max) {
+                limits.add(new GitLimit(file, "includes more than " + max + " bytes of config"
+                        + (max < MAX_INCLUDED_BYTES ? " (what is left of what one look reads)" : "")
+                        + ": the rest were not looked at"));
                 return;
             }
             if (more == null) {
@@ -252,7 +265,7 @@ public final class GitConfigScan {
                         + GitDirs.MAX_SMALL + " bytes"));
                 continue;
             }
-            follow(target, more, home, depth + 1, running, included, limits, read, readBytes);
+            follow(target, more, home, depth + 1, running, included, limits, read, readBytes, max);
         }
     }
 

@@ -322,6 +322,33 @@ class GitAftercheckTest {
     }
 
     /**
+     * What one look reads of configs is bounded: a sandbox that writes large configs (or
+     * configs that include large files) beside a plant does not keep the watch from it; past
+     * the bound, a config that changed this run goes aside unread, with a line of its own.
+     */
+    @Test
+    void Large_Configs_Beside_A_Plant_Go_Aside_Unread_Past_What_One_Look_Reads() throws Exception {
+        Path r = repo();
+        Thread.sleep(1100); // older than the run (change times have a second's grace)
+        GitAftercheck check = GitAftercheck.before(r);
+        GitLiveWatch watch = GitLiveWatch.start(check);
+        String padding = "[user]\n" + "\tname = x\n".repeat(15_000); // 150 KB
+        for (int i = 0; i < 3; i++) {
+            Path big = Files.createDirectories(r.resolve("big" + i));
+            git(big, "init", "-q");
+            Files.writeString(big.resolve("padding.inc"), padding);
+            Files.writeString(big.resolve(".git/config"), (i == 0 ? padding : "[include]\n\tpath = ../padding.inc\n"),
+                    java.nio.file.StandardOpenOption.APPEND);
+        }
+        Path plant = plantedRepository(r.resolve("zz"));
+        List<String> lines = watch.stop();
+        assertThat(plant.resolve(".git/config")).doesNotExist();
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains("/zz/.git/config"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).containsAnyOf("was not read: the sandbox wrote more config than"
+                + " the live watch reads in one look", "what is left of what one look reads"));
+    }
+
+    /**
      * A directory right below the project with a .git that holds no HEAD is no repository:
      * git there takes the project's. The watch does not take the project's git dir for that
      * directory's own when the sandbox changes it, so what the user writes into the project's
