@@ -533,6 +533,21 @@ class GitViewIT {
         sandbox.runOnHost("chmod", "700", sandbox.project("src/hide").toString()).succeeds();
     }
 
+    /**
+     * A commit inside that brings a directory shaped as a git dir (a bare repository, with
+     * files in objects/ and refs/ so that git keeps them) does not reach the host's branch:
+     * once checked out, git run there would take it for a repository and obey its config.
+     */
+    @Test
+    void A_Commit_Bringing_A_Directory_Shaped_As_A_Git_Dir_Stays_Off_The_Host_s_Branch() {
+        String before = hostHead();
+        inside("git init -q --bare tools/x && touch tools/x/objects/.keep tools/x/refs/.keep"
+                + " && git add -f tools/x && " + GIT + " commit -q -m 'a repository in the tree'").succeeds()
+                .stderrContains("adds a directory your git would take for a repository of its own at tools/x");
+        assertThat(hostHead()).isEqualTo(before);
+        assertThat(sandbox.git("ls-files").stdout()).doesNotContain("tools/x");
+    }
+
     /** The host's git, run in {@code dir} as the user (as a shell or an editor there runs it), whether it succeeds or not. */
     private Result hostGit(Path dir, String... args) {
         List<String> all = new java.util.ArrayList<>(List.of("git", "-C", dir.toString()));
