@@ -543,7 +543,7 @@ class GitViewIT {
         String before = hostHead();
         inside("git init -q --bare tools/x && touch tools/x/objects/.keep tools/x/refs/.keep"
                 + " && git add -f tools/x && " + GIT + " commit -q -m 'a repository in the tree'").succeeds()
-                .stderrContains("adds a directory your git would take for a repository of its own at tools/x");
+                .stderrContains("adds files in a directory your git would take for a repository of its own at tools/x");
         assertThat(hostHead()).isEqualTo(before);
         assertThat(sandbox.git("ls-files").stdout()).doesNotContain("tools/x");
     }

@@ -34,9 +34,22 @@ final class AddedGitlinks {
     String gitDirShaped;
 
     AddedGitlinks(HostObjects objects, boolean sha256) {
+        this(objects, sha256, null);
+    }
+
+    /**
+     * With {@code workTree} (null: none known), a new tree at a path where the work tree holds
+     * a git dir (a directory with a {@code HEAD}: a bare repository a sandbox left there
+     * untracked) counts as a git dir's shape too: checked out, its files (a config, a hook)
+     * would be written into that git dir.
+     */
+    AddedGitlinks(HostObjects objects, boolean sha256, java.nio.file.Path workTree) {
         this.objects = objects;
         this.idLength = sha256 ? 32 : 20;
+        this.workTree = workTree;
     }
+
+    private final java.nio.file.Path workTree;
 
     /**
      * True when no commit from {@code tip} down to one of {@code stops} (the values of refs
@@ -104,7 +117,9 @@ final class AddedGitlinks {
         if (after == null || before == null) {
             return false;
         }
-        if (after.gitDirShaped()) {
+        if (after.gitDirShaped() || workTree != null && java.nio.file.Files.exists(
+                (path.isEmpty() ? workTree : workTree.resolve(path)).resolve("HEAD"),
+                java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             gitDirShaped = path;
             return false;
         }
@@ -175,8 +190,10 @@ final class AddedGitlinks {
 
         /** Whether git would take this tree, checked out, for a git dir: see {@link AddedGitlinks#gitDirShaped}. */
         boolean gitDirShaped() {
+            // git takes objects and refs of any kind that leads to a directory (a link too)
             boolean head = has("HEAD", false);
-            return head && (has("objects", true) && has("refs", true) || has("commondir", false));
+            return head && ((has("objects", true) || has("objects", false)) && (has("refs", true) || has("refs", false))
+                    || has("commondir", false));
         }
 
         private boolean has(String entry, boolean tree) {

@@ -459,15 +459,30 @@ public final class GitApply {
         // A file named HEAD is how git's discovery, run in its directory once checked out, takes
         // that directory for a git dir, whose config runs what it says: an index that adds one
         // the host's has not (the sandbox's blob of a config, say, beside it) is not taken.
-        if (!entries.heads().isEmpty()) {
+        if (!entries.heads().isEmpty() || !entries.controls().isEmpty()) {
+            GitIndex.Entries host = GitIndex.check(hostIndex, List.of(), hash);
             List<String> newHeads = new ArrayList<>(entries.heads());
-            newHeads.removeAll(GitIndex.check(hostIndex, List.of(), hash).heads());
+            newHeads.removeAll(host.heads());
             if (!newHeads.isEmpty()) {
                 out.add("git: the sandbox's index adds " + printablePath(newHeads.get(0)) + (newHeads.size() > 1
                         ? " and " + (newHeads.size() - 1) + " more files named HEAD" : "") + ", with which your git"
                         + " would take the directory, once checked out, for a repository of its own: the host keeps"
                         + " its index");
                 return;
+            }
+            // a config, commondir or hook into a git dir the work tree holds (a bare repository
+            // left there untracked): your next git checkout -- . or git restore would write it there
+            List<String> newControls = new ArrayList<>(entries.controls());
+            newControls.removeAll(host.controls());
+            java.util.Set<String> checkedDirs = new java.util.HashSet<>();
+            for (String control : newControls) {
+                String into = gitDirInWorkTree(control, checkedDirs);
+                if (into != null) {
+                    out.add("git: the sandbox's index adds " + printablePath(control) + " to "
+                            + printablePath(into.isEmpty() ? "." : into) + ", a git dir in your work tree, where your"
+                            + " next git restore or checkout would write it: the host keeps its index");
+                    return;
+                }
             }
         }
         // its caches dropped: git rebuilds them from the entries, which were checked
@@ -1031,7 +1046,7 @@ public final class GitApply {
             }
         }
         if (hostObjects != null && !stops.isEmpty() && noReplacements()) {
-            AddedGitlinks walk = new AddedGitlinks(hostObjects, objectFormatSha256());
+            AddedGitlinks walk = new AddedGitlinks(hostObjects, objectFormatSha256(), workTree());
             if (walk.noneAdded(tip, stops)) {
                 return null;
             }
@@ -1045,6 +1060,7 @@ public final class GitApply {
             return "";
         }
         java.util.Set<String> heads = new java.util.LinkedHashSet<>();
+        java.util.Set<String> checkedDirs = new java.util.HashSet<>();
         for (String line : r.output().split("\n")) {
             int tab = line.indexOf('\t');
             if (!line.startsWith(":") || tab < 0) {
@@ -1057,6 +1073,10 @@ public final class GitApply {
             String path = line.substring(tab + 1);
             if ((path.equals("HEAD") || path.endsWith("/HEAD")) && heads.size() < 16) {
                 heads.add(path.length() == 4 ? "" : path.substring(0, path.length() - 5));
+            }
+            String intoGitDir = gitDirInWorkTree(path, checkedDirs);
+            if (intoGitDir != null) {
+                return GIT_DIR + intoGitDir;
             }
         }
         // a new HEAD: is its directory a git dir's shape in the tip?
@@ -1074,6 +1094,41 @@ public final class GitApply {
     }
 
     /**
+     * The work tree of this git dir where it is the usual {@code .git} of one (the project's,
+     * a nested repository's); null otherwise.
+     */
+    private Path workTree() {
+        Path name = gitDir.getFileName();
+        return name != null && name.toString().equals(".git") ? gitDir.getParent() : null;
+    }
+
+    /**
+     * The directory above {@code path} (a file a new commit or index adds) that is a git dir
+     * in the work tree (it holds a {@code HEAD}: a bare repository a sandbox left there
+     * untracked, into which a checkout would write the file), or null.
+     */
+    private String gitDirInWorkTree(String path, java.util.Set<String> checked) {
+        Path work = workTree();
+        if (work == null) {
+            return null;
+        }
+        String dir = path;
+        while (true) {
+            int slash = dir.lastIndexOf('/');
+            dir = slash < 0 ? "" : dir.substring(0, slash);
+            if (!checked.add(dir)) {
+                return null; // it and those above it looked at already
+            }
+            if (Files.exists((dir.isEmpty() ? work : work.resolve(dir)).resolve("HEAD"), LinkOption.NOFOLLOW_LINKS)) {
+                return dir;
+            }
+            if (dir.isEmpty()) {
+                return null;
+            }
+        }
+    }
+
+    /**
      * The start of what {@link #addedGitlink} returns for a directory shaped as a git dir (a
      * {@code HEAD} with {@code objects/} and {@code refs/}, or a {@code commondir}), which git's
      * discovery, run in it once it is checked out, takes for a repository of its own.
@@ -1082,9 +1137,10 @@ public final class GitApply {
 
     /** What a commit {@link #addedGitlink} found adds, for a line. */
     private String whatIsAdded(String link) {
-        return link.startsWith(GIT_DIR) ? "a directory your git would take for a repository of its own at "
+        return link.startsWith(GIT_DIR) ? "files in a directory your git would take for a repository of its own at "
                 + printablePath(link.substring(GIT_DIR.length()).isEmpty() ? "." : link.substring(GIT_DIR.length()))
-                + " (a HEAD with objects and refs): its config would run what it says"
+                + " (a HEAD with objects and refs, in the commit or in your work tree): its config would run what it"
+                + " says"
                 : "a submodule at " + printablePath(link) + ", a repository your git would enter";
     }
 

@@ -226,13 +226,52 @@ public final class GitIndex {
      * @param heads       the paths of the entries named {@code HEAD} (in any directory): a file
      *                    by which git's discovery takes its directory, once checked out, for a
      *                    git dir
+     * @param controls    the paths of the entries that would be a git dir's own file if their
+     *                    directory were one: named {@code config}, {@code config.worktree} or
+     *                    {@code commondir}, or in a directory named {@code hooks}
      */
     public record Entries(String refusedPath, java.util.Set<String> hidden, String overRepository,
-            List<String> gitlinks, List<String> heads) {
+            List<String> gitlinks, List<String> heads, List<String> controls) {
         /** What was found, with no gitlink among the entries. */
         public Entries(String refusedPath, java.util.Set<String> hidden, String overRepository) {
-            this(refusedPath, hidden, overRepository, List.of(), List.of());
+            this(refusedPath, hidden, overRepository, List.of(), List.of(), List.of());
         }
+    }
+
+    /** Whether the name from {@code from} up to {@code to} of {@code data} is a git dir's own file there ({@link Entries#controls}). */
+    private static boolean namedControl(byte[] data, int from, int to) {
+        int slash = to - 1;
+        while (slash >= from && data[slash] != '/') {
+            slash--;
+        }
+        int start = slash + 1;
+        if (endsWith(data, start, to, "config") && to - start == 6 || endsWith(data, start, to, "commondir")
+                && to - start == 9 || endsWith(data, start, to, "config.worktree") && to - start == 15) {
+            return true;
+        }
+        if (slash < from) {
+            return false; // at the top: in no directory
+        }
+        // in a directory named hooks
+        int parent = slash - 1;
+        while (parent >= from && data[parent] != '/') {
+            parent--;
+        }
+        parent++;
+        return slash - parent == 5 && endsWith(data, parent, slash, "hooks");
+    }
+
+    private static boolean endsWith(byte[] data, int from, int to, String ascii) {
+        int n = ascii.length();
+        if (to - from < n) {
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            if (data[to - n + i] != ascii.charAt(i)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether the name from {@code from} up to {@code to} of {@code data} is {@code HEAD} or ends in {@code /HEAD}. */
@@ -281,6 +320,7 @@ public final class GitIndex {
         }
         List<String> links = new ArrayList<>();
         List<String> heads = new ArrayList<>();
+        List<String> controls = new ArrayList<>();
         int pos = 12;
         byte[] previous = new byte[0];
         for (long n = 0; n < count; n++) {
@@ -324,6 +364,9 @@ public final class GitIndex {
                 if (refused == null && namedHead(bytes, 0, bytes.length)) {
                     heads.add(new String(bytes, StandardCharsets.UTF_8));
                 }
+                if (refused == null && namedControl(bytes, 0, bytes.length)) {
+                    controls.add(new String(bytes, StandardCharsets.UTF_8));
+                }
                 if (over == null && !gitlink && under(bytes, 0, bytes.length, repos)) {
                     over = new String(bytes, StandardCharsets.UTF_8);
                 }
@@ -348,19 +391,22 @@ public final class GitIndex {
                 if (refused == null && namedHead(data, pos, end)) {
                     heads.add(new String(data, pos, end - pos, StandardCharsets.UTF_8));
                 }
+                if (refused == null && namedControl(data, pos, end)) {
+                    controls.add(new String(data, pos, end - pos, StandardCharsets.UTF_8));
+                }
                 if (over == null && !gitlink && under(data, pos, end, repos)) {
                     over = new String(data, pos, end - pos, StandardCharsets.UTF_8);
                 }
                 pos = start + ((end - start + 1 + 7) & ~7);
             }
             if (refused != null) {
-                return new Entries(refused, hidden, over, links, heads);
+                return new Entries(refused, hidden, over, links, heads, controls);
             }
             if (name != null) {
                 hidden.add(name);
             }
         }
-        return new Entries(null, hidden, over, links, heads);
+        return new Entries(null, hidden, over, links, heads, controls);
     }
 
     /**

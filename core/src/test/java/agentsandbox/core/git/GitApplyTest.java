@@ -1169,7 +1169,7 @@ class GitApplyTest {
         stageGitDirShaped("tools/x");
         git(inside, "commit", "-q", "-m", "adds tools/x");
         String tip = syncLayer();
-        assertThat(apply()).singleElement().asString().contains("holds a commit that adds a directory your git would"
+        assertThat(apply()).singleElement().asString().contains("holds a commit that adds files in a directory your git would"
                 + " take for a repository of its own at tools/x").contains("not taken");
         assertThat(git(host, "rev-parse", "main")).isEqualTo(main);
 
@@ -1180,8 +1180,8 @@ class GitApplyTest {
         String merge = syncLayer();
         Files.writeString(upper.resolve("refs/heads/main"), main + "\n");
         Files.writeString(upper.resolve("refs/heads/other"), merge + "\n");
-        assertThat(apply()).anySatisfy(line -> assertThat(line).contains("refs/heads/other holds a commit that adds a"
-                + " directory your git would take for a repository of its own at tools/x"));
+        assertThat(apply()).anySatisfy(line -> assertThat(line).contains("refs/heads/other holds a commit that adds files in"
+                + " a directory your git would take for a repository of its own at tools/x"));
         assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/heads")).isEqualTo("refs/heads/main");
 
         // staged only: the index is not taken
@@ -1192,6 +1192,56 @@ class GitApplyTest {
         Files.copy(inside.resolve(".git/index"), upper.resolve("index"));
         assertThat(apply()).anySatisfy(line -> assertThat(line).contains("the sandbox's index adds lib/y/HEAD")
                 .contains("the host keeps its index"));
+        assertThat(git(host, "ls-files")).isEqualTo("a.txt");
+    }
+
+    /**
+     * The shape split or spelled otherwise: {@code refs} committed as a link (git takes any
+     * {@code refs} that leads to a directory), and a commit or an index that adds only a
+     * config (or a hook) into a directory that the work tree holds as a git dir (a bare
+     * repository the sandbox left there untracked, without a config): a checkout or a restore
+     * would write it there. Neither is taken.
+     */
+    @Test
+    void A_Git_Dir_Shape_Spelled_With_A_Link_Or_Split_With_The_Work_Tree_Is_Not_Taken() throws Exception {
+        String main = git(host, "rev-parse", "main");
+        Path files = Files.createDirectories(dir.resolve("shape2"));
+        Files.writeString(files.resolve("HEAD"), "ref: refs/heads/main\n");
+        Files.writeString(files.resolve("config"), "[core]\n\tpager = touch pwned; cat\n");
+        Files.writeString(files.resolve("keep"), "");
+        String head = git(inside, "hash-object", "-w", files.resolve("HEAD").toString());
+        String config = git(inside, "hash-object", "-w", files.resolve("config").toString());
+        String keep = git(inside, "hash-object", "-w", files.resolve("keep").toString());
+        Files.writeString(files.resolve("link"), "objects");
+        String link = git(inside, "hash-object", "-w", files.resolve("link").toString());
+        git(inside, "update-index", "--add", "--cacheinfo", "100644," + head + ",tools/x/HEAD");
+        git(inside, "update-index", "--add", "--cacheinfo", "100644," + keep + ",tools/x/objects/.keep");
+        git(inside, "update-index", "--add", "--cacheinfo", "120000," + link + ",tools/x/refs");
+        git(inside, "commit", "-q", "-m", "refs as a link");
+        syncLayer();
+        assertThat(apply()).singleElement().asString().contains("at tools/x").contains("not taken");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(main);
+
+        // split: the work tree holds a bare repository without a config; the commit brings the config
+        Path bare = Files.createDirectories(host.resolve("tools/w"));
+        Files.writeString(bare.resolve("HEAD"), "ref: refs/heads/main\n");
+        Files.createDirectories(bare.resolve("objects"));
+        Files.createDirectories(bare.resolve("refs"));
+        git(inside, "reset", "-q", "--hard", main);
+        git(inside, "update-index", "--add", "--cacheinfo", "100644," + config + ",tools/w/config");
+        git(inside, "commit", "-q", "-m", "a config only");
+        syncLayer();
+        assertThat(apply()).singleElement().asString().contains("at tools/w").contains("in your work tree")
+                .contains("not taken");
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(main);
+
+        // and staged only, as a hook: the index is not taken
+        Files.writeString(upper.resolve("refs/heads/main"), main + "\n");
+        git(inside, "reset", "-q", "--hard", main);
+        git(inside, "update-index", "--add", "--cacheinfo", "100755," + keep + ",tools/w/hooks/post-checkout");
+        Files.copy(inside.resolve(".git/index"), upper.resolve("index"));
+        assertThat(apply()).anySatisfy(line -> assertThat(line).contains("the sandbox's index adds"
+                + " tools/w/hooks/post-checkout to tools/w, a git dir in your work tree"));
         assertThat(git(host, "ls-files")).isEqualTo("a.txt");
     }
 
