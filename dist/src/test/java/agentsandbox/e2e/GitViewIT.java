@@ -548,6 +548,21 @@ class GitViewIT {
         assertThat(sandbox.git("ls-files").stdout()).doesNotContain("tools/x");
     }
 
+    /**
+     * The shape split between the work tree and a commit: a bare repository without a config
+     * left untracked in the work tree, and a commit that brings only its config. Your checkout
+     * of that commit would write the config into a directory git takes for a repository: the
+     * commit does not reach the host's branch.
+     */
+    @Test
+    void A_Commit_Bringing_A_Config_Into_A_Git_Dir_Of_The_Work_Tree_Stays_Off_The_Host_s_Branch() {
+        String before = hostHead();
+        inside("git init -q --bare tools/w && rm tools/w/config && printf '[core]\\n\\tbare = true\\n' > tools/w/config"
+                + " && git add -f tools/w/config && " + GIT + " commit -q -m 'a config' && rm tools/w/config").succeeds()
+                .stderrContains("adds files in a directory your git would take for a repository of its own at tools/w");
+        assertThat(hostHead()).isEqualTo(before);
+    }
+
     /** The host's git, run in {@code dir} as the user (as a shell or an editor there runs it), whether it succeeds or not. */
     private Result hostGit(Path dir, String... args) {
         List<String> all = new java.util.ArrayList<>(List.of("git", "-C", dir.toString()));

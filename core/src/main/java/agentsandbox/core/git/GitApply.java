@@ -1098,8 +1098,9 @@ public final class GitApply {
      * a nested repository's); null otherwise.
      */
     private Path workTree() {
-        Path name = gitDir.getFileName();
-        return name != null && name.toString().equals(".git") ? gitDir.getParent() : null;
+        // by the git dir's own path, not the descriptor it is held by (which names no work tree)
+        Path name = shown.getFileName();
+        return name != null && name.toString().equals(".git") ? shown.getParent() : null;
     }
 
     /**
