@@ -669,7 +669,8 @@ public final class GitApply {
                 String name = prefix + e.getFileName();
                 if (Files.isDirectory(e, LinkOption.NOFOLLOW_LINKS)) {
                     looseNames(e, name + "/", out);
-                } else {
+                } else if (!name.endsWith(".lock")) {
+                    // a ref git inside is writing now (no ref's name ends so): the next apply takes it
                     out.add(name);
                 }
                 if (out.size() > MAX_REFS) {
@@ -864,6 +865,12 @@ public final class GitApply {
         // sandbox can write (a repository in the work tree is no part of the view): a commit
         // that adds one would put it in the index at the user's next checkout of it
         String link = addedGitlink(sandboxTip, hostTip);
+        if (link != null && link.isEmpty() && !last) {
+            // while the sandbox runs, its git may be writing the commit's objects still (this
+            // apply listed them before the last were written): the next apply looks again
+            incomplete = true;
+            return;
+        }
         if (link != null) {
             String kept = keepAside(ref, sandboxTip);
             out.add("git: the sandbox's " + ref + " " + (link.isEmpty() ? "holds commits the host could not check for"
@@ -1527,6 +1534,10 @@ public final class GitApply {
         } else if (ObjectIds.isObjectId(text)
                 && git("cat-file", "-e", text + "^{commit}").status() == 0) {
             String link = addedGitlink(text, null);
+            if (link != null && link.isEmpty() && !last) {
+                incomplete = true; // its objects may be being written still: the next apply looks again
+                return;
+            }
             if (link != null) {
                 out.add("git: the sandbox's HEAD is detached at " + shortId(text) + (link.isEmpty()
                         ? ", whose commits the host could not check for submodules"

@@ -1246,6 +1246,35 @@ class GitApplyTest {
     }
 
     /**
+     * While the sandbox runs, an apply may list the layer's objects while git inside still
+     * writes them, and see a commit whose tree it did not list: the commit cannot be checked
+     * yet, so that apply leaves the ref for the next one, with no line and nothing kept aside;
+     * once the objects are all there, the ref is taken.
+     */
+    @Test
+    void A_Live_Apply_That_Meets_A_Commit_Whose_Objects_Are_Being_Written_Leaves_It_For_The_Next() throws Exception {
+        String main = git(host, "rev-parse", "main");
+        Files.writeString(inside.resolve("a.txt"), "second\n", java.nio.file.StandardOpenOption.APPEND);
+        git(inside, "commit", "-q", "-am", "second");
+        String tree = git(inside, "rev-parse", "HEAD^{tree}");
+        // more than the walk in this process follows, so that the host's git walks them
+        for (int i = 0; i < 70; i++) {
+            git(inside, "commit", "-q", "--allow-empty", "-m", "empty " + i);
+        }
+        String tip = syncLayer();
+        Path treeFile = upper.resolve("objects").resolve(tree.substring(0, 2)).resolve(tree.substring(2));
+        Path away = Files.move(treeFile, dir.resolve("tree-not-yet-written"));
+        GitApply live = new GitApply(host.resolve(".git"), upper, Map.of("PATH", System.getenv("PATH"),
+                "HOME", dir.toString()));
+        assertThat(live.apply(false)).isEmpty();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(main);
+        assertThat(git(host, "for-each-ref", "--format=%(refname)", "refs/agent-sandbox")).isEmpty();
+        Files.move(away, treeFile);
+        assertThat(live.apply(false)).isEmpty();
+        assertThat(git(host, "rev-parse", "main")).isEqualTo(tip);
+    }
+
+    /**
      * A tag of a tree (directly, or through an annotated tag) is not taken: the user's
      * {@code git checkout <tag> -- .} would put the tree's gitlinks in the index. Tags of
      * commits and of files are.
