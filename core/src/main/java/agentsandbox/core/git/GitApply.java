@@ -323,6 +323,9 @@ public final class GitApply {
             index();
             refs();
             head();
+            if (last) {
+                worktreesLeftOut();
+            }
         } catch (OtherWriter | OtherWriterNow e) {
             // a run that can write the git dir began meanwhile: nothing more is written there
             if (!last) {
@@ -1390,6 +1393,49 @@ public final class GitApply {
             }
         }
         return true;
+    }
+
+    /**
+     * Says which worktrees the sandbox made ({@code git worktree add} inside): their files in
+     * the git dir are never taken (a worktree's {@code commondir} and {@code gitdir} could send
+     * your git elsewhere), so their directories in the project lead to no repository on the
+     * host. At most five are named.
+     */
+    private void worktreesLeftOut() {
+        Path made = upper.resolve("worktrees");
+        if (!Files.isDirectory(made, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        List<String> paths = new ArrayList<>();
+        int more = 0;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(made)) {
+            for (Path e : entries) {
+                if (!Files.isDirectory(e, LinkOption.NOFOLLOW_LINKS)
+                        || Files.exists(gitDir.resolve("worktrees").resolve(e.getFileName()), LinkOption.NOFOLLOW_LINKS)) {
+                    continue; // the host's own worktree, which the sandbox used
+                }
+                if (paths.size() == 5) {
+                    more++;
+                    continue;
+                }
+                String where = e.getFileName().toString();
+                Path gitdirFile = e.resolve("gitdir");
+                if (Files.isRegularFile(gitdirFile, LinkOption.NOFOLLOW_LINKS) && Files.size(gitdirFile) < 4096) {
+                    String named = Files.readString(gitdirFile, StandardCharsets.UTF_8).strip();
+                    where = named.endsWith("/.git") ? named.substring(0, named.length() - 5) : named;
+                }
+                paths.add(printablePath(where));
+            }
+        } catch (IOException | RuntimeException e) {
+            return; // nothing to say with certainty
+        }
+        if (!paths.isEmpty()) {
+            out.add("git: the sandbox made the worktree" + (paths.size() + more > 1 ? "s " : " ")
+                    + String.join(", ", paths) + (more > 0 ? " and " + more + " more" : "") + ", which the host does not"
+                    + " take: " + (paths.size() + more > 1 ? "their directories lead" : "its directory leads")
+                    + " to no repository of yours; remove " + (paths.size() + more > 1 ? "them" : "it")
+                    + " and make worktrees outside the sandbox");
+        }
     }
 
     /**

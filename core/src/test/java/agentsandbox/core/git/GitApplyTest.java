@@ -1275,6 +1275,24 @@ class GitApplyTest {
     }
 
     /**
+     * A worktree made inside ({@code git worktree add}) is never taken: the end of the run says
+     * so and names its directory, which leads to no repository on the host; one the host had
+     * and the sandbox used is not named.
+     */
+    @Test
+    void A_Worktree_Made_Inside_Is_Named_As_Not_Taken() throws Exception {
+        git(host, "worktree", "add", "-q", dir.resolve("mine").toString());
+        Path made = Files.createDirectories(upper.resolve("worktrees/wt"));
+        Files.writeString(made.resolve("gitdir"), host.resolve("wt/.git") + "\n");
+        Files.writeString(made.resolve("HEAD"), "ref: refs/heads/wt\n");
+        Files.createDirectories(upper.resolve("worktrees/mine"));
+        Files.writeString(upper.resolve("worktrees/mine/HEAD"), "ref: refs/heads/mine\n");
+        assertThat(apply()).singleElement().asString().contains("the sandbox made the worktree " + host.resolve("wt"))
+                .contains("which the host does not take").doesNotContain("mine");
+        assertThat(host.resolve(".git/worktrees/wt")).doesNotExist();
+    }
+
+    /**
      * A tag of a tree (directly, or through an annotated tag) is not taken: the user's
      * {@code git checkout <tag> -- .} would put the tree's gitlinks in the index. Tags of
      * commits and of files are.
