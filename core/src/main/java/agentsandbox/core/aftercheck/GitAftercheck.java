@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -111,18 +112,13 @@ public final class GitAftercheck {
      * a link or another directory put in its place) is looked at as a new one.
      */
     final Map<Path, Object> reposBefore = new HashMap<>();
-    private static List<Path> projectsOwn(Path top) {
-        List<Path> own = new ArrayList<>();
+    /** The repository git finds from {@code workDir}; none where there is none, or it cannot be read. */
+    private static Optional<GitLayout> layoutAround(Path workDir) {
         try {
-            java.util.Optional<GitLayout> layout = GitLayout.discover(top);
-            if (layout.isPresent()) {
-                own.add(layout.get().gitDir());
-                own.add(layout.get().commonDir());
-            }
+            return GitLayout.discover(workDir.toAbsolutePath().normalize());
         } catch (RuntimeException e) {
-            // none: the whole tree is listed
+            return Optional.empty(); // no repository to speak of: the working directory
         }
-        return own;
     }
 
     /** The git dirs anywhere in the work tree, for the live watch ({@link TreeGitDirs}); null outside a repository. */
@@ -163,7 +159,12 @@ public final class GitAftercheck {
     public static GitAftercheck before(Path workDir, GitDirs found, Path home) {
         GitAftercheck c = new GitAftercheck(workDir, home);
         GitDirs dirs = GitDirs.reuse(found, workDir, home);
-        c.top = GitLiveWatch.top(workDir);
+        // the repository around the working directory, found once: where the live watch looks
+        // for new repositories (its work tree, else the working directory) and which git dirs
+        // the listing of the work tree passes over (the project's own)
+        Optional<GitLayout> layout = layoutAround(workDir);
+        c.top = layout.isPresent() && layout.get().workTree() != null ? layout.get().workTree()
+                : workDir.toAbsolutePath().normalize();
         for (Path repo : GitLiveWatch.childRepos(c.top)) {
             c.reposBefore.put(repo, identity(repo));
         }
@@ -172,7 +173,7 @@ public final class GitAftercheck {
         // not the project's own (read-only or a view inside, with its submodules' in it), which
         // the looks take as such: every other, even one a .git file names, is a directory the
         // sandbox may write into
-        List<Path> own = projectsOwn(c.top);
+        List<Path> own = layout.isPresent() ? List.of(layout.get().gitDir(), layout.get().commonDir()) : List.of();
         if (!own.isEmpty()) {
             // outside a repository (a home directory, a scratch directory of any size) only the
             // repositories right below are looked at: the listing's cost grows with the tree
@@ -546,12 +547,17 @@ public final class GitAftercheck {
      * directory, or a change of mode sets, and no process can set back.
      */
     static boolean changedAfter(Path p, long millis) {
+        long changed = changedAt(p);
+        return changed >= 0 && changed >= millis;
+    }
+
+    /** When {@code p} last changed (its change time, which no process sets back), in ms; -1 when it cannot be read. */
+    static long changedAt(Path p) {
         try {
-            java.nio.file.attribute.FileTime changed = (java.nio.file.attribute.FileTime) Files.getAttribute(p,
-                    "unix:ctime", LinkOption.NOFOLLOW_LINKS);
-            return changed.toMillis() >= millis;
+            return ((java.nio.file.attribute.FileTime) Files.getAttribute(p, "unix:ctime", LinkOption.NOFOLLOW_LINKS))
+                    .toMillis();
         } catch (IOException | RuntimeException e) {
-            return false;
+            return -1;
         }
     }
 

@@ -346,7 +346,7 @@ public final class GitLiveWatch {
             if (known.contains(dir)) {
                 continue;
             }
-            Object seen = changedThisRun(dir);
+            Object seen = changesThisRun(dir);
             if (seen == null || seen.equals(scannedAs.get(dir))) {
                 continue; // nothing changed this run, or nothing since it was looked at
             }
@@ -385,7 +385,7 @@ public final class GitLiveWatch {
         }
     }
 
-    /** Each deeper git dir's entries as last looked at ({@link #changedThisRun}; only the watch's thread). */
+    /** Each deeper git dir's entries as last looked at ({@link #changesThisRun}; only the watch's thread). */
     private final Map<Path, Object> scannedAs = new HashMap<>();
 
     /**
@@ -396,7 +396,7 @@ public final class GitLiveWatch {
      * times): a git dir looked at already as it is is not read again, so a sandbox that makes
      * large configs does not make every look read them.
      */
-    private Object changedThisRun(Path dir) {
+    private Object changesThisRun(Path dir) {
         long since = started - 1000;
         List<Object> seen = new ArrayList<>();
         boolean changed = false;
@@ -404,12 +404,12 @@ public final class GitLiveWatch {
             if (listed != dir && !Files.isDirectory(listed, LinkOption.NOFOLLOW_LINKS)) {
                 continue;
             }
-            long at = changedAt(listed);
+            long at = GitAftercheck.changedAt(listed);
             seen.add(at);
             changed |= at >= since;
             try (java.nio.file.DirectoryStream<Path> entries = Files.newDirectoryStream(listed)) {
                 for (Path entry : entries) {
-                    long entryAt = changedAt(entry);
+                    long entryAt = GitAftercheck.changedAt(entry);
                     seen.add(entry.getFileName().toString());
                     seen.add(entryAt);
                     changed |= entryAt >= since;
@@ -804,7 +804,7 @@ public final class GitLiveWatch {
         String aside = moved.get(p);
         String when = "at once";
         if (aside == null) {
-            long written = changedAt(p);
+            long written = GitAftercheck.changedAt(p);
             try {
                 // a directory made read-only by the sandbox gets its owner's write bit back first
                 aside = moveAsideBelow(check.top, p).toString();
@@ -854,15 +854,7 @@ public final class GitLiveWatch {
     /** Past this long between a plant's writing and its move, the line says how long it was. */
     static final long SLOW_MILLIS = 3_000;
 
-    /** When {@code p} last changed (its change time), or -1. */
-    private static long changedAt(Path p) {
-        try {
-            return ((java.nio.file.attribute.FileTime) Files.getAttribute(p, "unix:ctime", LinkOption.NOFOLLOW_LINKS))
-                    .toMillis();
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-    }
+
 
     /**
      * Moves {@code p} (below {@code top}) aside as {@link StateWatch#moveAsideRestoringWrite}
@@ -940,20 +932,6 @@ public final class GitLiveWatch {
         } finally {
             opened.close();
         }
-    }
-
-    /** Where new repositories are looked for: the top of the repository around {@code workDir}, else it. */
-    static Path top(Path workDir) {
-        Path work = workDir.toAbsolutePath().normalize();
-        try {
-            Optional<GitLayout> layout = GitLayout.discover(work);
-            if (layout.isPresent() && layout.get().workTree() != null) {
-                return layout.get().workTree();
-            }
-        } catch (RuntimeException e) {
-            // no repository to speak of: the working directory
-        }
-        return work;
     }
 
     /** The directories right below {@code top} that hold a {@code .git} ({@link GitDirs#reposBelow}). */
