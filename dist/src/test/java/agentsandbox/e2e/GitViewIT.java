@@ -429,6 +429,9 @@ class GitViewIT {
         run.awaitFile(planted, Duration.ofSeconds(30));
         Thread.sleep(2 * 200 + 300); // the watch looks every 200 ms
         sandbox.git("-C", "fresh", "status", "--porcelain");
+        // the sandbox left its git dir read-only: the user gives it back its write bit (a watch
+        // that moved the config before that chmod had no reason to), and checks out there
+        sandbox.runOnHost("chmod", "u+w", sandbox.project("fresh/.git").toString()).succeeds();
         sandbox.git("-C", "fresh", "checkout", "-q", "-b", "other");
         assertThat(marker).doesNotExist();
         run.signal("TERM");
